@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+import { Command } from "commander";
+import { MentorError } from "../errors/index.js";
+import { registerLtlCommands } from "./ltl.js";
+
+const program = new Command()
+  .name("mentor")
+  .description("A local inference server that makes tool-using LLM agents follow procedural manuals.")
+  .version("0.1.0")
+  .showHelpAfterError();
+
+registerLtlCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof MentorError) {
+    process.stderr.write(`mentor: ${error.code}: ${error.message}\n`);
+    process.exitCode = 2;
+  } else {
+    throw error;
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * Every error mentor reports carries one of these codes. The text says what went wrong
+ * and how to fix it; `status` is the HTTP status the server uses for it.
+ */
+export const errorCodes = {
+  MNT_ERR_FORMULA_SYNTAX: {
+    status: 400,
+    fix: "Correct the formula at the reported column; the message says what was expected there.",
+  },
+  MNT_ERR_FORMULA_UNSUPPORTED: {
+    status: 400,
+    fix: "Rewrite the formula so that past operators (Y, WY, O, H, S) contain no future operators.",
+  },
+  MNT_ERR_FORMULA_TOO_LARGE: {
+    status: 400,
+    fix: "Split the rule into smaller rules, or raise the limit in the options.",
+  },
+  MNT_ERR_AUTOMATON_LIMIT: {
+    status: 500,
+    fix: "The automaton grew past `maxStates`; simplify the rule or raise the limit.",
+  },
+  MNT_ERR_BAD_INPUT: {
+    status: 400,
+    fix: "Correct the input as the message describes.",
+  },
+} as const satisfies Record<string, { status: number; fix: string }>;
+
+export type ErrorCode = keyof typeof errorCodes;
