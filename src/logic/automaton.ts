@@ -111,18 +111,30 @@ export class Automaton {
   step(state: number, letterMask: number): number {
     const known = this.transitions[state]?.get(letterMask);
     if (known !== undefined) return known;
-    const { rootValues, memory } = this.past.step(
+    const { residual, memory } = this.successor(
+      this.residuals[state] as Formula,
       this.memories[state] as number,
-      (atom) => ((letterMask >>> (this.atomBit.get((atom as Atom).key) as number)) & 1) === 1,
+      letterMask,
     );
-    const progressed = progress(this.residuals[state] as Formula, (literal) =>
-      literal.kind === "atom"
-        ? ((letterMask >>> (this.atomBit.get(literal.key) as number)) & 1) === 1
-        : ((rootValues >>> (this.pastRootBit.get(literal.id) as number)) & 1) === 1,
-    );
-    const target = this.addState(toDisjunctiveNormalForm(progressed), memory);
+    const target = this.addState(residual, memory);
     (this.transitions[state] as Map<number, number>).set(letterMask, target);
     return target;
+  }
+
+  /**
+   * One progression step without the automaton's memo: the residual and past memory after
+   * reading `letterMask` from (`residual`, `memory`). `step` is this plus memoization.
+   */
+  successor(residual: Formula, memory: number, letterMask: number): { residual: Formula; memory: number } {
+    const atomHolds = (atom: Formula): boolean =>
+      ((letterMask >>> (this.atomBit.get((atom as Atom).key) as number)) & 1) === 1;
+    const past = this.past.step(memory, atomHolds);
+    const progressed = progress(residual, (literal) =>
+      literal.kind === "atom"
+        ? atomHolds(literal)
+        : ((past.rootValues >>> (this.pastRootBit.get(literal.id) as number)) & 1) === 1,
+    );
+    return { residual: toDisjunctiveNormalForm(progressed), memory: past.memory };
   }
 
   /** The state reached from `from` (default: the initial state) after reading `trace`. */

@@ -1,5 +1,17 @@
 import { MentorError } from "../errors/index.js";
-import { always, and, binary, eventually, type Formula, implies, next, not, or, TRUE } from "./formula.js";
+import {
+  always,
+  and,
+  binary,
+  eventually,
+  type Formula,
+  implies,
+  next,
+  not,
+  or,
+  TRUE,
+  unary,
+} from "./formula.js";
 
 /**
  * DECLARE templates as LTLf formulas. `a` and `b` are formulas (usually atoms).
@@ -23,8 +35,8 @@ export const declareTemplates = {
     and([declareTemplates.response(a, b), declareTemplates.precedence(a, b)]),
   /** Every `a` is immediately followed by `b`. */
   chainResponse: (a: Formula, b: Formula): Formula => always(implies(a, next(b))),
-  /** Every `b` is immediately preceded by `a`. */
-  chainPrecedence: (a: Formula, b: Formula): Formula => always(implies(next(b), a)),
+  /** Every `b` is immediately preceded by `a` (so the trace cannot start with `b`). */
+  chainPrecedence: (a: Formula, b: Formula): Formula => always(implies(b, unary("yesterday", a))),
   /** Between two `a`s there is a `b`, and every `a` is followed by `b`. */
   alternateResponse: (a: Formula, b: Formula): Formula =>
     always(implies(a, next(binary("until", not(a), b)))),

@@ -154,22 +154,30 @@ export function or(operands: readonly Formula[]): Formula {
 function junction(kind: JunctionKind, operands: readonly Formula[]): Formula {
   const unit = kind === "and" ? TRUE : FALSE;
   const zero = kind === "and" ? FALSE : TRUE;
-  const byId = new Map<number, Formula>();
-  const collect = (formula: Formula): boolean => {
-    if (formula === zero) return false;
-    if (formula === unit) return true;
-    if (formula.kind === kind) return formula.operands.every(collect);
-    byId.set(formula.id, formula);
-    return true;
-  };
-  if (!operands.every(collect)) return zero;
-  for (const formula of byId.values()) {
-    if (formula.kind === "not" && byId.has(formula.operand.id)) return zero;
+  const parts: Formula[] = [];
+  for (const operand of operands) {
+    if (operand === zero) return zero;
+    if (operand === unit) continue;
+    if (operand.kind === kind) parts.push(...operand.operands);
+    else parts.push(operand);
   }
-  if (byId.size === 0) return unit;
-  const sorted = [...byId.values()].sort((a, b) => a.id - b.id);
-  if (sorted.length === 1) return sorted[0] as Formula;
-  return intern<Junction>(`${kind}:${sorted.map((f) => f.id).join(",")}`, { kind, operands: sorted }, sorted);
+  if (parts.length === 0) return unit;
+  if (parts.length === 1) return parts[0] as Formula;
+  parts.sort((left, right) => left.id - right.id);
+  const unique: Formula[] = [];
+  let negations = false;
+  for (const part of parts) {
+    if (part !== unique[unique.length - 1]) unique.push(part);
+    if (part.kind === "not") negations = true;
+  }
+  if (negations) {
+    const ids = new Set(unique.map((part) => part.id));
+    if (unique.some((part) => part.kind === "not" && ids.has(part.operand.id))) return zero;
+  }
+  if (unique.length === 1) return unique[0] as Formula;
+  let key = kind;
+  for (const part of unique) key += `,${part.id}`;
+  return intern<Junction>(key, { kind, operands: unique }, unique);
 }
 
 export function implies(left: Formula, right: Formula): Formula {

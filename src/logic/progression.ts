@@ -82,8 +82,21 @@ export function acceptsEmpty(formula: Formula): boolean {
  * automaton finite. Flattening alone is not enough (`G t & (F d | G t & (F d | …))` grows).
  */
 export function toDisjunctiveNormalForm(formula: Formula): Formula {
-  const cubes = cubesOf(formula);
-  return or(cubes.map((cube) => and(cube)));
+  if (isCube(formula)) return formula;
+  let normal = normalForms.get(formula.id);
+  if (normal === undefined) {
+    normal = or(cubesOf(formula).map((cube) => and(cube)));
+    normalForms.set(formula.id, normal);
+  }
+  return normal;
+}
+
+// Formulas are interned for the life of the process, and so are their normal forms.
+const normalForms = new Map<number, Formula>();
+
+function isCube(formula: Formula): boolean {
+  if (formula.kind === "or") return false;
+  return formula.kind !== "and" || formula.operands.every((operand) => operand.kind !== "or");
 }
 
 type Cube = Formula[];
