@@ -19,6 +19,14 @@ export const errorCodes = {
     status: 500,
     fix: "The automaton grew past `maxStates`; simplify the rule or raise the limit.",
   },
+  MNT_ERR_EXPRESSION_SYNTAX: {
+    status: 400,
+    fix: "Correct the expression at the reported line and column; the message says what was expected there.",
+  },
+  MNT_ERR_EXPRESSION_TYPE: {
+    status: 400,
+    fix: "Use only the arguments, outcome fields, variables, task fields, tools and propositions the policy declares, and compare values of the same type.",
+  },
   MNT_ERR_BAD_INPUT: {
     status: 400,
     fix: "Correct the input as the message describes.",

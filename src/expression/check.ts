@@ -1,0 +1,474 @@
+import { MentorError, type SourceLocation } from "../errors/index.js";
+import {
+  type Expression,
+  functionParameters,
+  isFunctionName,
+  isMethodName,
+  methodArity,
+  type PathSegment,
+  type ReferenceExpression,
+  type Value,
+} from "./ast.js";
+import { valuesEqual } from "./evaluate.js";
+import { formatExpression } from "./format.js";
+
+/** A declared type: a JSON type, `any`, or a list of allowed values. `integer` is a number. */
+export type FieldType =
+  | "string"
+  | "number"
+  | "integer"
+  | "boolean"
+  | "object"
+  | "array"
+  | "any"
+  | { enum: Value[] };
+
+/** What the policy declares at the place where an expression is used. */
+export interface CheckEnvironment {
+  /** The proposed call's arguments; undefined: `a` is not available here (e.g. a task predicate). */
+  arguments?: Record<string, FieldType>;
+  /** The outcome's fields; undefined: `o` is not available (an action proposition); "any": unknown JSON. */
+  outcome?: Record<string, FieldType> | "any";
+  /** Entity variables in scope. */
+  variables: Record<string, FieldType>;
+  /** Task calls and their fields. */
+  task: Record<string, Record<string, FieldType>>;
+  /** Tools and their arguments, for `last`, `count` and `values`. */
+  tools: Record<string, { arguments: Record<string, FieldType> }>;
+  /** Proposition names, for `held`. */
+  propositions: string[];
+}
+
+/** One problem found by `checkExpression`; `offset`/`length` is the offending text. */
+export interface ExpressionProblem {
+  message: string;
+  offset: number;
+  length: number;
+}
+
+/**
+ * Checks an expression against the declarations and returns every problem, in text order:
+ * unknown names (variables, argument/outcome/task fields, task calls, tools, tool arguments,
+ * propositions), `a`/`o` where they are not available, paths into values that have no fields,
+ * malformed function and method calls, and operations whose operand types are known and wrong
+ * (comparing a string with a number, ordering booleans, a literal that is not one of an enum's
+ * values, arithmetic on strings).
+ *
+ * Only the first segment below `a.`, `o.`, a variable or `task.<call>.` is checked against the
+ * declaration; deeper segments are allowed into `object`, `array` and `any` fields.
+ */
+export function checkExpression(expression: Expression, environment: CheckEnvironment): ExpressionProblem[] {
+  const checker = new Checker(environment);
+  checker.infer(expression);
+  return checker.problems.sort((left, right) => left.offset - right.offset || right.length - left.length);
+}
+
+export interface CheckOptions {
+  /** The expression's text, to give the first problem's line and column. */
+  text?: string;
+  /** Named at the start of the error message (the policy file and rule id). */
+  source?: string;
+}
+
+/**
+ * Throws `MentorError` with code `MNT_ERR_EXPRESSION_TYPE` listing every problem (the location is
+ * the first problem's) if `checkExpression` finds any.
+ */
+export function assertExpressionChecks(
+  expression: Expression,
+  environment: CheckEnvironment,
+  options: CheckOptions = {},
+): void {
+  const problems = checkExpression(expression, environment);
+  const first = problems[0];
+  if (!first) return;
+  let location: SourceLocation | undefined;
+  if (options.text !== undefined) {
+    const before = options.text.slice(0, first.offset);
+    location = { line: before.split("\n").length, column: first.offset - before.lastIndexOf("\n") };
+  }
+  const source = options.source ? `${options.source}: ` : "";
+  const message = problems.map((problem) => problem.message).join("; ");
+  throw new MentorError("MNT_ERR_EXPRESSION_TYPE", `${source}${message}`, location);
+}
+
+/** What the checker knows statically about a value (it may always also be null at run time). */
+interface StaticType {
+  base: "string" | "number" | "boolean" | "null" | "list" | "object" | "unknown";
+  /** For enum fields: the allowed values, and the text naming the field. */
+  members?: Value[];
+  name?: string;
+}
+
+const unknownType: StaticType = { base: "unknown" };
+const article: Record<StaticType["base"], string> = {
+  string: "a string",
+  number: "a number",
+  boolean: "a boolean",
+  null: "null",
+  list: "a list",
+  object: "an object",
+  unknown: "a value",
+};
+
+function fromFieldType(type: FieldType): StaticType {
+  switch (type) {
+    case "string":
+    case "boolean":
+    case "object":
+      return { base: type };
+    case "number":
+    case "integer":
+      return { base: "number" };
+    case "array":
+      return { base: "list" };
+    case "any":
+      return unknownType;
+  }
+  const members = type.enum;
+  const bases = new Set(members.map((member) => baseOf(member)));
+  const [only] = bases;
+  return { base: bases.size === 1 && only !== undefined ? only : "unknown", members };
+}
+
+function baseOf(value: Value): StaticType["base"] {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "list";
+  if (typeof value === "object") return "object";
+  return typeof value as "string" | "number" | "boolean";
+}
+
+function names(record: object): string {
+  const keys = Object.keys(record);
+  return keys.length === 0 ? "none" : keys.join(", ");
+}
+
+function formatValue(value: Value): string {
+  return typeof value === "string" ? `'${value}'` : JSON.stringify(value);
+}
+
+class Checker {
+  readonly problems: ExpressionProblem[] = [];
+
+  constructor(private readonly environment: CheckEnvironment) {}
+
+  infer(expression: Expression): StaticType {
+    switch (expression.kind) {
+      case "literal":
+        return { base: baseOf(expression.value) };
+      case "list":
+        for (const element of expression.elements) this.infer(element);
+        return { base: "list" };
+      case "reference":
+        return this.reference(expression);
+      case "member": {
+        const object = this.infer(expression.object);
+        if (["string", "number", "boolean"].includes(object.base)) {
+          this.report(`${article[object.base]} has no field ${formatKey(expression.key)}`, expression);
+        }
+        return unknownType;
+      }
+      case "unary": {
+        const operand = this.infer(expression.operand);
+        if (expression.operator === "!") return { base: "boolean" };
+        this.expectNumber(operand, expression, "unary '-'");
+        return { base: "number" };
+      }
+      case "binary":
+        return this.binary(expression);
+      case "method":
+        return this.method(expression);
+      case "call":
+        return this.call(expression);
+    }
+  }
+
+  private binary(expression: Expression & { kind: "binary" }): StaticType {
+    const left = this.infer(expression.left);
+    const right = this.infer(expression.right);
+    const operator = expression.operator;
+    switch (operator) {
+      case "&&":
+      case "||":
+        return { base: "boolean" };
+      case "==":
+      case "!=":
+        if (!this.checkMembers(left, expression.right) && !this.checkMembers(right, expression.left)) {
+          if (isKnown(left) && isKnown(right) && left.base !== right.base) {
+            this.report(
+              `'${operator}' compares ${article[left.base]} with ${article[right.base]}; they are never equal`,
+              expression,
+            );
+          }
+        }
+        return { base: "boolean" };
+      case "<":
+      case "<=":
+      case ">":
+      case ">=": {
+        const ordered = (type: StaticType) => type.base === "string" || type.base === "number";
+        const wrong = [left, right].find((type) => type.base !== "unknown" && !ordered(type));
+        if (wrong) {
+          this.report(
+            `'${operator}' orders numbers or strings, not ${article[wrong.base]}; it is always false`,
+            expression,
+          );
+        } else if (ordered(left) && ordered(right) && left.base !== right.base) {
+          this.report(
+            `'${operator}' compares ${article[left.base]} with ${article[right.base]}; it is always false`,
+            expression,
+          );
+        }
+        return { base: "boolean" };
+      }
+      case "in":
+        if (expression.right.kind === "list") {
+          for (const element of expression.right.elements) this.checkMembers(left, element);
+        } else if (right.base === "string") {
+          if (isKnown(left) && left.base !== "string") {
+            this.report(
+              `'in' looks for a string in a string, not ${article[left.base]}; it is always false`,
+              expression,
+            );
+          }
+        } else if (right.base !== "list" && right.base !== "unknown") {
+          this.report(
+            `'in' needs a list or a string on the right, not ${article[right.base]}; it is always false`,
+            expression,
+          );
+        }
+        return { base: "boolean" };
+      case "+":
+        if (left.base === "string" && right.base === "string") return { base: "string" };
+        if (left.base === "number" && right.base === "number") return { base: "number" };
+        if ((isKnown(left) || left.base === "null") && (isKnown(right) || right.base === "null")) {
+          this.report(
+            `'+' adds two numbers or joins two strings, not ${article[left.base]} and ${article[right.base]}; it gives null`,
+            expression,
+          );
+        }
+        return unknownType;
+      default:
+        this.expectNumber(left, expression, `'${operator}'`);
+        this.expectNumber(right, expression, `'${operator}'`);
+        return { base: "number" };
+    }
+  }
+
+  /**
+   * If `type` is an enum and `other` a literal, reports a literal that is not a member.
+   * Returns whether the comparison was settled this way.
+   */
+  private checkMembers(type: StaticType, other: Expression): boolean {
+    if (type.members === undefined || other.kind !== "literal" || other.value === null) return false;
+    const value = other.value;
+    if (!type.members.some((member) => valuesEqual(member, value))) {
+      const members = type.members.map(formatValue).join(", ");
+      this.report(
+        `${formatValue(value)} is not one of the values of ${type.name ?? "the field"}: ${members}`,
+        other,
+      );
+    }
+    return true;
+  }
+
+  private expectNumber(type: StaticType, expression: Expression, operator: string): void {
+    if (type.base !== "number" && type.base !== "unknown") {
+      this.report(`${operator} needs numbers, not ${article[type.base]}; it gives null`, expression);
+    }
+  }
+
+  private method(expression: Expression & { kind: "method" }): StaticType {
+    const target = this.infer(expression.target);
+    const args = expression.arguments.map((argument) => this.infer(argument));
+    if (!isMethodName(expression.name)) {
+      this.report(`unknown method '${String(expression.name)}'`, expression);
+      return unknownType;
+    }
+    const arity = methodArity[expression.name];
+    if (args.length !== arity) {
+      this.report(`${expression.name} takes ${plural(arity)}, not ${args.length}`, expression);
+    }
+    if (target.base !== "string" && target.base !== "unknown") {
+      this.report(
+        `${expression.name}() works on strings, not ${article[target.base]}; it gives null`,
+        expression,
+      );
+    }
+    args.forEach((argument, index) => {
+      if (argument.base !== "string" && argument.base !== "unknown") {
+        const node = expression.arguments[index] as Expression;
+        this.report(`${expression.name}() needs a string argument, not ${article[argument.base]}`, node);
+      }
+    });
+    return expression.name === "lower" || expression.name === "upper"
+      ? { base: "string" }
+      : { base: "boolean" };
+  }
+
+  private call(expression: Expression & { kind: "call" }): StaticType {
+    const name = expression.name as string;
+    if (!isFunctionName(name)) {
+      for (const argument of expression.arguments) this.infer(argument);
+      this.report(`unknown function '${name}'; the functions are len, last, held, count, values`, expression);
+      return unknownType;
+    }
+    const parameters = functionParameters[name];
+    if (expression.arguments.length !== parameters.length) {
+      this.report(
+        `${name} takes ${plural(parameters.length)}, not ${expression.arguments.length}`,
+        expression,
+      );
+    }
+    let tool: string | undefined;
+    expression.arguments.forEach((argument, index) => {
+      const parameter = parameters[index];
+      if (parameter === undefined || parameter === "value") {
+        const type = this.infer(argument);
+        if (parameter === "value" && !["string", "list", "unknown"].includes(type.base)) {
+          this.report(`len() measures strings and lists, not ${article[type.base]}; it gives null`, argument);
+        }
+        return;
+      }
+      if (argument.kind !== "literal" || typeof argument.value !== "string") {
+        this.infer(argument);
+        this.report(`${name}() needs the ${parameter} name as a quoted string`, argument);
+        return;
+      }
+      const value = argument.value;
+      const tools = this.environment.tools;
+      if (parameter === "tool") {
+        if (Object.hasOwn(tools, value)) tool = value;
+        else this.report(`unknown tool '${value}'; the tools are: ${names(tools)}`, argument);
+      } else if (parameter === "argument") {
+        const declared = tool === undefined ? undefined : tools[tool]?.arguments;
+        if (declared && !Object.hasOwn(declared, value)) {
+          this.report(
+            `unknown argument '${value}' of tool '${tool}'; its arguments are: ${names(declared)}`,
+            argument,
+          );
+        }
+      } else if (!this.environment.propositions.includes(value)) {
+        const known = this.environment.propositions.join(", ") || "none";
+        this.report(`unknown proposition '${value}'; the propositions are: ${known}`, argument);
+      }
+    });
+    switch (name) {
+      case "len":
+      case "count":
+        return { base: "number" };
+      case "held":
+        return { base: "boolean" };
+      case "values":
+        return { base: "list" };
+      case "last":
+        return unknownType;
+    }
+  }
+
+  private reference(expression: ReferenceExpression): StaticType {
+    const { root, path } = expression;
+    const text = formatExpression(expression);
+    switch (root) {
+      case "arguments": {
+        const declared = this.environment.arguments;
+        if (declared === undefined) {
+          this.report(`'a' (the call's arguments) is not available here`, expression);
+          return unknownType;
+        }
+        return this.field(declared, path, 0, "argument", "the call's arguments are", expression, text);
+      }
+      case "outcome": {
+        const declared = this.environment.outcome;
+        if (declared === undefined) {
+          this.report(`'o' (the call's outcome) is not available here`, expression);
+          return unknownType;
+        }
+        if (declared === "any") return unknownType;
+        return this.field(declared, path, 0, "outcome field", "the outcome's fields are", expression, text);
+      }
+      case "variable":
+        return this.field(
+          this.environment.variables,
+          path,
+          0,
+          "variable",
+          "the variables are",
+          expression,
+          text,
+        );
+      case "task": {
+        const [call] = path;
+        const calls = this.environment.task;
+        if (call === undefined) {
+          this.report(`'task' needs a task call and field: task.<call>.<field>`, expression);
+          return unknownType;
+        }
+        if (typeof call !== "string" || !Object.hasOwn(calls, call)) {
+          this.report(
+            `unknown task call ${formatKey(call)}; the task calls are: ${names(calls)}`,
+            expression,
+          );
+          return unknownType;
+        }
+        const fields = calls[call] as Record<string, FieldType>;
+        if (path.length === 1) return { base: "object" };
+        return this.field(
+          fields,
+          path,
+          1,
+          `field of task call '${call}'`,
+          `its fields are`,
+          expression,
+          text,
+        );
+      }
+    }
+  }
+
+  /** Checks `path[index]` against `declared` and deeper segments against the field's type. */
+  private field(
+    declared: Record<string, FieldType>,
+    path: readonly PathSegment[],
+    index: number,
+    what: string,
+    listing: string,
+    expression: ReferenceExpression,
+    text: string,
+  ): StaticType {
+    const key = path[index];
+    if (key === undefined) return { base: "object" };
+    if (typeof key !== "string" || !Object.hasOwn(declared, key)) {
+      this.report(`unknown ${what} ${formatKey(key)}; ${listing}: ${names(declared)}`, expression);
+      return unknownType;
+    }
+    const type = fromFieldType(declared[key] as FieldType);
+    if (index === path.length - 1) return { ...type, name: text };
+    if (
+      type.base === "object" ||
+      type.base === "list" ||
+      (type.base === "unknown" && type.members === undefined)
+    ) {
+      return unknownType;
+    }
+    const next = path[index + 1] as PathSegment;
+    this.report(`${formatKey(key)} is ${article[type.base]}; it has no field ${formatKey(next)}`, expression);
+    return unknownType;
+  }
+
+  private report(message: string, node: Expression): void {
+    this.problems.push({ message, offset: node.offset, length: node.length });
+  }
+}
+
+function isKnown(type: StaticType): boolean {
+  return type.base !== "unknown" && type.base !== "null";
+}
+
+function formatKey(key: PathSegment): string {
+  return typeof key === "number" ? `[${key}]` : `'${key}'`;
+}
+
+function plural(count: number): string {
+  return count === 1 ? "1 argument" : `${count} arguments`;
+}
