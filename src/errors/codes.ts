@@ -27,6 +27,38 @@ export const errorCodes = {
     status: 400,
     fix: "Use only the arguments, outcome fields, variables, task fields, tools and propositions the policy declares, and compare values of the same type.",
   },
+  MNT_ERR_POLICY_INVALID: {
+    status: 400,
+    fix: "The policy file has problems; each is listed with its file, line, column and rule id. Fix them all.",
+  },
+  MNT_ERR_POLICY_FILE: {
+    status: 400,
+    fix: "Check that the policy file exists and is readable.",
+  },
+  MNT_ERR_POLICY_YAML: {
+    status: 400,
+    fix: "The file is not valid YAML at the reported place (indentation, quotes, duplicate keys).",
+  },
+  MNT_ERR_POLICY_SCHEMA: {
+    status: 400,
+    fix: "A field is missing, misspelled or of the wrong type; see docs/policy.md for the format.",
+  },
+  MNT_ERR_POLICY_REFERENCE: {
+    status: 400,
+    fix: "Declare the tool, field, entity, proposition or rule the policy refers to, or correct the name.",
+  },
+  MNT_ERR_POLICY_DUPLICATE: {
+    status: 400,
+    fix: "Give every rule and constraint its own id, and every entity variable its own name.",
+  },
+  MNT_ERR_POLICY_ARITY: {
+    status: 400,
+    fix: "Call each proposition with the entities it is declared with, e.g. checked(route).",
+  },
+  MNT_ERR_MESSAGES: {
+    status: 400,
+    fix: "Send an OpenAI chat `messages` array: tool messages answer an earlier assistant tool call by its id, arguments are JSON objects.",
+  },
   MNT_ERR_BAD_INPUT: {
     status: 400,
     fix: "Correct the input as the message describes.",

@@ -16,13 +16,16 @@ export class MentorError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly location: SourceLocation | undefined;
+  /** For errors that gather several problems (a policy file): each problem with its own code and place. */
+  readonly problems: readonly MentorError[];
 
-  constructor(code: ErrorCode, message: string, location?: SourceLocation) {
+  constructor(code: ErrorCode, message: string, location?: SourceLocation, problems: readonly MentorError[] = []) {
     super(location ? `${formatLocation(location)}: ${message}` : message);
     this.name = "MentorError";
     this.code = code;
     this.status = errorCodes[code].status;
     this.location = location;
+    this.problems = problems;
   }
 }
 

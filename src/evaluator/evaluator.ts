@@ -1,0 +1,373 @@
+import { holdsIn, type Value, valuesEqual } from "../expression/index.js";
+import { type CallClass, type CandidateCall, type GameOptions, StrategyTemplate } from "../game/index.js";
+import {
+  type Binding,
+  describeBinding,
+  type Instance,
+  Run,
+  type ToolCallEvent,
+  type Trace,
+  traceFromMessages,
+} from "../monitor/index.js";
+import type { ConstraintSpec, Mode, Policy } from "../policy/index.js";
+
+export interface ProposedCall {
+  name: string;
+  arguments: Record<string, Value>;
+}
+
+/** A rule (or constraint) that a call breaks or that is still open, with the manual's sentence. */
+export interface RuleFinding {
+  rule: string;
+  sentence: string;
+  mode: Mode;
+  kind: "temporal" | "constraint";
+  /** The binding(s) concerned, e.g. `route(x="Toronto", y="Chicago")`. */
+  binding?: string;
+}
+
+export interface Advice {
+  /** `prerequisite`: do this first; `repair`: the same call with other arguments. */
+  kind: "prerequisite" | "repair";
+  call: ProposedCall;
+}
+
+export interface Duty {
+  rule: string;
+  sentence: string;
+  binding?: string;
+  colour: string;
+  /** A call that brings this duty closer to done, if one is known. */
+  fulfil?: ProposedCall;
+}
+
+export interface Decision {
+  verdict: "allow" | "block";
+  call: ProposedCall;
+  /** Broken block-mode rules (why the call is blocked). */
+  violations: RuleFinding[];
+  /** Broken warn-mode rules: the call is allowed with a warning. */
+  warnings: RuleFinding[];
+  /** Broken record-mode rules: only recorded. */
+  recorded: RuleFinding[];
+  advice?: Advice;
+  /** Duties still open if the call is made. */
+  openDuties: Duty[];
+  /** Set when the shield could not decide and blocked to stay safe. */
+  failClosed?: string;
+}
+
+export interface CallVerdict {
+  call: ProposedCall;
+  class: CallClass;
+}
+
+export interface NextAnswer {
+  done: { allowed: boolean; progressing: boolean };
+  /** Per tool the policy governs: unsafe (every call of it is unsafe), progressing, or neutral. */
+  tools: { name: string; class: CallClass }[];
+  /** The concrete calls the game considers (one per tool and binding), classified. */
+  calls: CallVerdict[];
+  /** Per tool argument: values from the bindings whose calls are unsafe or progressing. */
+  arguments: { tool: string; argument: string; unsafe: Value[]; progressing: Value[] }[];
+  openDuties: Duty[];
+  /** Joint game states explored to answer. */
+  gameStates: number;
+  /** Set when the game search hit its limit: unclassified calls count as unsafe. */
+  failClosed?: string;
+}
+
+export type EvaluatorOptions = GameOptions;
+
+/**
+ * The evaluator's two questions, answered from a policy and the run so far (an OpenAI
+ * `messages` array or a trace): may this call be made (`decide`), and what may come next (`next`).
+ */
+export class Evaluator {
+  constructor(
+    readonly policy: Policy,
+    readonly options: EvaluatorOptions = {},
+  ) {}
+
+  run(history: unknown): Run {
+    const trace = isTrace(history) ? history : traceFromMessages(history, this.policy);
+    return Run.fromTrace(this.policy, trace);
+  }
+
+  decide(history: unknown, proposed: ProposedCall): Decision {
+    return this.decideOn(this.run(history), proposed, true);
+  }
+
+  private decideOn(run: Run, proposed: ProposedCall, withAdvice: boolean): Decision {
+    const call: ToolCallEvent = { id: "proposed", name: proposed.name, arguments: proposed.arguments, outcome: { kind: "pending" } };
+    const findings = new Map<string, RuleFinding>();
+    const add = (finding: RuleFinding): void => {
+      findings.set(`${finding.rule}|${finding.binding ?? ""}`, finding);
+    };
+    let failClosed: string | undefined;
+
+    // Block rules: what each outcome of the call leaves possible (the game). Instances lost
+    // before this call stay out of it, so an old violation does not block every later call.
+    const exclude = lostInstances(run);
+    const cases = run.outcomeCases(call.name, call.outcome);
+    const outcomes = cases.map((outcomeCase) => {
+      const after = run.after(call, [outcomeCase]);
+      const template = new StrategyTemplate(after, { ...this.options, exclude });
+      let lost = false;
+      for (const belief of after.beliefs) {
+        const distance = template.distance(belief);
+        if (distance === undefined) failClosed = `the game search exceeded ${template.maxStates} states`;
+        if (distance === Number.POSITIVE_INFINITY) lost = true;
+      }
+      return { after, template, lost };
+    });
+    const lost = outcomes.filter((outcome) => outcome.lost);
+    if (this.options.strict ? lost.length > 0 : lost.length === outcomes.length) {
+      for (const { after, template } of lost) {
+        for (const belief of after.beliefs) {
+          const doomed = template.doomedInstances(belief);
+          // A trap without a single doomed rule: every rule with an open duty shares the blame.
+          for (const index of doomed.length > 0 ? doomed : template.openInstances(belief)) {
+            const instance = after.instances[index] as Instance;
+            add({ ...ruleFinding(instance.rule.id, instance.rule.sentence, "block", "temporal"), ...bindingField(instance.bindings) });
+          }
+        }
+      }
+    }
+    // Warn and record rules: noted when this call breaks one for good, whatever the outcome.
+    const after = run.after(call, cases);
+    after.instances.forEach((instance, index) => {
+      if (instance.rule.mode === "block" || exclude.has(index)) return;
+      if (after.beliefs.every((belief) => instance.rule.automaton.colour(belief[index] as number) === "PERM_VIOL")) {
+        add({ ...ruleFinding(instance.rule.id, instance.rule.sentence, instance.rule.mode, "temporal"), ...bindingField(instance.bindings) });
+      }
+    });
+
+    // Argument constraints, decided on the concrete arguments.
+    for (const constraint of this.policy.constraints) {
+      for (const bindings of this.constraintTargets(after, constraint, call)) {
+        if (!holdsIn(constraint.require, after.scopeFor(bindings, call.arguments))) {
+          add({ ...ruleFinding(constraint.id, constraint.sentence, constraint.mode, "constraint"), ...bindingField(bindings) });
+        }
+      }
+    }
+
+    const all = [...findings.values()];
+    const violations = all.filter((finding) => finding.mode === "block");
+    const verdict = violations.length > 0 || failClosed !== undefined ? "block" : "allow";
+    const decision: Decision = {
+      verdict,
+      call: proposed,
+      violations,
+      warnings: all.filter((finding) => finding.mode === "warn"),
+      recorded: all.filter((finding) => finding.mode === "record"),
+      openDuties: [],
+    };
+    if (failClosed !== undefined) decision.failClosed = failClosed;
+    if (!withAdvice) return decision;
+    const state = verdict === "allow" ? after : run;
+    decision.openDuties = this.duties(state, new StrategyTemplate(state, { ...this.options, exclude }));
+    if (verdict === "block") {
+      const onlyArguments = violations.length > 0 && violations.every((finding) => finding.kind === "constraint");
+      const advice = (onlyArguments ? this.repair(run, proposed) : undefined) ?? this.prerequisite(run, call);
+      if (advice) decision.advice = advice;
+    }
+    return decision;
+  }
+
+  next(history: unknown): NextAnswer {
+    const run = this.run(history);
+    const template = new StrategyTemplate(run, { ...this.options, exclude: lostInstances(run) });
+    let failClosed: string | undefined;
+    const classOf = (candidate: CandidateCall): CallClass => {
+      const classes = run.beliefs.map((belief) => template.classifyCandidate(belief, candidate));
+      if (classes.some((entry) => entry === undefined)) {
+        failClosed = `the game search exceeded ${template.maxStates} states`;
+        return "unsafe";
+      }
+      if (classes.includes("unsafe")) return "unsafe";
+      return classes.every((entry) => entry === "progressing") ? "progressing" : "neutral";
+    };
+    const calls = template.candidates.map((candidate) => ({
+      call: { name: candidate.tool, arguments: candidate.arguments },
+      class: classOf(candidate),
+    }));
+    const tools = [...this.policy.tools.keys()].map((name) => {
+      const own = calls.filter((entry) => entry.call.name === name);
+      const progressing = own.some((entry) => entry.class === "progressing");
+      // A tool is unsafe only if every call of it is: its known bindings and a binding not seen yet.
+      const unsafe = own.length > 0 && own.every((entry) => entry.class === "unsafe") && this.freshCallUnsafe(run, name);
+      return { name, class: (unsafe ? "unsafe" : progressing ? "progressing" : "neutral") as CallClass };
+    });
+    const accepting = run.beliefs.every((belief) => template.isAccepting(belief));
+    const answer: NextAnswer = {
+      done: { allowed: accepting, progressing: accepting },
+      tools,
+      calls,
+      arguments: argumentValues(calls),
+      openDuties: this.duties(run, template),
+      gameStates: template.statesExplored,
+    };
+    if (failClosed !== undefined) answer.failClosed = failClosed;
+    return answer;
+  }
+
+  /** Open duties: enforced rule instances that do not accept now, each with a call that helps if one is known. */
+  duties(run: Run, template: StrategyTemplate): Duty[] {
+    const duties: Duty[] = [];
+    run.instances.forEach((instance, index) => {
+      if (instance.rule.mode === "record") return;
+      const open = run.beliefs.find((belief) => !instance.rule.automaton.isAccepting(belief[index] as number));
+      if (!open) return;
+      const duty: Duty = {
+        rule: instance.rule.id,
+        sentence: instance.rule.sentence,
+        colour: instance.rule.automaton.colour(open[index] as number),
+      };
+      Object.assign(duty, bindingField(instance.bindings));
+      const fulfil = template.candidates.find(
+        (candidate) =>
+          candidate.effects.some((effects) => (effects[index] as number) >= 0) &&
+          template.classifyCandidate(open, candidate) === "progressing",
+      );
+      if (fulfil) duty.fulfil = { name: fulfil.tool, arguments: fulfil.arguments };
+      duties.push(duty);
+    });
+    return duties;
+  }
+
+  /** Bindings for which the constraint applies to the call (its proposition's `when` holds). */
+  private constraintTargets(run: Run, constraint: ConstraintSpec, call: ToolCallEvent): Binding[][] {
+    const proposition = constraint.on;
+    if (proposition.tool !== call.name) return [];
+    const combinations = proposition.entities.reduce<Binding[][]>(
+      (product, entity) =>
+        product.flatMap((prefix) => run.bindings.filter((binding) => binding.entity === entity).map((binding) => [...prefix, binding])),
+      [[]],
+    );
+    return combinations.filter(
+      (bindings) => !proposition.when || holdsIn(proposition.when, run.scopeFor(bindings, call.arguments)),
+    );
+  }
+
+  /**
+   * What to do first instead of a blocked call: a safe call after which (for some outcome) the
+   * blocked call would be allowed, preferably one for a binding the blocked call names; failing
+   * that, a call that progresses towards finishing.
+   */
+  private prerequisite(run: Run, call: ToolCallEvent): Advice | undefined {
+    const template = new StrategyTemplate(run, { ...this.options, exclude: lostInstances(run) });
+    const named = new Set(run.bindings.filter((binding) => run.names(binding, call)).map((binding) => binding.id));
+    const classes = new Map(
+      template.candidates.map((candidate) => [
+        candidate,
+        run.beliefs.map((belief) => template.classifyCandidate(belief, candidate)),
+      ]),
+    );
+    const safe = template.candidates
+      .filter((candidate) => !classes.get(candidate)?.some((entry) => entry === "unsafe" || entry === undefined))
+      .sort((left, right) => Number(!named.has(right.binding?.id ?? -1)) - Number(!named.has(left.binding?.id ?? -1)));
+    const proposed = { name: call.name, arguments: call.arguments };
+    const enabler = safe.find((candidate) => {
+      const event: ToolCallEvent = { id: "advice", name: candidate.tool, arguments: candidate.arguments, outcome: { kind: "pending" } };
+      return candidate.cases.some(
+        (outcomeCase) => this.decideOn(run.after(event, [outcomeCase]), proposed, false).verdict === "allow",
+      );
+    });
+    const chosen = enabler ?? safe.find((candidate) => classes.get(candidate)?.every((entry) => entry === "progressing"));
+    return chosen ? { kind: "prerequisite", call: { name: chosen.tool, arguments: chosen.arguments } } : undefined;
+  }
+
+  /**
+   * The same call with the fewest repairable arguments changed so that every constraint holds
+   * and no rule is broken; candidate values come from the argument's enum, the task and earlier calls.
+   */
+  private repair(run: Run, proposed: ProposedCall): Advice | undefined {
+    const tool = this.policy.tools.get(proposed.name);
+    if (!tool) return undefined;
+    const options = tool.repairable.map((name) => {
+      const parameter = tool.parameters.find((candidate) => candidate.name === name);
+      const values: Value[] = [];
+      const push = (value: Value | undefined): void => {
+        if (value !== undefined && !values.some((known) => valuesEqual(known, value))) values.push(value);
+      };
+      if (parameter && typeof parameter.type === "object") for (const member of parameter.type.enum) push(member);
+      for (const call of run.task) for (const value of Object.values(call.arguments)) if (typeof value !== "object") push(value);
+      for (const call of run.calls) if (call.name === tool.name) push(call.arguments[name]);
+      return { name, values: values.filter((value) => !valuesEqual(value, proposed.arguments[name] ?? null)) };
+    });
+    // One changed argument first, then two.
+    const attempts: Record<string, Value>[] = [];
+    for (const option of options) for (const value of option.values) attempts.push({ [option.name]: value });
+    options.forEach((first, index) => {
+      for (const second of options.slice(index + 1)) {
+        for (const a of first.values) for (const b of second.values) attempts.push({ [first.name]: a, [second.name]: b });
+      }
+    });
+    for (const change of attempts) {
+      const candidate = { name: proposed.name, arguments: { ...proposed.arguments, ...change } };
+      if (this.decideOn(run, candidate, false).verdict === "allow") return { kind: "repair", call: candidate };
+    }
+    return undefined;
+  }
+
+  /** Whether a call of `tool` for a binding not seen yet would be blocked whatever its outcome. */
+  private freshCallUnsafe(run: Run, tool: string): boolean {
+    const proposition = [...this.policy.propositions.values()].find(
+      (candidate) => candidate.tool === tool && candidate.entities.length === 1 && Object.keys(candidate.bindingPattern).length > 0,
+    );
+    if (!proposition) return true;
+    // Argument values no binding can have, so the call introduces a new one.
+    const args: Record<string, Value> = {};
+    for (const [variable, path] of Object.entries(proposition.bindingPattern)) args[String(path[0])] = `\u0000unseen ${variable}`;
+    return this.decideOn(run, { name: tool, arguments: args }, false).verdict === "block";
+  }
+}
+
+/** Instances permanently violated in every belief: nothing the agent does can repair them. */
+function lostInstances(run: Run): Set<number> {
+  const lost = new Set<number>();
+  run.instances.forEach((instance, index) => {
+    if (run.beliefs.every((belief) => instance.rule.automaton.colour(belief[index] as number) === "PERM_VIOL")) lost.add(index);
+  });
+  return lost;
+}
+
+function ruleFinding(rule: string, sentence: string, mode: Mode, kind: RuleFinding["kind"]): RuleFinding {
+  return { rule, sentence, mode, kind };
+}
+
+function bindingField(bindings: readonly Binding[]): { binding?: string } {
+  const binding = bindingText(bindings);
+  return binding === undefined ? {} : { binding };
+}
+
+function bindingText(bindings: readonly Binding[]): string | undefined {
+  return bindings.length > 0 ? bindings.map(describeBinding).join(", ") : undefined;
+}
+
+function argumentValues(calls: CallVerdict[]): NextAnswer["arguments"] {
+  const table = new Map<string, { tool: string; argument: string; unsafe: Value[]; progressing: Value[]; safe: Value[] }>();
+  for (const { call, class: callClass } of calls) {
+    for (const [argument, value] of Object.entries(call.arguments)) {
+      const key = `${call.name}.${argument}`;
+      const entry = table.get(key) ?? { tool: call.name, argument, unsafe: [], progressing: [], safe: [] };
+      table.set(key, entry);
+      const list = callClass === "unsafe" ? entry.unsafe : entry.safe;
+      if (!list.some((known) => valuesEqual(known, value))) list.push(value);
+      if (callClass === "progressing" && !entry.progressing.some((known) => valuesEqual(known, value))) entry.progressing.push(value);
+    }
+  }
+  // A value is unsafe for an argument only if every considered call with it is unsafe.
+  return [...table.values()].map(({ tool, argument, unsafe, progressing, safe }) => ({
+    tool,
+    argument,
+    unsafe: unsafe.filter((value) => !safe.some((known) => valuesEqual(known, value))),
+    progressing,
+  }));
+}
+
+function isTrace(value: unknown): value is Trace {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && "calls" in value && "task" in value;
+}
+

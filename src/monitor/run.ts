@@ -1,0 +1,275 @@
+import { holdsIn, type Scope, type Value, valuesEqual } from "../expression/index.js";
+import { type AbstractMove, abstractMoves, type Policy, type PropositionSpec, type RuleSpec } from "../policy/index.js";
+import type { Outcome, TaskCall, ToolCallEvent, Trace } from "./trace.js";
+
+/** One value assignment of an entity's variables: a route, an order, a patient. */
+export interface Binding {
+  id: number;
+  entity: string;
+  values: Record<string, Value>;
+  /** Introduced by the task (true) or first named by a tool call (false). */
+  requested: boolean;
+  /** The task call that introduced it, read by `task.<call>.<field>` for this binding. */
+  taskCall: TaskCall | undefined;
+  /** Calls that named this binding, with their outcomes. */
+  history: ToolCallEvent[];
+}
+
+/** A rule monitored for one binding of each of its entities (trace slicing). */
+export interface Instance {
+  rule: RuleSpec;
+  bindings: Binding[];
+}
+
+/** How a call's observation propositions resolve: one possible outcome. */
+export interface OutcomeCase {
+  /** `short`, `status confirmed`, … for explanations. */
+  description: string;
+  /** `o` for expressions (null when only the abstract outcome is known). */
+  value: Value;
+  /** For abstract outcomes: the outcome texts that hold. */
+  abstract: AbstractMove | undefined;
+}
+
+/**
+ * The monitor's state after a trace: the bindings, one automaton instance per rule and binding,
+ * and the belief — every combination of automaton states the run may be in (more than one only
+ * when some outcome could not be placed).
+ */
+export class Run {
+  private constructor(
+    readonly policy: Policy,
+    readonly task: readonly TaskCall[],
+    readonly bindings: readonly Binding[],
+    readonly instances: readonly Instance[],
+    readonly beliefs: readonly Int32Array[],
+    readonly calls: readonly ToolCallEvent[],
+  ) {}
+
+  static start(policy: Policy, task: readonly TaskCall[]): Run {
+    let run = new Run(policy, task, [], [], [new Int32Array(0)], []);
+    for (const [entityName, entity] of policy.entities) {
+      for (const call of task) {
+        for (const source of entity.sources) {
+          if (source.taskCall !== call.name) continue;
+          const values = Object.fromEntries(
+            Object.entries(source.bind).map(([variable, field]) => [variable, call.arguments[field] ?? null]),
+          );
+          run = run.withBinding(entityName, values, true, call);
+        }
+      }
+    }
+    return run.withInstancesFor("all");
+  }
+
+  static fromTrace(policy: Policy, trace: Trace): Run {
+    let run = Run.start(policy, trace.task);
+    for (const call of trace.calls) run = run.after(call, run.outcomeCases(call.name, call.outcome));
+    return run;
+  }
+
+  /** The run after `call`, for each of the given outcome cases (the belief grows if several). */
+  after(call: ToolCallEvent, cases: readonly OutcomeCase[]): Run {
+    const introduced = this.introducedBindings(call);
+    let run: Run = this;
+    for (const binding of introduced) run = run.withBinding(binding.entity, binding.values, false, undefined);
+    run = run.withInstancesFor(run.bindings.slice(this.bindings.length));
+    const beliefs = new Map<string, Int32Array>();
+    for (const belief of run.beliefs) {
+      for (const outcomeCase of cases) {
+        const next = run.successor(belief, call, outcomeCase);
+        beliefs.set(next.join(","), next);
+      }
+    }
+    const bindings = run.bindings.map((binding) =>
+      run.names(binding, call) ? { ...binding, history: [...binding.history, call] } : binding,
+    );
+    const instances = run.instances.map((instance) => ({
+      rule: instance.rule,
+      bindings: instance.bindings.map((binding) => bindings[binding.id] as Binding),
+    }));
+    return new Run(run.policy, run.task, bindings, instances, [...beliefs.values()], [...run.calls, call]);
+  }
+
+  /** The joint state after one call and one outcome case, from one belief. */
+  successor(belief: Int32Array, call: ToolCallEvent, outcomeCase: OutcomeCase): Int32Array {
+    const next = Int32Array.from(belief);
+    this.instances.forEach((instance, index) => {
+      const letter = this.letterFor(instance, call, outcomeCase);
+      if (letter) next[index] = instance.rule.automaton.step(belief[index] as number, instance.rule.automaton.letterMask(letter));
+    });
+    return next;
+  }
+
+  /**
+   * The rule's propositions a call makes true for an instance, or undefined when the call is
+   * not an event of the instance's slice (it names none of the instance's bindings).
+   */
+  letterFor(instance: Instance, call: ToolCallEvent, outcomeCase: OutcomeCase): string[] | undefined {
+    const scope = this.scopeFor(instance.bindings, call.arguments);
+    let event = false;
+    const letter: string[] = [];
+    for (const key of instance.rule.propositions) {
+      const proposition = this.propositionByKey(key);
+      if (proposition.tool !== call.name) continue;
+      if (proposition.when && !holdsIn(proposition.when, scope)) continue;
+      event = true;
+      if (outcomeHolds(proposition, outcomeCase, scope)) letter.push(key);
+    }
+    return event ? letter : undefined;
+  }
+
+  /** The possible outcomes of a call of `tool`, given what is known of its outcome. */
+  outcomeCases(tool: string, outcome: Outcome): OutcomeCase[] {
+    if (outcome.kind === "label") {
+      return [{ description: outcome.label ?? "no label", value: { label: outcome.label }, abstract: undefined }];
+    }
+    if (outcome.kind === "json") return [{ description: "result", value: outcome.value, abstract: undefined }];
+    const spec = this.policy.tools.get(tool);
+    if (!spec) return [{ description: "result", value: null, abstract: undefined }];
+    const propositions = [...this.policy.propositions.values()];
+    const cases = new Map<string, OutcomeCase>();
+    for (const move of abstractMoves(spec, propositions)) {
+      const key = move.label !== undefined ? `label:${move.label}` : [...move.outcomeTrue].sort().join(" && ");
+      if (cases.has(key)) continue;
+      cases.set(
+        key,
+        move.label !== undefined
+          ? { description: move.label ?? "no label", value: { label: move.label }, abstract: undefined }
+          : { description: key || "no outcome condition holds", value: null, abstract: move },
+      );
+    }
+    return [...cases.values()];
+  }
+
+  /** Expression scope for a set of bindings: their variables, their task call, their history. */
+  scopeFor(bindings: readonly Binding[], args: Record<string, Value>): Scope {
+    const variables: Record<string, Value> = {};
+    const task: Record<string, Value> = {};
+    for (const call of this.task) if (!(call.name in task)) task[call.name] = call.arguments;
+    for (const binding of bindings) {
+      Object.assign(variables, binding.values);
+      if (binding.taskCall) task[binding.taskCall.name] = binding.taskCall.arguments;
+    }
+    const history = bindings.length === 0 ? this.calls : bindings.flatMap((binding) => binding.history);
+    return { arguments: args, variables, task, history: this.historyFunctions(history, bindings) };
+  }
+
+  private historyFunctions(history: readonly ToolCallEvent[], bindings: readonly Binding[]): NonNullable<Scope["history"]> {
+    const outcomeValue = (event: ToolCallEvent): Value =>
+      event.outcome.kind === "json" ? event.outcome.value : event.outcome.kind === "label" ? { label: event.outcome.label } : null;
+    return {
+      last: (tool) => {
+        const event = history.findLast((candidate) => candidate.name === tool);
+        return event ? outcomeValue(event) : null;
+      },
+      held: (name) => {
+        const proposition = this.policy.propositions.get(name);
+        if (!proposition) return false;
+        const variables = Object.assign({}, ...bindings.map((binding) => binding.values));
+        return history.some((event) => {
+          if (event.name !== proposition.tool) return false;
+          const scope: Scope = { arguments: event.arguments, variables, outcome: outcomeValue(event) };
+          return (!proposition.when || holdsIn(proposition.when, scope)) && (!proposition.outcome || holdsIn(proposition.outcome, scope));
+        });
+      },
+      count: (tool) => history.filter((event) => event.name === tool).length,
+      values: (tool, argument) =>
+        history.filter((event) => event.name === tool).map((event) => event.arguments[argument] ?? null),
+    };
+  }
+
+  /** Whether a call names a binding: some proposition of its tool over the binding's entity holds for it. */
+  names(binding: Binding, call: ToolCallEvent): boolean {
+    return [...this.policy.propositions.values()].some(
+      (proposition) =>
+        proposition.tool === call.name &&
+        proposition.entities.includes(binding.entity) &&
+        (!proposition.when || holdsIn(proposition.when, this.scopeFor([binding], call.arguments))),
+    );
+  }
+
+  /** Bindings a call names that do not exist yet, read through the propositions' binding patterns. */
+  introducedBindings(call: ToolCallEvent): { entity: string; values: Record<string, Value> }[] {
+    const found: { entity: string; values: Record<string, Value> }[] = [];
+    for (const proposition of this.policy.propositions.values()) {
+      if (proposition.tool !== call.name || proposition.entities.length !== 1) continue;
+      const entity = this.policy.entities.get(proposition.entities[0] as string);
+      if (!entity || !entity.variables.every((variable) => variable in proposition.bindingPattern)) continue;
+      const values = Object.fromEntries(
+        entity.variables.map((variable) => [variable, readPath(call.arguments, proposition.bindingPattern[variable] ?? [])]),
+      );
+      const known = [...this.bindings, ...found].some(
+        (binding) => binding.entity === entity.name && valuesEqual(binding.values, values),
+      );
+      if (!known) found.push({ entity: entity.name, values });
+    }
+    return found;
+  }
+
+  propositionByKey(key: string): PropositionSpec {
+    const name = key.split("(")[0] as string;
+    return this.policy.propositions.get(name) as PropositionSpec;
+  }
+
+  private withBinding(entity: string, values: Record<string, Value>, requested: boolean, taskCall: TaskCall | undefined): Run {
+    const binding: Binding = { id: this.bindings.length, entity, values, requested, taskCall, history: [] };
+    return new Run(this.policy, this.task, [...this.bindings, binding], this.instances, this.beliefs, this.calls);
+  }
+
+  /** Adds an instance per rule and binding combination that involves one of `fresh` (or all of them). */
+  private withInstancesFor(fresh: readonly Binding[] | "all"): Run {
+    const added: Instance[] = [];
+    const freshIds = new Set(fresh === "all" ? [] : fresh.map((binding) => binding.id));
+    for (const rule of this.policy.rules) {
+      const choices = rule.entities.map((entity) =>
+        this.bindings.filter((binding) => binding.entity === entity && (rule.appliesTo === "all" || binding.requested)),
+      );
+      for (const combination of cartesian(choices)) {
+        if (fresh === "all" || combination.some((binding) => freshIds.has(binding.id))) {
+          added.push({ rule, bindings: combination });
+        }
+      }
+    }
+    if (added.length === 0) return this;
+    const beliefs = this.beliefs.map((belief) => {
+      const next = new Int32Array(belief.length + added.length);
+      next.set(belief);
+      added.forEach((instance, index) => {
+        next[belief.length + index] = instance.rule.automaton.initial;
+      });
+      return next;
+    });
+    return new Run(this.policy, this.task, this.bindings, [...this.instances, ...added], beliefs, this.calls);
+  }
+}
+
+export function describeBinding(binding: Binding): string {
+  const values = Object.entries(binding.values).map(([variable, value]) => `${variable}=${JSON.stringify(value)}`);
+  return `${binding.entity}(${values.join(", ")})`;
+}
+
+export function describeInstance(instance: Instance): string {
+  return instance.bindings.length === 0
+    ? instance.rule.id
+    : `${instance.rule.id} for ${instance.bindings.map(describeBinding).join(", ")}`;
+}
+
+function outcomeHolds(proposition: PropositionSpec, outcomeCase: OutcomeCase, scope: Scope): boolean {
+  if (!proposition.outcome) return true;
+  if (outcomeCase.abstract) return outcomeCase.abstract.outcomeTrue.has(proposition.outcomeText as string);
+  return holdsIn(proposition.outcome, { ...scope, outcome: outcomeCase.value });
+}
+
+function readPath(value: Value, path: readonly (string | number)[]): Value {
+  let current: Value = value;
+  for (const segment of path) {
+    if (current === null || typeof current !== "object") return null;
+    current = (current as Record<string, Value>)[segment as string] ?? null;
+  }
+  return current;
+}
+
+function cartesian<T>(choices: readonly (readonly T[])[]): T[][] {
+  return choices.reduce<T[][]>((product, options) => product.flatMap((prefix) => options.map((option) => [...prefix, option])), [[]]);
+}

@@ -1,0 +1,155 @@
+import { MentorError } from "../errors/index.js";
+import type { Value } from "../expression/index.js";
+import type { Policy } from "../policy/index.js";
+
+/** A pseudo call grounded from the task (`request_travel(origin, destination, urgent)`). */
+export interface TaskCall {
+  name: string;
+  arguments: Record<string, Value>;
+}
+
+/** What came back from a tool call, as far as the evaluator can tell. */
+export type Outcome =
+  /** Not answered yet (the call is the last thing in the conversation). */
+  | { kind: "pending" }
+  /** A text tool's output placed under one of its labels, or under none (label null). */
+  | { kind: "label"; label: string | null }
+  /** A JSON tool's output. */
+  | { kind: "json"; value: Value }
+  /** The output could not be read or placed: every outcome counts as possible. */
+  | { kind: "unknown"; reason: string };
+
+export interface ToolCallEvent {
+  id: string;
+  name: string;
+  arguments: Record<string, Value>;
+  outcome: Outcome;
+}
+
+/** The run so far: the grounded task and every tool call with its outcome, in order. */
+export interface Trace {
+  task: TaskCall[];
+  calls: ToolCallEvent[];
+}
+
+/** The parts of an OpenAI chat message the evaluator reads; `mentor` carries grounded facts. */
+interface ChatMessage {
+  role?: unknown;
+  content?: unknown;
+  tool_calls?: unknown;
+  tool_call_id?: unknown;
+  /** User message: `{task: [{name, arguments}]}`. Tool message: `{label: "short"}`. */
+  mentor?: { task?: unknown; label?: unknown };
+}
+
+/**
+ * Rebuilds the trace from an OpenAI `messages` array. Task pseudo calls come from the
+ * `mentor.task` field of user messages (until the labeler grounds them from text); a text
+ * tool's label from the `mentor.label` field of its tool message; a JSON tool's outcome from
+ * its content. Structural problems are errors that name the message and field.
+ */
+export function traceFromMessages(messages: unknown, policy: Policy): Trace {
+  if (!Array.isArray(messages)) throw messagesError("messages must be an array");
+  const task: TaskCall[] = [];
+  const calls: ToolCallEvent[] = [];
+  const byId = new Map<string, ToolCallEvent>();
+  messages.forEach((raw, index) => {
+    const where = `messages[${index}]`;
+    if (typeof raw !== "object" || raw === null) throw messagesError(`${where} must be an object`);
+    const message = raw as ChatMessage;
+    if (message.role === "user" && message.mentor?.task !== undefined) {
+      task.push(...readTaskCalls(message.mentor.task, `${where}.mentor.task`, policy));
+    }
+    if (message.role === "assistant" && message.tool_calls !== undefined && message.tool_calls !== null) {
+      if (!Array.isArray(message.tool_calls)) throw messagesError(`${where}.tool_calls must be an array`);
+      message.tool_calls.forEach((call, callIndex) => {
+        const event = readToolCall(call, `${where}.tool_calls[${callIndex}]`);
+        calls.push(event);
+        byId.set(event.id, event);
+      });
+    }
+    if (message.role === "tool") {
+      if (typeof message.tool_call_id !== "string") throw messagesError(`${where}.tool_call_id must be a string`);
+      const event = byId.get(message.tool_call_id);
+      if (!event) {
+        throw messagesError(`${where}.tool_call_id ${JSON.stringify(message.tool_call_id)} answers no earlier tool call`);
+      }
+      event.outcome = readOutcome(event, message, policy);
+    }
+  });
+  return { task, calls };
+}
+
+function readTaskCalls(raw: unknown, where: string, policy: Policy): TaskCall[] {
+  if (!Array.isArray(raw)) throw messagesError(`${where} must be an array of {name, arguments}`);
+  return raw.map((item, index) => {
+    const call = item as { name?: unknown; arguments?: unknown };
+    if (typeof call?.name !== "string" || !policy.taskCalls.has(call.name)) {
+      const known = [...policy.taskCalls.keys()].join(", ");
+      throw messagesError(`${where}[${index}].name must be a task call of the policy (${known})`);
+    }
+    if (!isRecord(call.arguments)) throw messagesError(`${where}[${index}].arguments must be an object`);
+    return { name: call.name, arguments: call.arguments };
+  });
+}
+
+function readToolCall(raw: unknown, where: string): ToolCallEvent {
+  const call = raw as { id?: unknown; function?: { name?: unknown; arguments?: unknown } };
+  if (typeof call?.id !== "string") throw messagesError(`${where}.id must be a string`);
+  if (typeof call.function?.name !== "string") throw messagesError(`${where}.function.name must be a string`);
+  return {
+    id: call.id,
+    name: call.function.name,
+    arguments: parseArguments(call.function.arguments, `${where}.function.arguments`),
+    outcome: { kind: "pending" },
+  };
+}
+
+/** Arguments as OpenAI sends them (a JSON string) or already parsed. */
+export function parseArguments(raw: unknown, where: string): Record<string, Value> {
+  let value = raw;
+  if (typeof raw === "string") {
+    try {
+      value = raw.trim() === "" ? {} : JSON.parse(raw);
+    } catch (error) {
+      throw messagesError(`${where} is not valid JSON: ${(error as Error).message}`);
+    }
+  }
+  if (!isRecord(value)) throw messagesError(`${where} must be a JSON object`);
+  return value;
+}
+
+function readOutcome(event: ToolCallEvent, message: ChatMessage, policy: Policy): Outcome {
+  const tool = policy.tools.get(event.name);
+  const content = contentText(message.content);
+  if (tool?.output === "text") {
+    const label = message.mentor?.label;
+    if (label === undefined) return { kind: "unknown", reason: `the output of ${event.name} has no label yet` };
+    if (label === null) return { kind: "label", label: null };
+    if (typeof label !== "string" || !(label in tool.labels)) {
+      return { kind: "unknown", reason: `${JSON.stringify(label)} is not a label of ${event.name}` };
+    }
+    return { kind: "label", label };
+  }
+  try {
+    return { kind: "json", value: JSON.parse(content) as Value };
+  } catch {
+    return { kind: "unknown", reason: `the output of ${event.name} is not JSON` };
+  }
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content.map((part) => (typeof part?.text === "string" ? part.text : "")).join("");
+  }
+  return "";
+}
+
+function isRecord(value: unknown): value is Record<string, Value> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function messagesError(message: string): MentorError {
+  return new MentorError("MNT_ERR_MESSAGES", message);
+}

@@ -1,0 +1,524 @@
+import { readFileSync } from "node:fs";
+import { MentorError, type ErrorCode, type SourceLocation } from "../errors/index.js";
+import {
+  type CheckEnvironment,
+  checkExpression,
+  type Expression,
+  type FieldType,
+  type PathSegment,
+  parseExpression,
+} from "../expression/index.js";
+import { Automaton, atomsOf, declareTemplates, type Formula, parseFormula } from "../logic/index.js";
+import { abstractMoves, holdsForMove, matchesForMove } from "./moves.js";
+import { policySchema, type RawParameter, type RawPolicy } from "./schema.js";
+import { PolicySource, type YamlPath } from "./source.js";
+import type {
+  ConstraintSpec,
+  EntitySpec,
+  Parameter,
+  Policy,
+  PropositionSpec,
+  RuleSpec,
+  TaskCallSpec,
+  ToolSpec,
+} from "./types.js";
+
+/** Reads, validates and compiles a policy file. Every problem is reported, each with file, line, column and rule id. */
+export function loadPolicy(file: string): Policy {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new MentorError("MNT_ERR_POLICY_FILE", `cannot read policy file ${file}: ${(error as Error).message}`);
+  }
+  return parsePolicy(text, file);
+}
+
+/** Like `loadPolicy`, from text; `file` is named in errors. */
+export function parsePolicy(text: string, file = "<policy>"): Policy {
+  return new PolicyCompiler(new PolicySource(text, file)).compile();
+}
+
+const propositionKeyPattern = /^([A-Za-z_][A-Za-z0-9_]*)(?:\(\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*\))?$/;
+
+class PolicyCompiler {
+  private readonly problems: MentorError[] = [];
+
+  constructor(private readonly source: PolicySource) {}
+
+  compile(): Policy {
+    for (const error of this.source.document.errors) {
+      this.problems.push(
+        new MentorError("MNT_ERR_POLICY_YAML", error.message.split("\n")[0] ?? "", this.source.position(error.pos[0])),
+      );
+    }
+    if (this.problems.length > 0) this.fail();
+    const parsed = policySchema.safeParse(this.source.document.toJS());
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        const path = issue.path as (string | number)[];
+        this.problem("MNT_ERR_POLICY_SCHEMA", issue.message, path);
+      }
+      this.fail();
+    }
+    const raw = parsed.data as RawPolicy;
+    const tools = this.compileTools(raw);
+    const taskCalls = new Map(
+      Object.entries(raw.task).map(([name, call]): [string, TaskCallSpec] => [
+        name,
+        { name, description: call.description, parameters: this.compileParameters(call.parameters) },
+      ]),
+    );
+    const entities = this.compileEntities(raw, taskCalls);
+    const propositions = this.compilePropositions(raw, tools, taskCalls, entities);
+    const rules = this.compileRules(raw, tools, propositions);
+    const constraints = this.compileConstraints(raw, tools, taskCalls, entities, propositions);
+    this.checkDuplicateIds(raw);
+    if (this.problems.length > 0) this.fail();
+    return {
+      name: raw.policy,
+      description: raw.description,
+      file: this.source.file,
+      manual: raw.manual,
+      tools,
+      taskCalls,
+      entities,
+      propositions,
+      rules,
+      constraints,
+      maxDoneRefusals: raw.done.max_refusals,
+    };
+  }
+
+  private fail(): never {
+    const count = this.problems.length;
+    const list = this.problems.map((problem) => `  ${problem.message}`).join("\n");
+    throw new MentorError(
+      "MNT_ERR_POLICY_INVALID",
+      `${count} problem${count === 1 ? "" : "s"} in policy ${this.source.file}:\n${list}`,
+      undefined,
+      this.problems,
+    );
+  }
+
+  private problem(code: ErrorCode, message: string, path: YamlPath, options: { key?: boolean; offsetInValue?: number; rule?: string } = {}): void {
+    const location = this.source.locate(path, options);
+    const rule = options.rule ? `rule ${options.rule}: ` : "";
+    this.problems.push(new MentorError(code, `${rule}${message}`, location));
+  }
+
+  private compileParameters(raw: Record<string, RawParameter>): Parameter[] {
+    return Object.entries(raw).map(([name, parameter]) => {
+      if (typeof parameter === "string") {
+        return { name, type: parameter, description: "", jsonSchema: { type: parameter } };
+      }
+      const type: FieldType = parameter.enum ? { enum: parameter.enum } : (parameter.type ?? "any");
+      const jsonSchema: Record<string, unknown> = {};
+      if (parameter.type) jsonSchema.type = parameter.type;
+      else if (parameter.enum) jsonSchema.type = typeof parameter.enum[0] === "number" ? "number" : typeof parameter.enum[0];
+      if (parameter.enum) jsonSchema.enum = parameter.enum;
+      if (parameter.description) jsonSchema.description = parameter.description;
+      if (parameter.items !== undefined) jsonSchema.items = parameter.items;
+      return { name, type, description: parameter.description ?? "", jsonSchema };
+    });
+  }
+
+  private compileTools(raw: RawPolicy): Map<string, ToolSpec> {
+    const tools = new Map<string, ToolSpec>();
+    for (const [name, tool] of Object.entries(raw.tools)) {
+      const parameters = this.compileParameters(tool.parameters);
+      const names = parameters.map((parameter) => parameter.name);
+      for (const [index, required] of (tool.required ?? []).entries()) {
+        if (!names.includes(required)) {
+          this.problem("MNT_ERR_POLICY_REFERENCE", `tool ${name} requires unknown parameter ${required}`, ["tools", name, "required", index]);
+        }
+      }
+      for (const [index, repairable] of tool.repairable.entries()) {
+        if (!names.includes(repairable)) {
+          this.problem("MNT_ERR_POLICY_REFERENCE", `tool ${name} marks unknown parameter ${repairable} repairable`, ["tools", name, "repairable", index]);
+        }
+      }
+      if (tool.output === "text" && (!tool.labels || Object.keys(tool.labels).length === 0)) {
+        this.problem("MNT_ERR_POLICY_SCHEMA", `tool ${name} has text output but declares no labels`, ["tools", name, "output"]);
+      }
+      tools.set(name, {
+        name,
+        description: tool.description,
+        parameters,
+        required: tool.required ?? names,
+        output: tool.output,
+        labels: tool.labels ?? {},
+        repairable: tool.repairable,
+      });
+    }
+    return tools;
+  }
+
+  private compileEntities(raw: RawPolicy, taskCalls: Map<string, TaskCallSpec>): Map<string, EntitySpec> {
+    const entities = new Map<string, EntitySpec>();
+    const variableOwner = new Map<string, string>();
+    for (const [name, entity] of Object.entries(raw.entities)) {
+      const variables = new Set<string>();
+      const sources: EntitySpec["sources"] = [];
+      for (const [taskCall, bind] of Object.entries(entity.from)) {
+        const call = taskCalls.get(taskCall);
+        if (!call) {
+          this.problem("MNT_ERR_POLICY_REFERENCE", `entity ${name} is bound from unknown task call ${taskCall}`, ["entities", name, "from", taskCall], { key: true });
+          continue;
+        }
+        for (const [variable, field] of Object.entries(bind)) {
+          variables.add(variable);
+          if (!call.parameters.some((parameter) => parameter.name === field)) {
+            this.problem("MNT_ERR_POLICY_REFERENCE", `task call ${taskCall} has no field ${field}`, ["entities", name, "from", taskCall, variable]);
+          }
+        }
+        sources.push({ taskCall, bind });
+      }
+      for (const variable of variables) {
+        const owner = variableOwner.get(variable);
+        if (owner !== undefined && owner !== name) {
+          this.problem("MNT_ERR_POLICY_DUPLICATE", `variable ${variable} is used by entities ${owner} and ${name}`, ["entities", name], { key: true });
+        }
+        variableOwner.set(variable, name);
+      }
+      entities.set(name, { name, variables: [...variables], sources });
+    }
+    return entities;
+  }
+
+  private environment(
+    tools: Map<string, ToolSpec>,
+    taskCalls: Map<string, TaskCallSpec>,
+    entities: Map<string, EntitySpec>,
+    entityNames: readonly string[],
+    propositionNames: readonly string[],
+  ): CheckEnvironment {
+    const fieldTypes = (parameters: Parameter[]): Record<string, FieldType> =>
+      Object.fromEntries(parameters.map((parameter) => [parameter.name, parameter.type]));
+    const variables: Record<string, FieldType> = {};
+    for (const entityName of entityNames) {
+      const entity = entities.get(entityName);
+      for (const source of entity?.sources ?? []) {
+        const call = taskCalls.get(source.taskCall);
+        for (const [variable, field] of Object.entries(source.bind)) {
+          variables[variable] = call?.parameters.find((parameter) => parameter.name === field)?.type ?? "any";
+        }
+      }
+    }
+    return {
+      variables,
+      task: Object.fromEntries([...taskCalls].map(([name, call]) => [name, fieldTypes(call.parameters)])),
+      tools: Object.fromEntries([...tools].map(([name, tool]) => [name, { arguments: fieldTypes(tool.parameters) }])),
+      propositions: [...propositionNames],
+    };
+  }
+
+  private compileExpression(
+    text: string,
+    path: YamlPath,
+    environment: CheckEnvironment,
+    rule?: string,
+  ): Expression | undefined {
+    let expression: Expression;
+    try {
+      expression = parseExpression(text);
+    } catch (error) {
+      if (!(error instanceof MentorError)) throw error;
+      const offset = offsetOf(text, error.location);
+      this.problem(error.code, stripLocation(error.message), path, { offsetInValue: offset, rule });
+      return undefined;
+    }
+    for (const problem of checkExpression(expression, environment)) {
+      this.problem("MNT_ERR_POLICY_REFERENCE", problem.message, path, { offsetInValue: problem.offset, rule });
+    }
+    return expression;
+  }
+
+  private compilePropositions(
+    raw: RawPolicy,
+    tools: Map<string, ToolSpec>,
+    taskCalls: Map<string, TaskCallSpec>,
+    entities: Map<string, EntitySpec>,
+  ): Map<string, PropositionSpec> {
+    const propositions = new Map<string, PropositionSpec>();
+    const names = Object.keys(raw.propositions).map((key) => propositionKeyPattern.exec(key)?.[1] ?? key);
+    for (const [key, declaration] of Object.entries(raw.propositions)) {
+      const path = ["propositions", key];
+      const match = propositionKeyPattern.exec(key);
+      if (!match) {
+        this.problem("MNT_ERR_POLICY_SCHEMA", `proposition ${JSON.stringify(key)} must look like name or name(entity, …)`, path, { key: true });
+        continue;
+      }
+      const name = match[1] as string;
+      const entityNames = match[2] ? match[2].split(",").map((part) => part.trim()) : [];
+      if (propositions.has(name)) {
+        this.problem("MNT_ERR_POLICY_DUPLICATE", `proposition ${name} is declared twice`, path, { key: true });
+        continue;
+      }
+      for (const entityName of entityNames) {
+        if (!entities.has(entityName)) {
+          this.problem("MNT_ERR_POLICY_REFERENCE", `proposition ${name} uses unknown entity ${entityName}`, path, { key: true });
+        }
+      }
+      const tool = tools.get(declaration.tool);
+      if (!tool) {
+        this.problem("MNT_ERR_POLICY_REFERENCE", `proposition ${name} refers to unknown tool ${declaration.tool}`, [...path, "tool"]);
+        continue;
+      }
+      const base = this.environment(tools, taskCalls, entities, entityNames, names);
+      const argumentsTypes = Object.fromEntries(tool.parameters.map((parameter) => [parameter.name, parameter.type]));
+      const when =
+        declaration.when === undefined
+          ? undefined
+          : this.compileExpression(declaration.when, [...path, "when"], { ...base, arguments: argumentsTypes });
+      const outcome =
+        declaration.outcome === undefined
+          ? undefined
+          : this.compileExpression(declaration.outcome, [...path, "outcome"], {
+              ...base,
+              arguments: argumentsTypes,
+              outcome: tool.output === "text" ? { label: { enum: Object.keys(tool.labels) } } : "any",
+            });
+      const canonicalKey = entityNames.length > 0 ? `${name}(${entityNames.join(",")})` : name;
+      propositions.set(name, {
+        name,
+        entities: entityNames,
+        key: canonicalKey,
+        tool: tool.name,
+        when,
+        whenText: declaration.when,
+        outcome,
+        outcomeText: declaration.outcome,
+        bindingPattern: when ? bindingPatternOf(when) : {},
+      });
+    }
+    return propositions;
+  }
+
+  private parseRuleFormula(text: string, path: YamlPath, rule: string): Formula | undefined {
+    try {
+      return parseFormula(text);
+    } catch (error) {
+      if (!(error instanceof MentorError)) throw error;
+      this.problem(error.code, stripLocation(error.message), path, { offsetInValue: offsetOf(text, error.location), rule });
+      return undefined;
+    }
+  }
+
+  private compileRules(raw: RawPolicy, tools: Map<string, ToolSpec>, propositions: Map<string, PropositionSpec>): RuleSpec[] {
+    const rules: RuleSpec[] = [];
+    raw.rules.forEach((rule, index) => {
+      const path = ["rules", index];
+      let formula: Formula | undefined;
+      let formulaPath: YamlPath = [...path, "ltl"];
+      let texts: [string, YamlPath][] = [];
+      if ((rule.ltl === undefined) === (rule.template === undefined)) {
+        this.problem("MNT_ERR_POLICY_SCHEMA", "give exactly one of `ltl` or `template`", path, { rule: rule.id });
+        return;
+      }
+      if (rule.ltl !== undefined) {
+        formula = this.parseRuleFormula(rule.ltl, formulaPath, rule.id);
+        texts = [[rule.ltl, formulaPath]];
+      } else {
+        formula = this.templateFormula(rule, path);
+        formulaPath = [...path, "a"];
+        texts = (["a", "b"] as const).flatMap((field): [string, YamlPath][] => {
+          const value = rule[field];
+          return value === undefined ? [] : [[value, [...path, field]]];
+        });
+      }
+      if (!formula) return;
+      const ruleEntities = new Set<string>();
+      let atomsOk = true;
+      for (const atom of atomsOf(formula)) {
+        const proposition = propositions.get(atom.name);
+        const [text, atomPath] = texts.find(([candidate]) => findAtom(candidate, atom.name) >= 0) ?? (texts[0] as [string, YamlPath]);
+        const where = { offsetInValue: Math.max(0, findAtom(text, atom.name)), rule: rule.id };
+        if (!proposition) {
+          this.problem("MNT_ERR_POLICY_REFERENCE", `unknown proposition ${atom.name}`, atomPath, where);
+          atomsOk = false;
+          continue;
+        }
+        if (atom.args.join(",") !== proposition.entities.join(",")) {
+          this.problem(
+            "MNT_ERR_POLICY_ARITY",
+            `${atom.key} does not match the declaration ${proposition.key}`,
+            atomPath,
+            where,
+          );
+          atomsOk = false;
+          continue;
+        }
+        for (const entity of proposition.entities) ruleEntities.add(entity);
+      }
+      const sentence = rule.sentence ?? raw.manual[rule.id];
+      if (sentence === undefined) {
+        this.problem("MNT_ERR_POLICY_REFERENCE", `rule ${rule.id} has no sentence in \`manual\` (add manual.${rule.id})`, [...path, "id"]);
+      }
+      if (!atomsOk || sentence === undefined) return;
+      const rulePropositions = atomsOf(formula).map((atom) => propositions.get(atom.name) as PropositionSpec);
+      try {
+        rules.push({
+          id: rule.id,
+          formula,
+          entities: [...ruleEntities],
+          mode: rule.mode,
+          appliesTo: rule.applies_to,
+          sentence,
+          automaton: new Automaton(formula, { alphabet: ruleAlphabet(tools, rulePropositions) }),
+          propositions: rulePropositions.map((proposition) => proposition.key),
+        });
+      } catch (error) {
+        if (!(error instanceof MentorError)) throw error;
+        this.problem(error.code, error.message, formulaPath, { rule: rule.id });
+      }
+    });
+    return rules;
+  }
+
+  private templateFormula(rule: RawPolicy["rules"][number], path: YamlPath): Formula | undefined {
+    const template = rule.template as keyof typeof declareTemplates;
+    const unary = ["existence", "absence", "exactly", "init"].includes(template);
+    if (rule.a === undefined) {
+      this.problem("MNT_ERR_POLICY_SCHEMA", `template ${template} needs \`a\``, path, { rule: rule.id });
+      return undefined;
+    }
+    if (!unary && rule.b === undefined) {
+      this.problem("MNT_ERR_POLICY_SCHEMA", `template ${template} needs \`a\` and \`b\``, path, { rule: rule.id });
+      return undefined;
+    }
+    if (template === "exactly" && rule.n === undefined) {
+      this.problem("MNT_ERR_POLICY_SCHEMA", "template exactly needs `n`", path, { rule: rule.id });
+      return undefined;
+    }
+    const a = this.parseRuleFormula(rule.a, [...path, "a"], rule.id);
+    const b = rule.b === undefined ? undefined : this.parseRuleFormula(rule.b, [...path, "b"], rule.id);
+    if (!a || (!unary && !b)) return undefined;
+    switch (template) {
+      case "existence":
+      case "absence":
+        return declareTemplates[template](a, rule.n);
+      case "exactly":
+        return declareTemplates.exactly(a, rule.n as number);
+      case "init":
+        return declareTemplates.init(a);
+      default:
+        return declareTemplates[template](a, b as Formula);
+    }
+  }
+
+  private compileConstraints(
+    raw: RawPolicy,
+    tools: Map<string, ToolSpec>,
+    taskCalls: Map<string, TaskCallSpec>,
+    entities: Map<string, EntitySpec>,
+    propositions: Map<string, PropositionSpec>,
+  ): ConstraintSpec[] {
+    const constraints: ConstraintSpec[] = [];
+    raw.constraints.forEach((constraint, index) => {
+      const path = ["constraints", index];
+      const match = propositionKeyPattern.exec(constraint.on.trim());
+      const proposition = match ? propositions.get(match[1] as string) : undefined;
+      if (!proposition) {
+        this.problem("MNT_ERR_POLICY_REFERENCE", `constraint on unknown proposition ${constraint.on}`, [...path, "on"], { rule: constraint.id });
+        return;
+      }
+      const tool = tools.get(proposition.tool) as ToolSpec;
+      const environment = {
+        ...this.environment(tools, taskCalls, entities, proposition.entities, [...propositions.keys()]),
+        arguments: Object.fromEntries(tool.parameters.map((parameter) => [parameter.name, parameter.type])),
+      };
+      const require = this.compileExpression(constraint.require, [...path, "require"], environment, constraint.id);
+      const sentence = constraint.sentence ?? raw.manual[constraint.id];
+      if (sentence === undefined) {
+        this.problem("MNT_ERR_POLICY_REFERENCE", `constraint ${constraint.id} has no sentence in \`manual\``, [...path, "id"]);
+      }
+      if (!require || sentence === undefined) return;
+      constraints.push({
+        id: constraint.id,
+        on: proposition,
+        require,
+        requireText: constraint.require,
+        mode: constraint.mode,
+        sentence,
+      });
+    });
+    return constraints;
+  }
+
+  private checkDuplicateIds(raw: RawPolicy): void {
+    const seen = new Set<string>();
+    const check = (id: string, path: YamlPath): void => {
+      if (seen.has(id)) this.problem("MNT_ERR_POLICY_DUPLICATE", `duplicate id ${id}`, path, { rule: id });
+      seen.add(id);
+    };
+    raw.rules.forEach((rule, index) => check(rule.id, ["rules", index, "id"]));
+    raw.constraints.forEach((constraint, index) => check(constraint.id, ["constraints", index, "id"]));
+  }
+}
+
+/**
+ * The letters a rule can see: for every abstract call of every tool that names a binding of
+ * one of the rule's propositions, the set of the rule's propositions it makes true.
+ */
+function ruleAlphabet(tools: Map<string, ToolSpec>, propositions: readonly PropositionSpec[]): string[][] {
+  const letters = new Map<string, string[]>();
+  for (const tool of tools.values()) {
+    for (const move of abstractMoves(tool, propositions)) {
+      if (!propositions.some((proposition) => matchesForMove(proposition, move))) continue;
+      const letter = propositions.filter((proposition) => holdsForMove(proposition, move)).map((proposition) => proposition.key);
+      letters.set(letter.join(" "), letter);
+    }
+  }
+  return [...letters.values()];
+}
+
+/** Variable → argument path for `a.<path> == variable` conjuncts (either side) at the top of `when`. */
+function bindingPatternOf(when: Expression): Record<string, PathSegment[]> {
+  const pattern: Record<string, PathSegment[]> = {};
+  const visit = (node: Expression): void => {
+    if (node.kind !== "binary") return;
+    if (node.operator === "&&") {
+      visit(node.left);
+      visit(node.right);
+      return;
+    }
+    if (node.operator !== "==") return;
+    for (const [argument, variable] of [
+      [node.left, node.right],
+      [node.right, node.left],
+    ] as const) {
+      if (
+        argument.kind === "reference" &&
+        argument.root === "arguments" &&
+        variable.kind === "reference" &&
+        variable.root === "variable" &&
+        variable.path.length === 1
+      ) {
+        pattern[variable.path[0] as string] = argument.path;
+      }
+    }
+  };
+  visit(when);
+  return pattern;
+}
+
+/** The index of `name` used as an atom in a formula's text (not as part of a longer name), or -1. */
+function findAtom(text: string, name: string): number {
+  const match = new RegExp(`(?<![A-Za-z0-9_.])${name}(?![A-Za-z0-9_.])`).exec(text);
+  return match ? match.index : -1;
+}
+
+/** Turns the line/column of an error inside `text` back into a character index. */
+function offsetOf(text: string, location: SourceLocation | undefined): number {
+  if (!location?.line || !location.column) return 0;
+  const lines = text.split("\n");
+  let offset = 0;
+  for (let line = 1; line < location.line; line++) offset += (lines[line - 1] ?? "").length + 1;
+  return offset + location.column - 1;
+}
+
+/** Drops the "line L, column C: " prefix of an error found inside a string; the policy location replaces it. */
+function stripLocation(message: string): string {
+  return message.replace(/^(line \d+, )?column \d+: /, "");
+}

@@ -1,0 +1,93 @@
+import type { Expression, FieldType, PathSegment } from "../expression/index.js";
+import type { Automaton, Formula } from "../logic/index.js";
+
+/** What happens when a rule would be broken: only recorded, a warning added, or the call blocked. */
+export type Mode = "record" | "warn" | "block";
+
+export interface Parameter {
+  name: string;
+  type: FieldType;
+  description: string;
+  /** The parameter as JSON Schema (what OpenAI `tools` carry). */
+  jsonSchema: Record<string, unknown>;
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Parameter[];
+  required: string[];
+  output: "json" | "text";
+  /** For text outputs: label → its meaning. */
+  labels: Record<string, string>;
+  repairable: string[];
+}
+
+export interface TaskCallSpec {
+  name: string;
+  description: string;
+  parameters: Parameter[];
+}
+
+export interface EntitySpec {
+  name: string;
+  variables: string[];
+  /** Each call of `taskCall` in the task introduces one binding: variable ← field. */
+  sources: { taskCall: string; bind: Record<string, string> }[];
+}
+
+export interface PropositionSpec {
+  name: string;
+  /** The entities it is parameterized by, in order (`checked(route)` → ["route"]). */
+  entities: string[];
+  /** As written in the policy, e.g. `checked(route)`; also the atom key rules use. */
+  key: string;
+  tool: string;
+  when: Expression | undefined;
+  whenText: string | undefined;
+  outcome: Expression | undefined;
+  outcomeText: string | undefined;
+  /**
+   * Variable → argument path, read from `a.<path> == variable` conjuncts of `when`: how a call
+   * of the tool names a binding (and introduces a new one).
+   */
+  bindingPattern: Record<string, PathSegment[]>;
+}
+
+export interface RuleSpec {
+  id: string;
+  formula: Formula;
+  /** The entities the rule is sliced by (one automaton instance per binding). */
+  entities: string[];
+  mode: Mode;
+  appliesTo: "all" | "requested";
+  /** The manual's sentence, quoted in feedback. */
+  sentence: string;
+  /** The rule's automaton, over the letters the policy's tools can produce. */
+  automaton: Automaton;
+  /** Proposition keys of the rule's atoms. */
+  propositions: string[];
+}
+
+export interface ConstraintSpec {
+  id: string;
+  on: PropositionSpec;
+  require: Expression;
+  requireText: string;
+  mode: Mode;
+  sentence: string;
+}
+
+export interface Policy {
+  name: string;
+  description: string;
+  file: string;
+  manual: Record<string, string>;
+  tools: Map<string, ToolSpec>;
+  taskCalls: Map<string, TaskCallSpec>;
+  entities: Map<string, EntitySpec>;
+  propositions: Map<string, PropositionSpec>;
+  rules: RuleSpec[];
+  constraints: ConstraintSpec[];
+  maxDoneRefusals: number;
+}

@@ -1,0 +1,1 @@
+export { blockedText, doneRefusedText, formatCall, reminderText } from "./prompt.js";

@@ -1,0 +1,44 @@
+import type { Decision, Duty, ProposedCall } from "../evaluator/index.js";
+
+/**
+ * The prompt shield's texts: what the model reads in a tool result when the shield blocks a
+ * call, when it allows one while duties remain open, and when it refuses to let the run end.
+ */
+
+/** `book_train(origin="Toronto", destination="Chicago")`. */
+export function formatCall(call: ProposedCall): string {
+  const args = Object.entries(call.arguments).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
+  return `${call.name}(${args.join(", ")})`;
+}
+
+/** For a blocked call: the call, each broken rule with its sentence, and the suggested call. */
+export function blockedText(decision: Decision): string {
+  const rules = decision.violations.map((finding) => `Rule ${finding.rule}: ${finding.sentence}`);
+  const parts = [`[SHIELD] Blocked ${formatCall(decision.call)}.`, ...rules];
+  if (decision.failClosed) parts.push(`The shield could not decide (${decision.failClosed}), so it blocked the call.`);
+  if (decision.advice) {
+    parts.push(`${decision.advice.kind === "repair" ? "Instead:" : "First:"} ${formatCall(decision.advice.call)}`);
+  }
+  return parts.join(" ");
+}
+
+/** Appended to an allowed call's result: warnings, then the open duties and one call that helps. */
+export function reminderText(decision: Decision): string | undefined {
+  const parts: string[] = [];
+  for (const warning of decision.warnings) parts.push(`[SHIELD] Warning, rule ${warning.rule}: ${warning.sentence}`);
+  const duties = dutiesText(decision.openDuties);
+  if (duties) parts.push(duties);
+  return parts.length > 0 ? parts.join("\n") : undefined;
+}
+
+/** Why the run may not end yet (the model answered without a tool call while duties are open). */
+export function doneRefusedText(duties: readonly Duty[]): string {
+  return `[SHIELD] You cannot finish yet. ${dutiesText(duties) ?? ""}`.trimEnd();
+}
+
+function dutiesText(duties: readonly Duty[]): string | undefined {
+  if (duties.length === 0) return undefined;
+  const listed = duties.map((duty) => `${duty.rule} (${duty.sentence})${duty.binding ? ` for ${duty.binding}` : ""}`);
+  const next = duties.find((duty) => duty.fulfil)?.fulfil;
+  return `[SHIELD] Open duties: ${listed.join("; ")}.${next ? ` Next: ${formatCall(next)}` : ""}`;
+}
