@@ -58,16 +58,14 @@ const reference: fc.Arbitrary<Expression> = fc.oneof(
   fc
     .tuple(fc.constantFrom<ReferenceRoot>("arguments", "outcome", "task"), path)
     .map(([root, segments]): Expression => ({ kind: "reference", root, path: segments, ...span })),
-  fc
-    .tuple(identifier, path)
-    .map(
-      ([name, segments]): Expression => ({
-        kind: "reference",
-        root: "variable",
-        path: [name, ...segments],
-        ...span,
-      }),
-    ),
+  fc.tuple(identifier, path).map(
+    ([name, segments]): Expression => ({
+      kind: "reference",
+      root: "variable",
+      path: [name, ...segments],
+      ...span,
+    }),
+  ),
 );
 
 const nameLiteral = text.map((value): Expression => ({ kind: "literal", value, ...span }));
@@ -75,16 +73,14 @@ const historyCall: fc.Arbitrary<Expression> = fc.oneof(
   fc
     .tuple(fc.constantFrom<HistoryFunctionName>("last", "held", "count"), nameLiteral)
     .map(([name, argument]): Expression => ({ kind: "call", name, arguments: [argument], ...span })),
-  fc
-    .tuple(nameLiteral, nameLiteral)
-    .map(
-      ([tool, argument]): Expression => ({
-        kind: "call",
-        name: "values",
-        arguments: [tool, argument],
-        ...span,
-      }),
-    ),
+  fc.tuple(nameLiteral, nameLiteral).map(
+    ([tool, argument]): Expression => ({
+      kind: "call",
+      name: "values",
+      arguments: [tool, argument],
+      ...span,
+    }),
+  ),
 );
 
 /**
