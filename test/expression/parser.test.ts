@@ -289,7 +289,7 @@ describe("parseExpression", () => {
     );
   });
 
-  test("refuses nesting deeper than 200 levels instead of overflowing the stack", () => {
+  test("refuses deep nesting instead of overflowing the stack", () => {
     assert.doesNotThrow(() => parseExpression(`${"(".repeat(150)}1${")".repeat(150)}`));
     assert.match(
       syntaxError(`${"(".repeat(5000)}1${")".repeat(5000)}`).message,
@@ -297,5 +297,12 @@ describe("parseExpression", () => {
     );
     assert.match(syntaxError(`${"!".repeat(5000)}true`).message, /at most 200 levels of nesting/);
     assert.match(syntaxError(`${"[".repeat(5000)}`).message, /at most 200 levels of nesting/);
+    // Chains without parentheses build deep trees too; they are limited to 1000 levels.
+    assert.doesNotThrow(() => parseExpression(Array(1000).fill("1").join(" + ")));
+    assert.match(syntaxError(Array(1001).fill("1").join(" + ")).message, /at most 1000 operations deep/);
+    assert.match(syntaxError(`x${".lower()".repeat(1500)}`).message, /at most 1000 operations deep/);
+    assert.match(syntaxError(`last('t')${"[0]".repeat(1500)}`).message, /at most 1000 operations deep/);
+    // A long path is one reference node, however long.
+    assert.doesNotThrow(() => parseExpression(`a${".b".repeat(5000)}`));
   });
 });
