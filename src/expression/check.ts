@@ -417,8 +417,8 @@ class Checker {
           fields,
           path,
           1,
-          `field of task call '${call}'`,
-          `its fields are`,
+          "field",
+          `the fields of task call '${call}' are`,
           expression,
           text,
         );

@@ -199,12 +199,17 @@ function evaluateCall(name: string, args: Expression[], scope: Scope): Value {
       return history && typeof first === "string" ? toValue(history.last(first)) : null;
     case "held":
       return history !== undefined && typeof first === "string" && history.held(first) === true;
-    case "count":
-      return history && typeof first === "string" ? history.count(first) : 0;
-    case "values":
-      return history && typeof first === "string" && typeof second === "string"
-        ? (history.values(first, second) ?? []).map(toValue)
-        : [];
+    case "count": {
+      const count = history && typeof first === "string" ? history.count(first) : 0;
+      return typeof count === "number" && Number.isFinite(count) ? count : 0;
+    }
+    case "values": {
+      const values =
+        history && typeof first === "string" && typeof second === "string"
+          ? history.values(first, second)
+          : [];
+      return Array.isArray(values) ? values.map(toValue) : [];
+    }
   }
   return null;
 }

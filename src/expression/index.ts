@@ -22,6 +22,7 @@ export {
   type UnaryExpression,
   type UnaryOperator,
   type Value,
+  withoutSpans,
 } from "./ast.js";
 export {
   assertExpressionChecks,

@@ -2,6 +2,7 @@ import { MentorError } from "../errors/index.js";
 import {
   type BinaryOperator,
   type ComparisonOperator,
+  childrenOf,
   type Expression,
   functionParameters,
   isFunctionName,
@@ -37,8 +38,13 @@ export interface ParseOptions {
   source?: string;
 }
 
-/** Nesting deeper than this (parentheses, lists, operators) is a syntax error, not a stack overflow. */
+/**
+ * Limits that keep every recursive walk of a tree (evaluation, formatting, checking) far from
+ * the stack limit: parentheses, lists and prefix operators nest at most `maxDepth` levels, and
+ * a tree is at most `maxHeight` nodes high (long chains like `1 + 1 + … + 1` count too).
+ */
 const maxDepth = 200;
+const maxHeight = 1000;
 
 type TokenType = "name" | "number" | "string" | "symbol" | "end";
 interface Token {
@@ -91,6 +97,7 @@ class Parser {
   private readonly tokens: Token[];
   private position = 0;
   private depth = 0;
+  private readonly heights = new WeakMap<Expression, number>();
 
   constructor(
     private readonly text: string,
@@ -175,7 +182,7 @@ class Parser {
     ) {
       return { kind: "literal", value: -operand.value, ...span };
     }
-    return { kind: "unary", operator: token.text, operand, ...span };
+    return this.node({ kind: "unary", operator: token.text, operand, ...span });
   }
 
   private parsePostfix(): Expression {
@@ -198,14 +205,14 @@ class Parser {
             args.push(this.parseOr());
           }
           const close = this.expect(")", this.closeExpectation(name.text, arity, open));
-          expression = {
+          expression = this.node({
             kind: "method",
             name: name.text,
             target: expression,
             arguments: args,
             offset: expression.offset,
             length: close.offset + 1 - expression.offset,
-          };
+          });
         } else {
           expression = this.extend(expression, name.text, name.offset + name.text.length);
         }
@@ -232,7 +239,7 @@ class Parser {
   private extend(expression: Expression, key: PathSegment, end: number): Expression {
     const length = end - expression.offset;
     if (expression.kind === "reference") return { ...expression, path: [...expression.path, key], length };
-    return { kind: "member", object: expression, key, offset: expression.offset, length };
+    return this.node({ kind: "member", object: expression, key, offset: expression.offset, length });
   }
 
   private parsePrimary(): Expression {
@@ -246,7 +253,7 @@ class Parser {
       const inner = this.parseOr();
       const close = this.expect(")", `')' to close the '(' at ${this.describe(token.offset)}`);
       // The parentheses belong to the node's span, so every span covers balanced text.
-      return { ...inner, offset: token.offset, length: close.offset + 1 - token.offset };
+      return this.node({ ...inner, offset: token.offset, length: close.offset + 1 - token.offset });
     }
     if (token.type === "symbol" && token.text === "[") return this.parseList(token);
     if (token.type === "name") {
@@ -281,7 +288,7 @@ class Parser {
       close = this.expect("]", expectation);
     }
     this.depth--;
-    return { kind: "list", elements, offset: open.offset, length: close.offset + 1 - open.offset };
+    return this.node({ kind: "list", elements, offset: open.offset, length: close.offset + 1 - open.offset });
   }
 
   private parseCall(name: Token): Expression {
@@ -304,13 +311,13 @@ class Parser {
       args.push(this.literal(token.value as string, token));
     });
     const close = this.expect(")", this.closeExpectation(name.text, parameters.length, open));
-    return {
+    return this.node({
       kind: "call",
       name: name.text,
       arguments: args,
       offset: name.offset,
       length: close.offset + 1 - name.offset,
-    };
+    });
   }
 
   private closeExpectation(name: string, arity: number, open: Token): string {
@@ -324,7 +331,16 @@ class Parser {
 
   private binary(operator: BinaryOperator, left: Expression, right: Expression): Expression {
     const length = right.offset + right.length - left.offset;
-    return { kind: "binary", operator, left, right, offset: left.offset, length };
+    return this.node({ kind: "binary", operator, left, right, offset: left.offset, length });
+  }
+
+  /** Records the height of a new node; a tree higher than `maxHeight` is a syntax error. */
+  private node<T extends Expression>(node: T): T {
+    let height = 1;
+    for (const child of childrenOf(node)) height = Math.max(height, (this.heights.get(child) ?? 1) + 1);
+    if (height > maxHeight) this.fail(`an expression at most ${maxHeight} operations deep`);
+    this.heights.set(node, height);
+    return node;
   }
 
   private enter(): void {
