@@ -19,7 +19,12 @@ export class MentorError extends Error {
   /** For errors that gather several problems (a policy file): each problem with its own code and place. */
   readonly problems: readonly MentorError[];
 
-  constructor(code: ErrorCode, message: string, location?: SourceLocation, problems: readonly MentorError[] = []) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    location?: SourceLocation,
+    problems: readonly MentorError[] = [],
+  ) {
     super(location ? `${formatLocation(location)}: ${message}` : message);
     this.name = "MentorError";
     this.code = code;

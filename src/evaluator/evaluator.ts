@@ -99,7 +99,12 @@ export class Evaluator {
   }
 
   private decideOn(run: Run, proposed: ProposedCall, withAdvice: boolean): Decision {
-    const call: ToolCallEvent = { id: "proposed", name: proposed.name, arguments: proposed.arguments, outcome: { kind: "pending" } };
+    const call: ToolCallEvent = {
+      id: "proposed",
+      name: proposed.name,
+      arguments: proposed.arguments,
+      outcome: { kind: "pending" },
+    };
     const findings = new Map<string, RuleFinding>();
     const add = (finding: RuleFinding): void => {
       findings.set(`${finding.rule}|${finding.binding ?? ""}`, finding);
@@ -125,11 +130,15 @@ export class Evaluator {
     if (this.options.strict ? lost.length > 0 : lost.length === outcomes.length) {
       for (const { after, template } of lost) {
         for (const belief of after.beliefs) {
+          if (template.distance(belief) !== Number.POSITIVE_INFINITY) continue;
           const doomed = template.doomedInstances(belief);
           // A trap without a single doomed rule: every rule with an open duty shares the blame.
           for (const index of doomed.length > 0 ? doomed : template.openInstances(belief)) {
             const instance = after.instances[index] as Instance;
-            add({ ...ruleFinding(instance.rule.id, instance.rule.sentence, "block", "temporal"), ...bindingField(instance.bindings) });
+            add({
+              ...ruleFinding(instance.rule.id, instance.rule.sentence, "block", "temporal"),
+              ...bindingField(instance.bindings),
+            });
           }
         }
       }
@@ -138,8 +147,15 @@ export class Evaluator {
     const after = run.after(call, cases);
     after.instances.forEach((instance, index) => {
       if (instance.rule.mode === "block" || exclude.has(index)) return;
-      if (after.beliefs.every((belief) => instance.rule.automaton.colour(belief[index] as number) === "PERM_VIOL")) {
-        add({ ...ruleFinding(instance.rule.id, instance.rule.sentence, instance.rule.mode, "temporal"), ...bindingField(instance.bindings) });
+      if (
+        after.beliefs.every(
+          (belief) => instance.rule.automaton.colour(belief[index] as number) === "PERM_VIOL",
+        )
+      ) {
+        add({
+          ...ruleFinding(instance.rule.id, instance.rule.sentence, instance.rule.mode, "temporal"),
+          ...bindingField(instance.bindings),
+        });
       }
     });
 
@@ -147,7 +163,10 @@ export class Evaluator {
     for (const constraint of this.policy.constraints) {
       for (const bindings of this.constraintTargets(after, constraint, call)) {
         if (!holdsIn(constraint.require, after.scopeFor(bindings, call.arguments))) {
-          add({ ...ruleFinding(constraint.id, constraint.sentence, constraint.mode, "constraint"), ...bindingField(bindings) });
+          add({
+            ...ruleFinding(constraint.id, constraint.sentence, constraint.mode, "constraint"),
+            ...bindingField(bindings),
+          });
         }
       }
     }
@@ -168,7 +187,8 @@ export class Evaluator {
     const state = verdict === "allow" ? after : run;
     decision.openDuties = this.duties(state, new StrategyTemplate(state, { ...this.options, exclude }));
     if (verdict === "block") {
-      const onlyArguments = violations.length > 0 && violations.every((finding) => finding.kind === "constraint");
+      const onlyArguments =
+        violations.length > 0 && violations.every((finding) => finding.kind === "constraint");
       const advice = (onlyArguments ? this.repair(run, proposed) : undefined) ?? this.prerequisite(run, call);
       if (advice) decision.advice = advice;
     }
@@ -196,7 +216,8 @@ export class Evaluator {
       const own = calls.filter((entry) => entry.call.name === name);
       const progressing = own.some((entry) => entry.class === "progressing");
       // A tool is unsafe only if every call of it is: its known bindings and a binding not seen yet.
-      const unsafe = own.length > 0 && own.every((entry) => entry.class === "unsafe") && this.freshCallUnsafe(run, name);
+      const unsafe =
+        own.length > 0 && own.every((entry) => entry.class === "unsafe") && this.freshCallUnsafe(run, name);
       return { name, class: (unsafe ? "unsafe" : progressing ? "progressing" : "neutral") as CallClass };
     });
     const accepting = run.beliefs.every((belief) => template.isAccepting(belief));
@@ -217,7 +238,9 @@ export class Evaluator {
     const duties: Duty[] = [];
     run.instances.forEach((instance, index) => {
       if (instance.rule.mode === "record") return;
-      const open = run.beliefs.find((belief) => !instance.rule.automaton.isAccepting(belief[index] as number));
+      const open = run.beliefs.find(
+        (belief) => !instance.rule.automaton.isAccepting(belief[index] as number),
+      );
       if (!open) return;
       const duty: Duty = {
         rule: instance.rule.id,
@@ -242,7 +265,9 @@ export class Evaluator {
     if (proposition.tool !== call.name) return [];
     const combinations = proposition.entities.reduce<Binding[][]>(
       (product, entity) =>
-        product.flatMap((prefix) => run.bindings.filter((binding) => binding.entity === entity).map((binding) => [...prefix, binding])),
+        product.flatMap((prefix) =>
+          run.bindings.filter((binding) => binding.entity === entity).map((binding) => [...prefix, binding]),
+        ),
       [[]],
     );
     return combinations.filter(
@@ -257,7 +282,9 @@ export class Evaluator {
    */
   private prerequisite(run: Run, call: ToolCallEvent): Advice | undefined {
     const template = new StrategyTemplate(run, { ...this.options, exclude: lostInstances(run) });
-    const named = new Set(run.bindings.filter((binding) => run.names(binding, call)).map((binding) => binding.id));
+    const named = new Set(
+      run.bindings.filter((binding) => run.names(binding, call)).map((binding) => binding.id),
+    );
     const classes = new Map(
       template.candidates.map((candidate) => [
         candidate,
@@ -265,17 +292,30 @@ export class Evaluator {
       ]),
     );
     const safe = template.candidates
-      .filter((candidate) => !classes.get(candidate)?.some((entry) => entry === "unsafe" || entry === undefined))
-      .sort((left, right) => Number(!named.has(right.binding?.id ?? -1)) - Number(!named.has(left.binding?.id ?? -1)));
+      .filter(
+        (candidate) => !classes.get(candidate)?.some((entry) => entry === "unsafe" || entry === undefined),
+      )
+      .sort(
+        (left, right) =>
+          Number(!named.has(right.binding?.id ?? -1)) - Number(!named.has(left.binding?.id ?? -1)),
+      );
     const proposed = { name: call.name, arguments: call.arguments };
     const enabler = safe.find((candidate) => {
-      const event: ToolCallEvent = { id: "advice", name: candidate.tool, arguments: candidate.arguments, outcome: { kind: "pending" } };
+      const event: ToolCallEvent = {
+        id: "advice",
+        name: candidate.tool,
+        arguments: candidate.arguments,
+        outcome: { kind: "pending" },
+      };
       return candidate.cases.some(
         (outcomeCase) => this.decideOn(run.after(event, [outcomeCase]), proposed, false).verdict === "allow",
       );
     });
-    const chosen = enabler ?? safe.find((candidate) => classes.get(candidate)?.every((entry) => entry === "progressing"));
-    return chosen ? { kind: "prerequisite", call: { name: chosen.tool, arguments: chosen.arguments } } : undefined;
+    const chosen =
+      enabler ?? safe.find((candidate) => classes.get(candidate)?.every((entry) => entry === "progressing"));
+    return chosen
+      ? { kind: "prerequisite", call: { name: chosen.tool, arguments: chosen.arguments } }
+      : undefined;
   }
 
   /**
@@ -291,22 +331,29 @@ export class Evaluator {
       const push = (value: Value | undefined): void => {
         if (value !== undefined && !values.some((known) => valuesEqual(known, value))) values.push(value);
       };
-      if (parameter && typeof parameter.type === "object") for (const member of parameter.type.enum) push(member);
-      for (const call of run.task) for (const value of Object.values(call.arguments)) if (typeof value !== "object") push(value);
+      if (parameter && typeof parameter.type === "object")
+        for (const member of parameter.type.enum) push(member);
+      for (const call of run.task)
+        for (const value of Object.values(call.arguments)) if (typeof value !== "object") push(value);
       for (const call of run.calls) if (call.name === tool.name) push(call.arguments[name]);
-      return { name, values: values.filter((value) => !valuesEqual(value, proposed.arguments[name] ?? null)) };
+      return {
+        name,
+        values: values.filter((value) => !valuesEqual(value, proposed.arguments[name] ?? null)),
+      };
     });
     // One changed argument first, then two.
     const attempts: Record<string, Value>[] = [];
     for (const option of options) for (const value of option.values) attempts.push({ [option.name]: value });
     options.forEach((first, index) => {
       for (const second of options.slice(index + 1)) {
-        for (const a of first.values) for (const b of second.values) attempts.push({ [first.name]: a, [second.name]: b });
+        for (const a of first.values)
+          for (const b of second.values) attempts.push({ [first.name]: a, [second.name]: b });
       }
     });
     for (const change of attempts) {
       const candidate = { name: proposed.name, arguments: { ...proposed.arguments, ...change } };
-      if (this.decideOn(run, candidate, false).verdict === "allow") return { kind: "repair", call: candidate };
+      if (this.decideOn(run, candidate, false).verdict === "allow")
+        return { kind: "repair", call: candidate };
     }
     return undefined;
   }
@@ -314,12 +361,16 @@ export class Evaluator {
   /** Whether a call of `tool` for a binding not seen yet would be blocked whatever its outcome. */
   private freshCallUnsafe(run: Run, tool: string): boolean {
     const proposition = [...this.policy.propositions.values()].find(
-      (candidate) => candidate.tool === tool && candidate.entities.length === 1 && Object.keys(candidate.bindingPattern).length > 0,
+      (candidate) =>
+        candidate.tool === tool &&
+        candidate.entities.length === 1 &&
+        Object.keys(candidate.bindingPattern).length > 0,
     );
     if (!proposition) return true;
     // Argument values no binding can have, so the call introduces a new one.
     const args: Record<string, Value> = {};
-    for (const [variable, path] of Object.entries(proposition.bindingPattern)) args[String(path[0])] = `\u0000unseen ${variable}`;
+    for (const [variable, path] of Object.entries(proposition.bindingPattern))
+      args[String(path[0])] = `\u0000unseen ${variable}`;
     return this.decideOn(run, { name: tool, arguments: args }, false).verdict === "block";
   }
 }
@@ -328,7 +379,10 @@ export class Evaluator {
 function lostInstances(run: Run): Set<number> {
   const lost = new Set<number>();
   run.instances.forEach((instance, index) => {
-    if (run.beliefs.every((belief) => instance.rule.automaton.colour(belief[index] as number) === "PERM_VIOL")) lost.add(index);
+    if (
+      run.beliefs.every((belief) => instance.rule.automaton.colour(belief[index] as number) === "PERM_VIOL")
+    )
+      lost.add(index);
   });
   return lost;
 }
@@ -347,7 +401,10 @@ function bindingText(bindings: readonly Binding[]): string | undefined {
 }
 
 function argumentValues(calls: CallVerdict[]): NextAnswer["arguments"] {
-  const table = new Map<string, { tool: string; argument: string; unsafe: Value[]; progressing: Value[]; safe: Value[] }>();
+  const table = new Map<
+    string,
+    { tool: string; argument: string; unsafe: Value[]; progressing: Value[]; safe: Value[] }
+  >();
   for (const { call, class: callClass } of calls) {
     for (const [argument, value] of Object.entries(call.arguments)) {
       const key = `${call.name}.${argument}`;
@@ -355,7 +412,8 @@ function argumentValues(calls: CallVerdict[]): NextAnswer["arguments"] {
       table.set(key, entry);
       const list = callClass === "unsafe" ? entry.unsafe : entry.safe;
       if (!list.some((known) => valuesEqual(known, value))) list.push(value);
-      if (callClass === "progressing" && !entry.progressing.some((known) => valuesEqual(known, value))) entry.progressing.push(value);
+      if (callClass === "progressing" && !entry.progressing.some((known) => valuesEqual(known, value)))
+        entry.progressing.push(value);
     }
   }
   // A value is unsafe for an argument only if every considered call with it is unsafe.
@@ -368,6 +426,11 @@ function argumentValues(calls: CallVerdict[]): NextAnswer["arguments"] {
 }
 
 function isTrace(value: unknown): value is Trace {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && "calls" in value && "task" in value;
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    "calls" in value &&
+    "task" in value
+  );
 }
-

@@ -1,2 +1,7 @@
-export { type CallClass, type CandidateCall, type GameOptions,
-  type TemplateOptions, StrategyTemplate } from "./template.js";
+export {
+  type CallClass,
+  type CandidateCall,
+  type GameOptions,
+  StrategyTemplate,
+  type TemplateOptions,
+} from "./template.js";

@@ -1,6 +1,5 @@
 import type { Value } from "../expression/index.js";
-import type { Binding, OutcomeCase, Run } from "../monitor/index.js";
-import type { ToolCallEvent } from "../monitor/index.js";
+import type { Binding, OutcomeCase, Run, ToolCallEvent } from "../monitor/index.js";
 
 export interface GameOptions {
   /**
@@ -85,7 +84,8 @@ export class StrategyTemplate {
     const next = Int32Array.from(state);
     for (let index = 0; index < effects.length; index++) {
       const mask = effects[index] as number;
-      if (mask >= 0) next[index] = (this.run.instances[index]?.rule.automaton.step(state[index] as number, mask)) as number;
+      if (mask >= 0)
+        next[index] = this.run.instances[index]?.rule.automaton.step(state[index] as number, mask) as number;
     }
     return next;
   }
@@ -163,18 +163,26 @@ function candidateCalls(run: Run): CandidateCall[] {
     const own = propositions.filter((proposition) => proposition.tool === tool.name);
     if (own.length === 0) continue;
     const targets: { binding: Binding | undefined; arguments: Record<string, Value> }[] = [];
-    if (own.some((proposition) => proposition.entities.length === 0)) targets.push({ binding: undefined, arguments: {} });
+    if (own.some((proposition) => proposition.entities.length === 0))
+      targets.push({ binding: undefined, arguments: {} });
     for (const binding of run.bindings) {
       const pattern = own.find(
-        (proposition) => proposition.entities.includes(binding.entity) && Object.keys(proposition.bindingPattern).length > 0,
+        (proposition) =>
+          proposition.entities.includes(binding.entity) && Object.keys(proposition.bindingPattern).length > 0,
       )?.bindingPattern;
       if (!pattern) continue;
       const args: Record<string, Value> = {};
-      for (const [variable, path] of Object.entries(pattern)) setPath(args, path, binding.values[variable] ?? null);
+      for (const [variable, path] of Object.entries(pattern))
+        setPath(args, path, binding.values[variable] ?? null);
       targets.push({ binding, arguments: args });
     }
     for (const target of targets) {
-      const call: ToolCallEvent = { id: "candidate", name: tool.name, arguments: target.arguments, outcome: { kind: "pending" } };
+      const call: ToolCallEvent = {
+        id: "candidate",
+        name: tool.name,
+        arguments: target.arguments,
+        outcome: { kind: "pending" },
+      };
       const cases = run.outcomeCases(tool.name, call.outcome);
       const effects = cases.map((outcomeCase) =>
         Int32Array.from(run.instances, (instance) => {
@@ -182,7 +190,13 @@ function candidateCalls(run: Run): CandidateCall[] {
           return letter ? instance.rule.automaton.letterMask(letter) : -1;
         }),
       );
-      candidates.push({ tool: tool.name, arguments: target.arguments, binding: target.binding, cases, effects });
+      candidates.push({
+        tool: tool.name,
+        arguments: target.arguments,
+        binding: target.binding,
+        cases,
+        effects,
+      });
     }
   }
   return candidates;
@@ -192,7 +206,11 @@ function setPath(target: Record<string, Value>, path: readonly (string | number)
   let current: Record<string, Value> = target;
   path.forEach((segment, index) => {
     const key = String(segment);
-    if (index === path.length - 1) current[key] = value;
-    else current = (current[key] ??= {}) as Record<string, Value>;
+    if (index === path.length - 1) {
+      current[key] = value;
+      return;
+    }
+    current[key] ??= {};
+    current = current[key] as Record<string, Value>;
   });
 }

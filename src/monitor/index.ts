@@ -1,2 +1,16 @@
-export { type Binding, describeBinding, describeInstance, type Instance, type OutcomeCase, Run } from "./run.js";
-export { type Outcome, parseArguments, type TaskCall, type ToolCallEvent, type Trace, traceFromMessages } from "./trace.js";
+export {
+  type Binding,
+  describeBinding,
+  describeInstance,
+  type Instance,
+  type OutcomeCase,
+  Run,
+} from "./run.js";
+export {
+  type Outcome,
+  parseArguments,
+  type TaskCall,
+  type ToolCallEvent,
+  type Trace,
+  traceFromMessages,
+} from "./trace.js";

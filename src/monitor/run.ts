@@ -1,5 +1,11 @@
 import { holdsIn, type Scope, type Value, valuesEqual } from "../expression/index.js";
-import { type AbstractMove, abstractMoves, type Policy, type PropositionSpec, type RuleSpec } from "../policy/index.js";
+import {
+  type AbstractMove,
+  abstractMoves,
+  type Policy,
+  type PropositionSpec,
+  type RuleSpec,
+} from "../policy/index.js";
 import type { Outcome, TaskCall, ToolCallEvent, Trace } from "./trace.js";
 
 /** One value assignment of an entity's variables: a route, an order, a patient. */
@@ -96,7 +102,11 @@ export class Run {
     const next = Int32Array.from(belief);
     this.instances.forEach((instance, index) => {
       const letter = this.letterFor(instance, call, outcomeCase);
-      if (letter) next[index] = instance.rule.automaton.step(belief[index] as number, instance.rule.automaton.letterMask(letter));
+      if (letter)
+        next[index] = instance.rule.automaton.step(
+          belief[index] as number,
+          instance.rule.automaton.letterMask(letter),
+        );
     });
     return next;
   }
@@ -122,15 +132,19 @@ export class Run {
   /** The possible outcomes of a call of `tool`, given what is known of its outcome. */
   outcomeCases(tool: string, outcome: Outcome): OutcomeCase[] {
     if (outcome.kind === "label") {
-      return [{ description: outcome.label ?? "no label", value: { label: outcome.label }, abstract: undefined }];
+      return [
+        { description: outcome.label ?? "no label", value: { label: outcome.label }, abstract: undefined },
+      ];
     }
-    if (outcome.kind === "json") return [{ description: "result", value: outcome.value, abstract: undefined }];
+    if (outcome.kind === "json")
+      return [{ description: "result", value: outcome.value, abstract: undefined }];
     const spec = this.policy.tools.get(tool);
     if (!spec) return [{ description: "result", value: null, abstract: undefined }];
     const propositions = [...this.policy.propositions.values()];
     const cases = new Map<string, OutcomeCase>();
     for (const move of abstractMoves(spec, propositions)) {
-      const key = move.label !== undefined ? `label:${move.label}` : [...move.outcomeTrue].sort().join(" && ");
+      const key =
+        move.label !== undefined ? `label:${move.label}` : [...move.outcomeTrue].sort().join(" && ");
       if (cases.has(key)) continue;
       cases.set(
         key,
@@ -155,9 +169,16 @@ export class Run {
     return { arguments: args, variables, task, history: this.historyFunctions(history, bindings) };
   }
 
-  private historyFunctions(history: readonly ToolCallEvent[], bindings: readonly Binding[]): NonNullable<Scope["history"]> {
+  private historyFunctions(
+    history: readonly ToolCallEvent[],
+    bindings: readonly Binding[],
+  ): NonNullable<Scope["history"]> {
     const outcomeValue = (event: ToolCallEvent): Value =>
-      event.outcome.kind === "json" ? event.outcome.value : event.outcome.kind === "label" ? { label: event.outcome.label } : null;
+      event.outcome.kind === "json"
+        ? event.outcome.value
+        : event.outcome.kind === "label"
+          ? { label: event.outcome.label }
+          : null;
     return {
       last: (tool) => {
         const event = history.findLast((candidate) => candidate.name === tool);
@@ -170,7 +191,10 @@ export class Run {
         return history.some((event) => {
           if (event.name !== proposition.tool) return false;
           const scope: Scope = { arguments: event.arguments, variables, outcome: outcomeValue(event) };
-          return (!proposition.when || holdsIn(proposition.when, scope)) && (!proposition.outcome || holdsIn(proposition.outcome, scope));
+          return (
+            (!proposition.when || holdsIn(proposition.when, scope)) &&
+            (!proposition.outcome || holdsIn(proposition.outcome, scope))
+          );
         });
       },
       count: (tool) => history.filter((event) => event.name === tool).length,
@@ -195,9 +219,12 @@ export class Run {
     for (const proposition of this.policy.propositions.values()) {
       if (proposition.tool !== call.name || proposition.entities.length !== 1) continue;
       const entity = this.policy.entities.get(proposition.entities[0] as string);
-      if (!entity || !entity.variables.every((variable) => variable in proposition.bindingPattern)) continue;
+      if (!entity?.variables.every((variable) => variable in proposition.bindingPattern)) continue;
       const values = Object.fromEntries(
-        entity.variables.map((variable) => [variable, readPath(call.arguments, proposition.bindingPattern[variable] ?? [])]),
+        entity.variables.map((variable) => [
+          variable,
+          readPath(call.arguments, proposition.bindingPattern[variable] ?? []),
+        ]),
       );
       const known = [...this.bindings, ...found].some(
         (binding) => binding.entity === entity.name && valuesEqual(binding.values, values),
@@ -212,9 +239,21 @@ export class Run {
     return this.policy.propositions.get(name) as PropositionSpec;
   }
 
-  private withBinding(entity: string, values: Record<string, Value>, requested: boolean, taskCall: TaskCall | undefined): Run {
+  private withBinding(
+    entity: string,
+    values: Record<string, Value>,
+    requested: boolean,
+    taskCall: TaskCall | undefined,
+  ): Run {
     const binding: Binding = { id: this.bindings.length, entity, values, requested, taskCall, history: [] };
-    return new Run(this.policy, this.task, [...this.bindings, binding], this.instances, this.beliefs, this.calls);
+    return new Run(
+      this.policy,
+      this.task,
+      [...this.bindings, binding],
+      this.instances,
+      this.beliefs,
+      this.calls,
+    );
   }
 
   /** Adds an instance per rule and binding combination that involves one of `fresh` (or all of them). */
@@ -223,7 +262,9 @@ export class Run {
     const freshIds = new Set(fresh === "all" ? [] : fresh.map((binding) => binding.id));
     for (const rule of this.policy.rules) {
       const choices = rule.entities.map((entity) =>
-        this.bindings.filter((binding) => binding.entity === entity && (rule.appliesTo === "all" || binding.requested)),
+        this.bindings.filter(
+          (binding) => binding.entity === entity && (rule.appliesTo === "all" || binding.requested),
+        ),
       );
       for (const combination of cartesian(choices)) {
         if (fresh === "all" || combination.some((binding) => freshIds.has(binding.id))) {
@@ -245,7 +286,9 @@ export class Run {
 }
 
 export function describeBinding(binding: Binding): string {
-  const values = Object.entries(binding.values).map(([variable, value]) => `${variable}=${JSON.stringify(value)}`);
+  const values = Object.entries(binding.values).map(
+    ([variable, value]) => `${variable}=${JSON.stringify(value)}`,
+  );
   return `${binding.entity}(${values.join(", ")})`;
 }
 
@@ -271,5 +314,8 @@ function readPath(value: Value, path: readonly (string | number)[]): Value {
 }
 
 function cartesian<T>(choices: readonly (readonly T[])[]): T[][] {
-  return choices.reduce<T[][]>((product, options) => product.flatMap((prefix) => options.map((option) => [...prefix, option])), [[]]);
+  return choices.reduce<T[][]>(
+    (product, options) => product.flatMap((prefix) => options.map((option) => [...prefix, option])),
+    [[]],
+  );
 }

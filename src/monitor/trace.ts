@@ -69,10 +69,13 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
       });
     }
     if (message.role === "tool") {
-      if (typeof message.tool_call_id !== "string") throw messagesError(`${where}.tool_call_id must be a string`);
+      if (typeof message.tool_call_id !== "string")
+        throw messagesError(`${where}.tool_call_id must be a string`);
       const event = byId.get(message.tool_call_id);
       if (!event) {
-        throw messagesError(`${where}.tool_call_id ${JSON.stringify(message.tool_call_id)} answers no earlier tool call`);
+        throw messagesError(
+          `${where}.tool_call_id ${JSON.stringify(message.tool_call_id)} answers no earlier tool call`,
+        );
       }
       event.outcome = readOutcome(event, message, policy);
     }
@@ -124,7 +127,8 @@ function readOutcome(event: ToolCallEvent, message: ChatMessage, policy: Policy)
   const content = contentText(message.content);
   if (tool?.output === "text") {
     const label = message.mentor?.label;
-    if (label === undefined) return { kind: "unknown", reason: `the output of ${event.name} has no label yet` };
+    if (label === undefined)
+      return { kind: "unknown", reason: `the output of ${event.name} has no label yet` };
     if (label === null) return { kind: "label", label: null };
     if (typeof label !== "string" || !(label in tool.labels)) {
       return { kind: "unknown", reason: `${JSON.stringify(label)} is not a label of ${event.name}` };

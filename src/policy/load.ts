@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { MentorError, type ErrorCode, type SourceLocation } from "../errors/index.js";
+import { type ErrorCode, MentorError, type SourceLocation } from "../errors/index.js";
 import {
   type CheckEnvironment,
   checkExpression,
@@ -29,7 +29,10 @@ export function loadPolicy(file: string): Policy {
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    throw new MentorError("MNT_ERR_POLICY_FILE", `cannot read policy file ${file}: ${(error as Error).message}`);
+    throw new MentorError(
+      "MNT_ERR_POLICY_FILE",
+      `cannot read policy file ${file}: ${(error as Error).message}`,
+    );
   }
   return parsePolicy(text, file);
 }
@@ -39,7 +42,8 @@ export function parsePolicy(text: string, file = "<policy>"): Policy {
   return new PolicyCompiler(new PolicySource(text, file)).compile();
 }
 
-const propositionKeyPattern = /^([A-Za-z_][A-Za-z0-9_]*)(?:\(\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*\))?$/;
+const propositionKeyPattern =
+  /^([A-Za-z_][A-Za-z0-9_]*)(?:\(\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*\))?$/;
 
 class PolicyCompiler {
   private readonly problems: MentorError[] = [];
@@ -49,7 +53,11 @@ class PolicyCompiler {
   compile(): Policy {
     for (const error of this.source.document.errors) {
       this.problems.push(
-        new MentorError("MNT_ERR_POLICY_YAML", error.message.split("\n")[0] ?? "", this.source.position(error.pos[0])),
+        new MentorError(
+          "MNT_ERR_POLICY_YAML",
+          error.message.split("\n")[0] ?? "",
+          this.source.position(error.pos[0]),
+        ),
       );
     }
     if (this.problems.length > 0) this.fail();
@@ -101,7 +109,12 @@ class PolicyCompiler {
     );
   }
 
-  private problem(code: ErrorCode, message: string, path: YamlPath, options: { key?: boolean; offsetInValue?: number; rule?: string } = {}): void {
+  private problem(
+    code: ErrorCode,
+    message: string,
+    path: YamlPath,
+    options: { key?: boolean; offsetInValue?: number; rule?: string } = {},
+  ): void {
     const location = this.source.locate(path, options);
     const rule = options.rule ? `rule ${options.rule}: ` : "";
     this.problems.push(new MentorError(code, `${rule}${message}`, location));
@@ -115,7 +128,8 @@ class PolicyCompiler {
       const type: FieldType = parameter.enum ? { enum: parameter.enum } : (parameter.type ?? "any");
       const jsonSchema: Record<string, unknown> = {};
       if (parameter.type) jsonSchema.type = parameter.type;
-      else if (parameter.enum) jsonSchema.type = typeof parameter.enum[0] === "number" ? "number" : typeof parameter.enum[0];
+      else if (parameter.enum)
+        jsonSchema.type = typeof parameter.enum[0] === "number" ? "number" : typeof parameter.enum[0];
       if (parameter.enum) jsonSchema.enum = parameter.enum;
       if (parameter.description) jsonSchema.description = parameter.description;
       if (parameter.items !== undefined) jsonSchema.items = parameter.items;
@@ -130,16 +144,29 @@ class PolicyCompiler {
       const names = parameters.map((parameter) => parameter.name);
       for (const [index, required] of (tool.required ?? []).entries()) {
         if (!names.includes(required)) {
-          this.problem("MNT_ERR_POLICY_REFERENCE", `tool ${name} requires unknown parameter ${required}`, ["tools", name, "required", index]);
+          this.problem("MNT_ERR_POLICY_REFERENCE", `tool ${name} requires unknown parameter ${required}`, [
+            "tools",
+            name,
+            "required",
+            index,
+          ]);
         }
       }
       for (const [index, repairable] of tool.repairable.entries()) {
         if (!names.includes(repairable)) {
-          this.problem("MNT_ERR_POLICY_REFERENCE", `tool ${name} marks unknown parameter ${repairable} repairable`, ["tools", name, "repairable", index]);
+          this.problem(
+            "MNT_ERR_POLICY_REFERENCE",
+            `tool ${name} marks unknown parameter ${repairable} repairable`,
+            ["tools", name, "repairable", index],
+          );
         }
       }
       if (tool.output === "text" && (!tool.labels || Object.keys(tool.labels).length === 0)) {
-        this.problem("MNT_ERR_POLICY_SCHEMA", `tool ${name} has text output but declares no labels`, ["tools", name, "output"]);
+        this.problem("MNT_ERR_POLICY_SCHEMA", `tool ${name} has text output but declares no labels`, [
+          "tools",
+          name,
+          "output",
+        ]);
       }
       tools.set(name, {
         name,
@@ -163,13 +190,24 @@ class PolicyCompiler {
       for (const [taskCall, bind] of Object.entries(entity.from)) {
         const call = taskCalls.get(taskCall);
         if (!call) {
-          this.problem("MNT_ERR_POLICY_REFERENCE", `entity ${name} is bound from unknown task call ${taskCall}`, ["entities", name, "from", taskCall], { key: true });
+          this.problem(
+            "MNT_ERR_POLICY_REFERENCE",
+            `entity ${name} is bound from unknown task call ${taskCall}`,
+            ["entities", name, "from", taskCall],
+            { key: true },
+          );
           continue;
         }
         for (const [variable, field] of Object.entries(bind)) {
           variables.add(variable);
           if (!call.parameters.some((parameter) => parameter.name === field)) {
-            this.problem("MNT_ERR_POLICY_REFERENCE", `task call ${taskCall} has no field ${field}`, ["entities", name, "from", taskCall, variable]);
+            this.problem("MNT_ERR_POLICY_REFERENCE", `task call ${taskCall} has no field ${field}`, [
+              "entities",
+              name,
+              "from",
+              taskCall,
+              variable,
+            ]);
           }
         }
         sources.push({ taskCall, bind });
@@ -177,7 +215,12 @@ class PolicyCompiler {
       for (const variable of variables) {
         const owner = variableOwner.get(variable);
         if (owner !== undefined && owner !== name) {
-          this.problem("MNT_ERR_POLICY_DUPLICATE", `variable ${variable} is used by entities ${owner} and ${name}`, ["entities", name], { key: true });
+          this.problem(
+            "MNT_ERR_POLICY_DUPLICATE",
+            `variable ${variable} is used by entities ${owner} and ${name}`,
+            ["entities", name],
+            { key: true },
+          );
         }
         variableOwner.set(variable, name);
       }
@@ -208,7 +251,9 @@ class PolicyCompiler {
     return {
       variables,
       task: Object.fromEntries([...taskCalls].map(([name, call]) => [name, fieldTypes(call.parameters)])),
-      tools: Object.fromEntries([...tools].map(([name, tool]) => [name, { arguments: fieldTypes(tool.parameters) }])),
+      tools: Object.fromEntries(
+        [...tools].map(([name, tool]) => [name, { arguments: fieldTypes(tool.parameters) }]),
+      ),
       propositions: [...propositionNames],
     };
   }
@@ -229,7 +274,10 @@ class PolicyCompiler {
       return undefined;
     }
     for (const problem of checkExpression(expression, environment)) {
-      this.problem("MNT_ERR_POLICY_REFERENCE", problem.message, path, { offsetInValue: problem.offset, rule });
+      this.problem("MNT_ERR_POLICY_REFERENCE", problem.message, path, {
+        offsetInValue: problem.offset,
+        rule,
+      });
     }
     return expression;
   }
@@ -246,31 +294,52 @@ class PolicyCompiler {
       const path = ["propositions", key];
       const match = propositionKeyPattern.exec(key);
       if (!match) {
-        this.problem("MNT_ERR_POLICY_SCHEMA", `proposition ${JSON.stringify(key)} must look like name or name(entity, …)`, path, { key: true });
+        this.problem(
+          "MNT_ERR_POLICY_SCHEMA",
+          `proposition ${JSON.stringify(key)} must look like name or name(entity, …)`,
+          path,
+          { key: true },
+        );
         continue;
       }
       const name = match[1] as string;
       const entityNames = match[2] ? match[2].split(",").map((part) => part.trim()) : [];
       if (propositions.has(name)) {
-        this.problem("MNT_ERR_POLICY_DUPLICATE", `proposition ${name} is declared twice`, path, { key: true });
+        this.problem("MNT_ERR_POLICY_DUPLICATE", `proposition ${name} is declared twice`, path, {
+          key: true,
+        });
         continue;
       }
       for (const entityName of entityNames) {
         if (!entities.has(entityName)) {
-          this.problem("MNT_ERR_POLICY_REFERENCE", `proposition ${name} uses unknown entity ${entityName}`, path, { key: true });
+          this.problem(
+            "MNT_ERR_POLICY_REFERENCE",
+            `proposition ${name} uses unknown entity ${entityName}`,
+            path,
+            { key: true },
+          );
         }
       }
       const tool = tools.get(declaration.tool);
       if (!tool) {
-        this.problem("MNT_ERR_POLICY_REFERENCE", `proposition ${name} refers to unknown tool ${declaration.tool}`, [...path, "tool"]);
+        this.problem(
+          "MNT_ERR_POLICY_REFERENCE",
+          `proposition ${name} refers to unknown tool ${declaration.tool}`,
+          [...path, "tool"],
+        );
         continue;
       }
       const base = this.environment(tools, taskCalls, entities, entityNames, names);
-      const argumentsTypes = Object.fromEntries(tool.parameters.map((parameter) => [parameter.name, parameter.type]));
+      const argumentsTypes = Object.fromEntries(
+        tool.parameters.map((parameter) => [parameter.name, parameter.type]),
+      );
       const when =
         declaration.when === undefined
           ? undefined
-          : this.compileExpression(declaration.when, [...path, "when"], { ...base, arguments: argumentsTypes });
+          : this.compileExpression(declaration.when, [...path, "when"], {
+              ...base,
+              arguments: argumentsTypes,
+            });
       const outcome =
         declaration.outcome === undefined
           ? undefined
@@ -300,12 +369,19 @@ class PolicyCompiler {
       return parseFormula(text);
     } catch (error) {
       if (!(error instanceof MentorError)) throw error;
-      this.problem(error.code, stripLocation(error.message), path, { offsetInValue: offsetOf(text, error.location), rule });
+      this.problem(error.code, stripLocation(error.message), path, {
+        offsetInValue: offsetOf(text, error.location),
+        rule,
+      });
       return undefined;
     }
   }
 
-  private compileRules(raw: RawPolicy, tools: Map<string, ToolSpec>, propositions: Map<string, PropositionSpec>): RuleSpec[] {
+  private compileRules(
+    raw: RawPolicy,
+    tools: Map<string, ToolSpec>,
+    propositions: Map<string, PropositionSpec>,
+  ): RuleSpec[] {
     const rules: RuleSpec[] = [];
     raw.rules.forEach((rule, index) => {
       const path = ["rules", index];
@@ -313,7 +389,9 @@ class PolicyCompiler {
       let formulaPath: YamlPath = [...path, "ltl"];
       let texts: [string, YamlPath][] = [];
       if ((rule.ltl === undefined) === (rule.template === undefined)) {
-        this.problem("MNT_ERR_POLICY_SCHEMA", "give exactly one of `ltl` or `template`", path, { rule: rule.id });
+        this.problem("MNT_ERR_POLICY_SCHEMA", "give exactly one of `ltl` or `template`", path, {
+          rule: rule.id,
+        });
         return;
       }
       if (rule.ltl !== undefined) {
@@ -332,7 +410,9 @@ class PolicyCompiler {
       let atomsOk = true;
       for (const atom of atomsOf(formula)) {
         const proposition = propositions.get(atom.name);
-        const [text, atomPath] = texts.find(([candidate]) => findAtom(candidate, atom.name) >= 0) ?? (texts[0] as [string, YamlPath]);
+        const [text, atomPath] =
+          texts.find(([candidate]) => findAtom(candidate, atom.name) >= 0) ??
+          (texts[0] as [string, YamlPath]);
         const where = { offsetInValue: Math.max(0, findAtom(text, atom.name)), rule: rule.id };
         if (!proposition) {
           this.problem("MNT_ERR_POLICY_REFERENCE", `unknown proposition ${atom.name}`, atomPath, where);
@@ -353,7 +433,11 @@ class PolicyCompiler {
       }
       const sentence = rule.sentence ?? raw.manual[rule.id];
       if (sentence === undefined) {
-        this.problem("MNT_ERR_POLICY_REFERENCE", `rule ${rule.id} has no sentence in \`manual\` (add manual.${rule.id})`, [...path, "id"]);
+        this.problem(
+          "MNT_ERR_POLICY_REFERENCE",
+          `rule ${rule.id} has no sentence in \`manual\` (add manual.${rule.id})`,
+          [...path, "id"],
+        );
       }
       if (!atomsOk || sentence === undefined) return;
       const rulePropositions = atomsOf(formula).map((atom) => propositions.get(atom.name) as PropositionSpec);
@@ -384,7 +468,9 @@ class PolicyCompiler {
       return undefined;
     }
     if (!unary && rule.b === undefined) {
-      this.problem("MNT_ERR_POLICY_SCHEMA", `template ${template} needs \`a\` and \`b\``, path, { rule: rule.id });
+      this.problem("MNT_ERR_POLICY_SCHEMA", `template ${template} needs \`a\` and \`b\``, path, {
+        rule: rule.id,
+      });
       return undefined;
     }
     if (template === "exactly" && rule.n === undefined) {
@@ -420,7 +506,12 @@ class PolicyCompiler {
       const match = propositionKeyPattern.exec(constraint.on.trim());
       const proposition = match ? propositions.get(match[1] as string) : undefined;
       if (!proposition) {
-        this.problem("MNT_ERR_POLICY_REFERENCE", `constraint on unknown proposition ${constraint.on}`, [...path, "on"], { rule: constraint.id });
+        this.problem(
+          "MNT_ERR_POLICY_REFERENCE",
+          `constraint on unknown proposition ${constraint.on}`,
+          [...path, "on"],
+          { rule: constraint.id },
+        );
         return;
       }
       const tool = tools.get(proposition.tool) as ToolSpec;
@@ -428,10 +519,19 @@ class PolicyCompiler {
         ...this.environment(tools, taskCalls, entities, proposition.entities, [...propositions.keys()]),
         arguments: Object.fromEntries(tool.parameters.map((parameter) => [parameter.name, parameter.type])),
       };
-      const require = this.compileExpression(constraint.require, [...path, "require"], environment, constraint.id);
+      const require = this.compileExpression(
+        constraint.require,
+        [...path, "require"],
+        environment,
+        constraint.id,
+      );
       const sentence = constraint.sentence ?? raw.manual[constraint.id];
       if (sentence === undefined) {
-        this.problem("MNT_ERR_POLICY_REFERENCE", `constraint ${constraint.id} has no sentence in \`manual\``, [...path, "id"]);
+        this.problem(
+          "MNT_ERR_POLICY_REFERENCE",
+          `constraint ${constraint.id} has no sentence in \`manual\``,
+          [...path, "id"],
+        );
       }
       if (!require || sentence === undefined) return;
       constraints.push({
@@ -452,8 +552,9 @@ class PolicyCompiler {
       if (seen.has(id)) this.problem("MNT_ERR_POLICY_DUPLICATE", `duplicate id ${id}`, path, { rule: id });
       seen.add(id);
     };
-    raw.rules.forEach((rule, index) => check(rule.id, ["rules", index, "id"]));
-    raw.constraints.forEach((constraint, index) => check(constraint.id, ["constraints", index, "id"]));
+    for (const [index, rule] of raw.rules.entries()) check(rule.id, ["rules", index, "id"]);
+    for (const [index, constraint] of raw.constraints.entries())
+      check(constraint.id, ["constraints", index, "id"]);
   }
 }
 
@@ -466,7 +567,9 @@ function ruleAlphabet(tools: Map<string, ToolSpec>, propositions: readonly Propo
   for (const tool of tools.values()) {
     for (const move of abstractMoves(tool, propositions)) {
       if (!propositions.some((proposition) => matchesForMove(proposition, move))) continue;
-      const letter = propositions.filter((proposition) => holdsForMove(proposition, move)).map((proposition) => proposition.key);
+      const letter = propositions
+        .filter((proposition) => holdsForMove(proposition, move))
+        .map((proposition) => proposition.key);
       letters.set(letter.join(" "), letter);
     }
   }

@@ -19,16 +19,21 @@ export interface AbstractMove {
 
 export function abstractMoves(tool: ToolSpec, propositions: readonly PropositionSpec[]): AbstractMove[] {
   const own = propositions.filter((proposition) => proposition.tool === tool.name);
-  const whenTexts = unique(own.flatMap((proposition) => (proposition.whenText ? [proposition.whenText] : [])));
+  const whenTexts = unique(
+    own.flatMap((proposition) => (proposition.whenText ? [proposition.whenText] : [])),
+  );
   const outcomes = new Map<string, Expression>();
   for (const proposition of own) {
-    if (proposition.outcome && proposition.outcomeText) outcomes.set(proposition.outcomeText, proposition.outcome);
+    if (proposition.outcome && proposition.outcomeText)
+      outcomes.set(proposition.outcomeText, proposition.outcome);
   }
   const outcomeCases: { outcomeTrue: Set<string>; label?: string | null }[] = [];
   if (tool.output === "text") {
     for (const label of [...Object.keys(tool.labels), null]) {
       const outcomeTrue = new Set(
-        [...outcomes].filter(([, expression]) => holdsIn(expression, { outcome: { label } })).map(([text]) => text),
+        [...outcomes]
+          .filter(([, expression]) => holdsIn(expression, { outcome: { label } }))
+          .map(([text]) => text),
       );
       outcomeCases.push({ outcomeTrue, label });
     }
@@ -37,7 +42,8 @@ export function abstractMoves(tool: ToolSpec, propositions: readonly Proposition
   }
   const moves: AbstractMove[] = [];
   for (const whenSubset of subsets(whenTexts)) {
-    for (const outcomeCase of outcomeCases) moves.push({ tool: tool.name, whenTrue: new Set(whenSubset), ...outcomeCase });
+    for (const outcomeCase of outcomeCases)
+      moves.push({ tool: tool.name, whenTrue: new Set(whenSubset), ...outcomeCase });
   }
   return moves;
 }
@@ -52,7 +58,8 @@ export function holdsForMove(proposition: PropositionSpec, move: AbstractMove): 
 /** Whether the move names a binding of the proposition at all (its `when` holds), whatever the outcome. */
 export function matchesForMove(proposition: PropositionSpec, move: AbstractMove): boolean {
   return (
-    proposition.tool === move.tool && (proposition.whenText === undefined || move.whenTrue.has(proposition.whenText))
+    proposition.tool === move.tool &&
+    (proposition.whenText === undefined || move.whenTrue.has(proposition.whenText))
   );
 }
 
@@ -61,5 +68,7 @@ function unique(values: string[]): string[] {
 }
 
 function subsets<T>(values: readonly T[]): T[][] {
-  return Array.from({ length: 2 ** values.length }, (_, mask) => values.filter((_, bit) => (mask >>> bit) & 1));
+  return Array.from({ length: 2 ** values.length }, (_, mask) =>
+    values.filter((_, bit) => (mask >>> bit) & 1),
+  );
 }

@@ -12,7 +12,10 @@ export const parameterSchema = z.union([
   z
     .object({
       type: fieldTypeName.optional(),
-      enum: z.array(z.union([z.string(), z.number(), z.boolean()])).min(1).optional(),
+      enum: z
+        .array(z.union([z.string(), z.number(), z.boolean()]))
+        .min(1)
+        .optional(),
       description: z.string().optional(),
       items: z.unknown().optional(),
     })

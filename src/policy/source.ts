@@ -24,7 +24,8 @@ export class PolicySource {
       return { ...parent, path: pathText };
     }
     let offset = node.range[0];
-    if (options.offsetInValue !== undefined && isScalar(node)) offset = this.offsetInScalar(node, options.offsetInValue);
+    if (options.offsetInValue !== undefined && isScalar(node))
+      offset = this.offsetInScalar(node, options.offsetInValue);
     return { ...this.position(offset), path: pathText };
   }
 
@@ -62,8 +63,9 @@ export class PolicySource {
         const rawLines = raw.split("\n");
         let offset = start;
         for (let line = 0; line <= lineIndex; line++) offset += (rawLines[line] ?? "").length + 1;
-        const content = rawLines[lineIndex + 1] ?? "";
-        const indent = content.length - content.trimStart().length;
+        // The block's indentation is that of its first content line; the value keeps any deeper indent.
+        const first = rawLines.slice(1).find((line) => line.trim() !== "") ?? "";
+        const indent = first.length - first.trimStart().length;
         return offset + indent + column;
       }
       default:
@@ -73,5 +75,7 @@ export class PolicySource {
 }
 
 export function formatPath(path: YamlPath): string {
-  return path.map((part, index) => (typeof part === "number" ? `[${part}]` : index === 0 ? part : `.${part}`)).join("");
+  return path
+    .map((part, index) => (typeof part === "number" ? `[${part}]` : index === 0 ? part : `.${part}`))
+    .join("");
 }

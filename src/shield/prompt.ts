@@ -15,9 +15,12 @@ export function formatCall(call: ProposedCall): string {
 export function blockedText(decision: Decision): string {
   const rules = decision.violations.map((finding) => `Rule ${finding.rule}: ${finding.sentence}`);
   const parts = [`[SHIELD] Blocked ${formatCall(decision.call)}.`, ...rules];
-  if (decision.failClosed) parts.push(`The shield could not decide (${decision.failClosed}), so it blocked the call.`);
+  if (decision.failClosed)
+    parts.push(`The shield could not decide (${decision.failClosed}), so it blocked the call.`);
   if (decision.advice) {
-    parts.push(`${decision.advice.kind === "repair" ? "Instead:" : "First:"} ${formatCall(decision.advice.call)}`);
+    parts.push(
+      `${decision.advice.kind === "repair" ? "Instead:" : "First:"} ${formatCall(decision.advice.call)}`,
+    );
   }
   return parts.join(" ");
 }
@@ -25,7 +28,8 @@ export function blockedText(decision: Decision): string {
 /** Appended to an allowed call's result: warnings, then the open duties and one call that helps. */
 export function reminderText(decision: Decision): string | undefined {
   const parts: string[] = [];
-  for (const warning of decision.warnings) parts.push(`[SHIELD] Warning, rule ${warning.rule}: ${warning.sentence}`);
+  for (const warning of decision.warnings)
+    parts.push(`[SHIELD] Warning, rule ${warning.rule}: ${warning.sentence}`);
   const duties = dutiesText(decision.openDuties);
   if (duties) parts.push(duties);
   return parts.length > 0 ? parts.join("\n") : undefined;
@@ -33,12 +37,18 @@ export function reminderText(decision: Decision): string | undefined {
 
 /** Why the run may not end yet (the model answered without a tool call while duties are open). */
 export function doneRefusedText(duties: readonly Duty[]): string {
-  return `[SHIELD] You cannot finish yet. ${dutiesText(duties) ?? ""}`.trimEnd();
+  return `[SHIELD] You cannot finish yet. ${dutyList(duties)}`;
 }
 
 function dutiesText(duties: readonly Duty[]): string | undefined {
-  if (duties.length === 0) return undefined;
-  const listed = duties.map((duty) => `${duty.rule} (${duty.sentence})${duty.binding ? ` for ${duty.binding}` : ""}`);
+  return duties.length === 0 ? undefined : `[SHIELD] ${dutyList(duties)}`;
+}
+
+/** `Open duties: P4 (sentence) for route(…). Next: book_train(…)`. */
+function dutyList(duties: readonly Duty[]): string {
+  const listed = duties.map(
+    (duty) => `${duty.rule} (${duty.sentence})${duty.binding ? ` for ${duty.binding}` : ""}`,
+  );
   const next = duties.find((duty) => duty.fulfil)?.fulfil;
-  return `[SHIELD] Open duties: ${listed.join("; ")}.${next ? ` Next: ${formatCall(next)}` : ""}`;
+  return `Open duties: ${listed.join("; ")}.${next ? ` Next: ${formatCall(next)}` : ""}`;
 }

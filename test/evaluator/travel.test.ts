@@ -1,0 +1,218 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { Evaluator } from "../../src/evaluator/index.js";
+import { loadPolicy } from "../../src/policy/index.js";
+import { blockedText, doneRefusedText, reminderText } from "../../src/shield/index.js";
+import { Conversation } from "../support/conversation.js";
+
+const policyFile = fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url));
+const policy = loadPolicy(policyFile);
+const evaluator = new Evaluator(policy);
+
+const toronto = { origin: "Toronto", destination: "Chicago" };
+const ottawa = { origin: "Ottawa", destination: "Montreal" };
+const request = (route: { origin: string; destination: string }, urgent = false) => ({
+  name: "request_travel",
+  arguments: { ...route, urgent },
+});
+
+describe("travel scenarios", () => {
+  test("booking before the distance check is blocked, and the check is advised", () => {
+    const run = new Conversation([request(toronto)]);
+    const decision = evaluator.decide(run.messages, { name: "book_train", arguments: toronto });
+    assert.equal(decision.verdict, "block");
+    assert.deepEqual(
+      decision.violations.map((finding) => finding.rule),
+      ["P1"],
+    );
+    assert.deepEqual(decision.advice, {
+      kind: "prerequisite",
+      call: { name: "check_distance", arguments: toronto },
+    });
+    assert.equal(
+      blockedText(decision),
+      '[SHIELD] Blocked book_train(origin="Toronto", destination="Chicago"). Rule P1: Check the distance of a route before any booking for it. First: check_distance(origin="Toronto", destination="Chicago")',
+    );
+  });
+
+  test("at the start, checking the distance is the progressing call and bookings are unsafe", () => {
+    const next = evaluator.next(new Conversation([request(toronto)]).messages);
+    const classes = Object.fromEntries(next.tools.map((tool) => [tool.name, tool.class]));
+    assert.deepEqual(classes, {
+      check_distance: "progressing",
+      check_seats: "neutral",
+      book_train: "unsafe",
+      book_flight: "unsafe",
+    });
+    assert.equal(next.done.allowed, false);
+    assert.deepEqual(
+      next.openDuties.map((duty) => [duty.rule, duty.colour]),
+      [["P4", "CURR_VIOL"]],
+    );
+  });
+
+  test("a short route makes flights unsafe and the train progressing", () => {
+    const run = new Conversation([request(toronto)]).call("check_distance", toronto, { label: "short" });
+    const next = evaluator.next(run.messages);
+    const classes = Object.fromEntries(next.tools.map((tool) => [tool.name, tool.class]));
+    assert.equal(classes.book_flight, "unsafe");
+    assert.equal(classes.book_train, "progressing");
+    const flight = evaluator.decide(run.messages, {
+      name: "book_flight",
+      arguments: { ...toronto, travel_class: "economy" },
+    });
+    assert.equal(flight.verdict, "block");
+    assert.ok(flight.violations.some((finding) => finding.rule === "P2"));
+    assert.deepEqual(flight.advice?.call, { name: "book_train", arguments: toronto });
+    const train = evaluator.decide(run.messages, { name: "book_train", arguments: toronto });
+    assert.equal(train.verdict, "allow");
+  });
+
+  test("a long route allows a flight once seats are checked; the seat check is advised first", () => {
+    const run = new Conversation([request(toronto)]).call("check_distance", toronto, { label: "long" });
+    const early = evaluator.decide(run.messages, {
+      name: "book_flight",
+      arguments: { ...toronto, travel_class: "economy" },
+    });
+    assert.equal(early.verdict, "block");
+    assert.deepEqual(
+      early.violations.map((finding) => finding.rule),
+      ["P5"],
+    );
+    assert.deepEqual(early.advice?.call, { name: "check_seats", arguments: toronto });
+    run.call("check_seats", toronto, { label: "available" });
+    const flight = evaluator.decide(run.messages, {
+      name: "book_flight",
+      arguments: { ...toronto, travel_class: "economy" },
+    });
+    assert.equal(flight.verdict, "allow");
+  });
+
+  test("a full flight forbids flying that route (P7)", () => {
+    const run = new Conversation([request(toronto)])
+      .call("check_distance", toronto, { label: "long" })
+      .call("check_seats", toronto, { label: "full" });
+    const flight = evaluator.decide(run.messages, {
+      name: "book_flight",
+      arguments: { ...toronto, travel_class: "economy" },
+    });
+    assert.equal(flight.verdict, "block");
+    assert.deepEqual(
+      flight.violations.map((finding) => finding.rule),
+      ["P7"],
+    );
+  });
+
+  test("business class needs a stated urgent need (P3), and economy is the repair", () => {
+    const run = new Conversation([request(toronto)])
+      .call("check_distance", toronto, { label: "long" })
+      .call("check_seats", toronto, { label: "available" });
+    const business = evaluator.decide(run.messages, {
+      name: "book_flight",
+      arguments: { ...toronto, travel_class: "business" },
+    });
+    assert.equal(business.verdict, "block");
+    assert.deepEqual(
+      business.violations.map((finding) => [finding.rule, finding.kind]),
+      [["P3", "constraint"]],
+    );
+    assert.deepEqual(business.advice, {
+      kind: "repair",
+      call: { name: "book_flight", arguments: { ...toronto, travel_class: "economy" } },
+    });
+    const urgent = new Conversation([request(toronto, true)])
+      .call("check_distance", toronto, { label: "long" })
+      .call("check_seats", toronto, { label: "available" });
+    assert.equal(
+      evaluator.decide(urgent.messages, {
+        name: "book_flight",
+        arguments: { ...toronto, travel_class: "business" },
+      }).verdict,
+      "allow",
+    );
+  });
+
+  test("done is refused until a booking is confirmed", () => {
+    const run = new Conversation([request(toronto)]).call("check_distance", toronto, { label: "short" });
+    assert.equal(evaluator.next(run.messages).done.allowed, false);
+    run.call("book_train", toronto, { json: { status: "failed" } });
+    const afterFailure = evaluator.next(run.messages);
+    assert.equal(afterFailure.done.allowed, false);
+    assert.equal(
+      doneRefusedText(afterFailure.openDuties),
+      '[SHIELD] You cannot finish yet. Open duties: P4 (The requested trip must be booked before you finish.) for route(x="Toronto", y="Chicago"). Next: book_train(origin="Toronto", destination="Chicago")',
+    );
+    run.call("book_train", toronto, { json: { status: "confirmed" } });
+    const next = evaluator.next(run.messages);
+    assert.equal(next.done.allowed, true);
+    assert.deepEqual(next.openDuties, []);
+    // P6: no second booking of a confirmed route.
+    assert.equal(evaluator.decide(run.messages, { name: "book_train", arguments: toronto }).verdict, "block");
+  });
+
+  test("a second route is monitored independently", () => {
+    const run = new Conversation([request(toronto), request(ottawa)])
+      .call("check_distance", toronto, { label: "short" })
+      .call("book_train", toronto, { json: { status: "confirmed" } });
+    // Toronto is done; Ottawa still needs its check before a booking.
+    const ottawaTrain = evaluator.decide(run.messages, { name: "book_train", arguments: ottawa });
+    assert.equal(ottawaTrain.verdict, "block");
+    assert.deepEqual(
+      ottawaTrain.violations.map((finding) => [finding.rule, finding.binding]),
+      [["P1", 'route(x="Ottawa", y="Montreal")']],
+    );
+    const next = evaluator.next(run.messages);
+    assert.equal(next.done.allowed, false);
+    assert.deepEqual(
+      next.openDuties.map((duty) => duty.binding),
+      ['route(x="Ottawa", y="Montreal")'],
+    );
+    assert.deepEqual(
+      next.calls.filter((entry) => entry.class === "progressing").map((entry) => entry.call),
+      [{ name: "check_distance", arguments: ottawa }],
+    );
+  });
+
+  test("a route the task never mentioned is still a route: the rules apply to it", () => {
+    const run = new Conversation([request(toronto)]);
+    const decision = evaluator.decide(run.messages, {
+      name: "book_flight",
+      arguments: { origin: "Paris", destination: "Rome", travel_class: "economy" },
+    });
+    assert.equal(decision.verdict, "block");
+    assert.ok(
+      decision.violations.some(
+        (finding) => finding.rule === "P1" && finding.binding === 'route(x="Paris", y="Rome")',
+      ),
+    );
+  });
+
+  test("an allowed call while duties are open carries a reminder with a progressing call", () => {
+    const run = new Conversation([request(toronto)]);
+    const decision = evaluator.decide(run.messages, { name: "check_distance", arguments: toronto });
+    assert.equal(decision.verdict, "allow");
+    assert.equal(
+      reminderText(decision),
+      '[SHIELD] Open duties: P4 (The requested trip must be booked before you finish.) for route(x="Toronto", y="Chicago"). Next: book_train(origin="Toronto", destination="Chicago")',
+    );
+  });
+
+  test("an output without a label counts every label as possible, and a call unsafe under one of them is blocked", () => {
+    const run = new Conversation([request(toronto)])
+      .call("check_distance", toronto, { text: "It is 790 km." })
+      .call("check_seats", toronto, { label: "available" });
+    assert.equal(evaluator.next(run.messages).done.allowed, false);
+    assert.equal(evaluator.decide(run.messages, { name: "book_train", arguments: toronto }).verdict, "allow");
+    // The unlabeled distance may have been short, so a flight may break P2.
+    const flight = evaluator.decide(run.messages, {
+      name: "book_flight",
+      arguments: { ...toronto, travel_class: "economy" },
+    });
+    assert.equal(flight.verdict, "block");
+    assert.deepEqual(
+      flight.violations.map((finding) => finding.rule),
+      ["P2"],
+    );
+  });
+});
