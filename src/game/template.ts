@@ -1,5 +1,13 @@
 import type { Value } from "../expression/index.js";
-import type { Binding, OutcomeCase, Run, ToolCallEvent } from "../monitor/index.js";
+import type { Automaton } from "../logic/index.js";
+import type { Binding, Instance, OutcomeCase, Run } from "../monitor/index.js";
+import {
+  type AbstractMove,
+  abstractMoves,
+  holdsForMove,
+  matchesForMove,
+  type PropositionSpec,
+} from "../policy/index.js";
 
 export interface GameOptions {
   /**
@@ -41,7 +49,7 @@ export class StrategyTemplate {
   readonly candidates: CandidateCall[];
   /** Indices of the instances the game is about: block-mode rules, minus `exclude`. */
   private readonly enforced: number[];
-  private readonly distances = new Map<string, number>();
+  private readonly components: Component[];
   readonly maxStates: number;
   /** Joint states visited by all searches so far. */
   statesExplored = 0;
@@ -57,6 +65,7 @@ export class StrategyTemplate {
       instance.rule.mode === "block" && !options.exclude?.has(index) ? [index] : [],
     );
     this.candidates = candidateCalls(run);
+    this.components = componentsOf(this.enforced, this.candidates);
   }
 
   isAccepting(state: Int32Array): boolean {
@@ -92,29 +101,48 @@ export class StrategyTemplate {
 
   /**
    * Fewest calls from `state` to a state with no open duty, or Infinity if none exists; undefined
-   * if the search hit `maxStates` first (the shield then cannot decide and fails closed).
+   * if a search hit `maxStates` first (the shield then cannot decide and fails closed).
+   *
+   * Instances that no single call links (different bindings, unrelated rules) form independent
+   * components: their distances add up, and each is searched in its own small game.
    */
   distance(state: Int32Array): number | undefined {
-    const key = state.join(",");
-    const known = this.distances.get(key);
+    let total = 0;
+    for (const component of this.components) {
+      const distance = this.componentDistance(component, state);
+      if (distance === undefined) return undefined;
+      total += distance;
+    }
+    return total;
+  }
+
+  private componentDistance(component: Component, state: Int32Array): number | undefined {
+    const project = (full: Int32Array): string => component.instances.map((index) => full[index]).join(",");
+    const key = project(state);
+    const known = component.distances.get(key);
     if (known !== undefined) return Number.isNaN(known) ? undefined : known;
+    const automaton = (index: number): Automaton => (this.run.instances[index] as Instance).rule.automaton;
+    const doomed = (full: Int32Array): boolean =>
+      component.instances.some((index) => automaton(index).colour(full[index] as number) === "PERM_VIOL");
+    const accepting = (full: Int32Array): boolean =>
+      component.instances.every((index) => automaton(index).isAccepting(full[index] as number));
     let result: number | undefined = Number.POSITIVE_INFINITY;
-    if (this.doomedInstances(state).length === 0) {
+    if (!doomed(state)) {
       const seen = new Set([key]);
       let layer = [state];
       let depth = 0;
       search: while (layer.length > 0) {
         const next: Int32Array[] = [];
         for (const current of layer) {
-          if (this.isAccepting(current)) {
+          if (accepting(current)) {
             result = depth;
             break search;
           }
-          for (const candidate of this.candidates) {
+          for (const candidate of component.candidates) {
             for (let caseIndex = 0; caseIndex < candidate.cases.length; caseIndex++) {
               const successor = this.successor(current, candidate, caseIndex);
-              const successorKey = successor.join(",");
-              if (seen.has(successorKey) || this.doomedInstances(successor).length > 0) continue;
+              const successorKey = project(successor);
+              if (seen.has(successorKey) || doomed(successor)) continue;
               seen.add(successorKey);
               next.push(successor);
             }
@@ -130,7 +158,7 @@ export class StrategyTemplate {
       }
       this.statesExplored += seen.size;
     }
-    this.distances.set(key, result ?? Number.NaN);
+    component.distances.set(key, result ?? Number.NaN);
     return result;
   }
 
@@ -156,50 +184,126 @@ export class StrategyTemplate {
   }
 }
 
+/** Enforced instances linked by calls that affect them together, and the calls that affect them. */
+interface Component {
+  instances: number[];
+  candidates: CandidateCall[];
+  /** Distance by projected state; NaN where the search hit its limit. */
+  distances: Map<string, number>;
+}
+
+function componentsOf(enforced: readonly number[], candidates: readonly CandidateCall[]): Component[] {
+  const parent = new Map(enforced.map((index) => [index, index]));
+  const find = (index: number): number => {
+    let root = index;
+    while (parent.get(root) !== root) root = parent.get(root) as number;
+    parent.set(index, root);
+    return root;
+  };
+  const affected = candidates.map((candidate) =>
+    enforced.filter((index) => candidate.effects.some((effects) => (effects[index] as number) >= 0)),
+  );
+  for (const indices of affected) {
+    for (const index of indices.slice(1)) parent.set(find(index), find(indices[0] as number));
+  }
+  const components = new Map<number, Component>();
+  for (const index of enforced) {
+    const root = find(index);
+    const component: Component = components.get(root) ?? {
+      instances: [],
+      candidates: [],
+      distances: new Map(),
+    };
+    component.instances.push(index);
+    components.set(root, component);
+  }
+  candidates.forEach((candidate, position) => {
+    const first = affected[position]?.[0];
+    if (first !== undefined) components.get(find(first))?.candidates.push(candidate);
+  });
+  return [...components.values()];
+}
+
+/**
+ * The calls the game considers, per tool: for each binding the tool can name (and once for
+ * propositions without entities), each choice of which `when` predicates hold, with the
+ * tool's possible outcomes as the environment's cases. Arguments are filled from the binding.
+ */
 function candidateCalls(run: Run): CandidateCall[] {
   const candidates: CandidateCall[] = [];
   const propositions = [...run.policy.propositions.values()];
   for (const tool of run.policy.tools.values()) {
     const own = propositions.filter((proposition) => proposition.tool === tool.name);
     if (own.length === 0) continue;
-    const targets: { binding: Binding | undefined; arguments: Record<string, Value> }[] = [];
-    if (own.some((proposition) => proposition.entities.length === 0))
-      targets.push({ binding: undefined, arguments: {} });
-    for (const binding of run.bindings) {
-      const pattern = own.find(
-        (proposition) =>
-          proposition.entities.includes(binding.entity) && Object.keys(proposition.bindingPattern).length > 0,
-      )?.bindingPattern;
-      if (!pattern) continue;
-      const args: Record<string, Value> = {};
-      for (const [variable, path] of Object.entries(pattern))
-        setPath(args, path, binding.values[variable] ?? null);
-      targets.push({ binding, arguments: args });
+    const entities = new Set(own.flatMap((proposition) => proposition.entities));
+    const targets: (Binding | undefined)[] = run.bindings.filter((binding) => entities.has(binding.entity));
+    if (own.some((proposition) => proposition.entities.length === 0)) targets.push(undefined);
+    const movesByChoice = new Map<string, AbstractMove[]>();
+    for (const move of abstractMoves(tool, own)) {
+      const key = [...move.whenTrue].sort().join("\u0000");
+      movesByChoice.set(key, [...(movesByChoice.get(key) ?? []), move]);
     }
-    for (const target of targets) {
-      const call: ToolCallEvent = {
-        id: "candidate",
-        name: tool.name,
-        arguments: target.arguments,
-        outcome: { kind: "pending" },
-      };
-      const cases = run.outcomeCases(tool.name, call.outcome);
-      const effects = cases.map((outcomeCase) =>
-        Int32Array.from(run.instances, (instance) => {
-          const letter = run.letterFor(instance, call, outcomeCase);
-          return letter ? instance.rule.automaton.letterMask(letter) : -1;
-        }),
-      );
-      candidates.push({
-        tool: tool.name,
-        arguments: target.arguments,
-        binding: target.binding,
-        cases,
-        effects,
-      });
+    for (const binding of targets) {
+      const args = binding ? argumentsFor(own, binding) : {};
+      for (const moves of movesByChoice.values()) {
+        const effects = moves.map((move) =>
+          Int32Array.from(run.instances, (instance) => {
+            const letter: string[] = [];
+            let event = false;
+            for (const key of instance.rule.propositions) {
+              const proposition = run.propositionByKey(key);
+              if (
+                !matchesForMove(proposition, move) ||
+                !namesInstance(proposition, instance.bindings, binding)
+              )
+                continue;
+              event = true;
+              if (holdsForMove(proposition, move)) letter.push(key);
+            }
+            return event ? instance.rule.automaton.letterMask(letter) : -1;
+          }),
+        );
+        if (effects.every((perCase) => perCase.every((mask) => mask < 0))) continue;
+        const cases = moves.map(
+          (move): OutcomeCase => ({
+            description:
+              move.label !== undefined
+                ? (move.label ?? "no label")
+                : [...move.outcomeTrue].join(" && ") || "no outcome condition holds",
+            value: move.label !== undefined ? { label: move.label } : null,
+            abstract: move,
+          }),
+        );
+        candidates.push({ tool: tool.name, arguments: args, binding, cases, effects });
+      }
     }
   }
   return candidates;
+}
+
+/** Whether a call aimed at `target` is an event for a proposition of an instance with `bindings`. */
+function namesInstance(
+  proposition: PropositionSpec,
+  bindings: readonly Binding[],
+  target: Binding | undefined,
+): boolean {
+  if (proposition.entities.length === 0) return true;
+  return (
+    target !== undefined &&
+    bindings.some((binding) => binding.id === target.id && proposition.entities.includes(binding.entity))
+  );
+}
+
+/** The arguments that name a binding, read backwards through a binding pattern. */
+function argumentsFor(propositions: readonly PropositionSpec[], binding: Binding): Record<string, Value> {
+  const pattern = propositions.find(
+    (proposition) =>
+      proposition.entities.includes(binding.entity) && Object.keys(proposition.bindingPattern).length > 0,
+  )?.bindingPattern;
+  const args: Record<string, Value> = {};
+  for (const [variable, path] of Object.entries(pattern ?? {}))
+    setPath(args, path, binding.values[variable] ?? null);
+  return args;
 }
 
 function setPath(target: Record<string, Value>, path: readonly (string | number)[], value: Value): void {
