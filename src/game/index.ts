@@ -1,3 +1,4 @@
+export { type LintFinding, type LintOptions, lintPolicy } from "./lint.js";
 export {
   type CallClass,
   type CandidateCall,

@@ -1,0 +1,141 @@
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { MentorError } from "../errors/index.js";
+import { type Decision, Evaluator, type ProposedCall } from "../evaluator/index.js";
+import { lintPolicy } from "../game/index.js";
+import { parseArguments, Run, traceFromMessages } from "../monitor/index.js";
+import { loadPolicy } from "../policy/index.js";
+
+export function registerPolicyCommands(program: Command): void {
+  program
+    .command("lint")
+    .description(
+      "Check a policy: contradictions and traps (errors), vacuous, dead and shadowed rules (warnings)",
+    )
+    .argument("<policy>", "policy file (YAML)")
+    .option("--json", "print the findings as JSON")
+    .action((file: string, options: { json?: boolean }) => {
+      const findings = lintPolicy(loadPolicy(file));
+      if (options.json) {
+        print(findings);
+      } else {
+        for (const finding of findings) {
+          const example = finding.example ? `\n    example: ${finding.example.join(" ; ")}` : "";
+          process.stdout.write(
+            `${file}: ${finding.severity} [${finding.kind}] ${finding.message}${example}\n`,
+          );
+        }
+        const errors = findings.filter((finding) => finding.severity === "error").length;
+        process.stdout.write(`${file}: ${errors} error(s), ${findings.length - errors} warning(s)\n`);
+      }
+      if (findings.some((finding) => finding.severity === "error")) process.exitCode = 1;
+    });
+
+  program
+    .command("check")
+    .description(
+      "Print what may come next after a conversation (and, with --call, whether that call may be made) as JSON",
+    )
+    .requiredOption("-p, --policy <file>", "policy file (YAML)")
+    .requiredOption(
+      "-m, --messages <file>",
+      "OpenAI chat messages (JSON array, or an object with a `messages` field)",
+    )
+    .option("-c, --call <json>", 'a proposed call: {"name": "book_train", "arguments": {...}}')
+    .option("--strict", "a call is unsafe if some outcome (not every outcome) leaves no compliant finish")
+    .action((options: { policy: string; messages: string; call?: string; strict?: boolean }) => {
+      const evaluator = new Evaluator(loadPolicy(options.policy), { strict: options.strict ?? false });
+      const messages = readMessages(options.messages);
+      const result: Record<string, unknown> = { next: evaluator.next(messages) };
+      if (options.call !== undefined) result.decide = evaluator.decide(messages, parseCall(options.call));
+      print(result);
+    });
+
+  program
+    .command("verify")
+    .description(
+      "Judge a finished conversation after the fact: every call, every rule and binding, and a compliance score",
+    )
+    .requiredOption("-p, --policy <file>", "policy file (YAML)")
+    .requiredOption(
+      "-m, --messages <file>",
+      "OpenAI chat messages (JSON array, or an object with a `messages` field)",
+    )
+    .action((options: { policy: string; messages: string }) => {
+      const policy = loadPolicy(options.policy);
+      const evaluator = new Evaluator(policy);
+      const trace = traceFromMessages(readMessages(options.messages), policy);
+      // Each call judged on the trace before it, as the shield would have judged it.
+      const calls = trace.calls.map((call, index) => {
+        const decision: Decision = evaluator.decide(
+          { task: trace.task, calls: trace.calls.slice(0, index) },
+          { name: call.name, arguments: call.arguments },
+        );
+        return {
+          call: { name: call.name, arguments: call.arguments },
+          verdict: decision.verdict,
+          violations: decision.violations.map((finding) => finding.rule),
+          warnings: decision.warnings.map((finding) => finding.rule),
+        };
+      });
+      const run = Run.fromTrace(policy, trace);
+      const rules = run.instances.map((instance, index) => {
+        const colours = [
+          ...new Set(run.beliefs.map((belief) => instance.rule.automaton.colour(belief[index] as number))),
+        ];
+        return {
+          rule: instance.rule.id,
+          mode: instance.rule.mode,
+          binding: instance.bindings.map((binding) => binding.values),
+          colour: colours.length === 1 ? colours[0] : colours,
+          satisfied: run.beliefs.every((belief) =>
+            instance.rule.automaton.isAccepting(belief[index] as number),
+          ),
+        };
+      });
+      const checks = [
+        ...calls.map((call) => call.verdict === "allow"),
+        ...rules.filter((rule) => rule.mode !== "record").map((rule) => rule.satisfied),
+      ];
+      const passed = checks.filter(Boolean).length;
+      const violated =
+        calls.some((call) => call.verdict === "block") ||
+        rules.some((rule) => rule.mode === "block" && !rule.satisfied);
+      print({ score: checks.length === 0 ? 1 : passed / checks.length, violated, calls, rules });
+      if (violated) process.exitCode = 1;
+    });
+}
+
+function readMessages(file: string): unknown {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new MentorError(
+      "MNT_ERR_BAD_INPUT",
+      `cannot read messages from ${file}: ${(error as Error).message}`,
+    );
+  }
+  if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && "messages" in parsed) {
+    return (parsed as { messages: unknown }).messages;
+  }
+  return parsed;
+}
+
+function parseCall(text: string): ProposedCall {
+  let call: unknown;
+  try {
+    call = JSON.parse(text);
+  } catch (error) {
+    throw new MentorError("MNT_ERR_BAD_INPUT", `--call is not valid JSON: ${(error as Error).message}`);
+  }
+  const { name, arguments: args } = (call ?? {}) as { name?: unknown; arguments?: unknown };
+  if (typeof name !== "string") {
+    throw new MentorError("MNT_ERR_BAD_INPUT", '--call must look like {"name": "tool", "arguments": {...}}');
+  }
+  return { name, arguments: parseArguments(args ?? {}, "--call arguments") };
+}
+
+function print(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}

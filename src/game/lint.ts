@@ -1,0 +1,194 @@
+import type { Value } from "../expression/index.js";
+import { Run, type TaskCall } from "../monitor/index.js";
+import type { Policy } from "../policy/index.js";
+import { type CandidateCall, StrategyTemplate } from "./template.js";
+
+export interface LintFinding {
+  severity: "error" | "warning";
+  kind: "contradiction" | "trap" | "vacuous" | "dead-proposition" | "shadowed";
+  rules: string[];
+  message: string;
+  /** For traps: the shortest sequence of calls that leads into one. */
+  example?: string[];
+}
+
+export interface LintOptions {
+  /** Joint states the trap search may visit. Default 5,000. */
+  maxStates?: number;
+}
+
+/**
+ * Static checks of a policy, played on a run with one binding per entity:
+ * - error `contradiction`: no compliant run exists at all;
+ * - error `trap`: a state reachable without breaking any single rule from which no compliant
+ *   finish exists (rules that only conflict in combination), with a shortest example;
+ * - warning `vacuous`: a rule no run can break;
+ * - warning `dead-proposition`: a proposition of a rule that no call can make true;
+ * - warning `shadowed`: a rule that is only ever broken together with another rule.
+ */
+export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFinding[] {
+  const findings: LintFinding[] = [];
+  const run = Run.start(policy, syntheticTask(policy));
+  const template = new StrategyTemplate(run, { maxStates: options.maxStates ?? 5_000 });
+  const initial = run.beliefs[0] as Int32Array;
+  const ruleIds = (indices: number[]): string[] => [
+    ...new Set(indices.map((index) => run.instances[index]?.rule.id as string)),
+  ];
+
+  const start = template.distance(initial);
+  if (start === Number.POSITIVE_INFINITY) {
+    const rules = ruleIds(template.openInstances(initial));
+    findings.push({
+      severity: "error",
+      kind: "contradiction",
+      rules,
+      message: `no compliant run exists: rules ${rules.join(", ")} cannot all be satisfied`,
+    });
+  } else {
+    const trap = findTrap(template, initial, options.maxStates ?? 5_000);
+    if (trap) {
+      const rules = ruleIds(template.openInstances(trap.state));
+      findings.push({
+        severity: "error",
+        kind: "trap",
+        rules,
+        message: `after ${trap.path.join(", ")} no compliant finish exists, though no single rule is broken (rules ${rules.join(", ")})`,
+        example: trap.path,
+      });
+    }
+  }
+
+  policy.rules.forEach((rule) => {
+    const automaton = rule.automaton;
+    if (automaton.colour(automaton.initial) === "PERM_SAT") {
+      findings.push({
+        severity: "warning",
+        kind: "vacuous",
+        rules: [rule.id],
+        message: `rule ${rule.id} can never be broken`,
+      });
+    }
+    const letters = automaton.alphabet;
+    automaton.atoms.forEach((atom, bit) => {
+      if (!letters.some((mask) => (mask >>> bit) & 1)) {
+        findings.push({
+          severity: "warning",
+          kind: "dead-proposition",
+          rules: [rule.id],
+          message: `in rule ${rule.id}, ${atom.key} can never hold (no call and outcome of its tool makes it true)`,
+        });
+      }
+    });
+  });
+
+  findings.push(...shadowedRules(template, initial));
+  return findings;
+}
+
+/** One task call of each kind an entity is bound from, with placeholder arguments. */
+function syntheticTask(policy: Policy): TaskCall[] {
+  const names = new Set(
+    [...policy.entities.values()].flatMap((entity) => entity.sources.map((source) => source.taskCall)),
+  );
+  return [...names].map((name) => {
+    const call = policy.taskCalls.get(name);
+    const args: Record<string, Value> = {};
+    for (const parameter of call?.parameters ?? []) {
+      const type = parameter.type;
+      args[parameter.name] =
+        typeof type === "object"
+          ? (type.enum[0] ?? null)
+          : type === "boolean"
+            ? false
+            : type === "number" || type === "integer"
+              ? 0
+              : `<${parameter.name}>`;
+    }
+    return { name, arguments: args };
+  });
+}
+
+function describeCandidate(candidate: CandidateCall, caseIndex: number): string {
+  const args = Object.entries(candidate.arguments).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
+  const outcome = candidate.cases.length > 1 ? ` → ${candidate.cases[caseIndex]?.description}` : "";
+  return `${candidate.tool}(${args.join(", ")})${outcome}`;
+}
+
+/** Breadth-first over states where no single rule is lost; the first with infinite distance is a trap. */
+function findTrap(
+  template: StrategyTemplate,
+  initial: Int32Array,
+  maxStates: number,
+): { state: Int32Array; path: string[] } | undefined {
+  const seen = new Set([initial.join(",")]);
+  let layer: { state: Int32Array; path: string[] }[] = [{ state: initial, path: [] }];
+  while (layer.length > 0 && seen.size <= maxStates) {
+    const next: typeof layer = [];
+    for (const { state, path } of layer) {
+      for (const candidate of template.candidates) {
+        for (let caseIndex = 0; caseIndex < candidate.cases.length; caseIndex++) {
+          const successor = template.successor(state, candidate, caseIndex);
+          const key = successor.join(",");
+          if (seen.has(key) || template.doomedInstances(successor).length > 0) continue;
+          seen.add(key);
+          const step = { state: successor, path: [...path, describeCandidate(candidate, caseIndex)] };
+          if (template.distance(successor) === Number.POSITIVE_INFINITY) return step;
+          next.push(step);
+        }
+      }
+    }
+    layer = next;
+  }
+  return undefined;
+}
+
+/** Rule A is shadowed by rule B if no reachable state has A lost while B is not (and A can be lost). */
+function shadowedRules(template: StrategyTemplate, initial: Int32Array): LintFinding[] {
+  const run = template.run;
+  const lostSomewhere = new Set<number>();
+  const lostAlone = new Map<number, Set<number>>();
+  const colourLost = (state: Int32Array, index: number): boolean =>
+    run.instances[index]?.rule.automaton.colour(state[index] as number) === "PERM_VIOL";
+  const seen = new Set([initial.join(",")]);
+  const queue = [initial];
+  while (queue.length > 0 && seen.size <= 5_000) {
+    const state = queue.shift() as Int32Array;
+    const lost = run.instances.map((_, index) => colourLost(state, index));
+    lost.forEach((isLost, index) => {
+      if (!isLost) return;
+      lostSomewhere.add(index);
+      const others = lostAlone.get(index) ?? new Set<number>();
+      lost.forEach((otherLost, other) => {
+        if (!otherLost) others.add(other);
+      });
+      lostAlone.set(index, others);
+    });
+    for (const candidate of template.candidates) {
+      for (let caseIndex = 0; caseIndex < candidate.cases.length; caseIndex++) {
+        const successor = template.successor(state, candidate, caseIndex);
+        const key = successor.join(",");
+        if (!seen.has(key)) {
+          seen.add(key);
+          queue.push(successor);
+        }
+      }
+    }
+  }
+  const findings: LintFinding[] = [];
+  for (const index of lostSomewhere) {
+    const instance = run.instances[index];
+    if (!instance || instance.rule.mode === "block") continue;
+    for (const [other, otherInstance] of run.instances.entries()) {
+      if (other === index || otherInstance.rule.mode !== "block") continue;
+      if (!lostAlone.get(index)?.has(other)) {
+        findings.push({
+          severity: "warning",
+          kind: "shadowed",
+          rules: [instance.rule.id, otherInstance.rule.id],
+          message: `rule ${instance.rule.id} (${instance.rule.mode}) is only ever broken together with rule ${otherInstance.rule.id} (block), which already stops it`,
+        });
+      }
+    }
+  }
+  return findings;
+}

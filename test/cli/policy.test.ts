@@ -1,0 +1,106 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { Conversation } from "../support/conversation.js";
+
+const mentor = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+const travel = fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url));
+const directory = mkdtempSync(join(tmpdir(), "mentor-cli-"));
+const route = { origin: "Toronto", destination: "Chicago" };
+
+function run(args: string[]): { stdout: string; stderr: string; status: number | null } {
+  const result = spawnSync(process.execPath, [mentor, ...args], { encoding: "utf8" });
+  return { stdout: result.stdout, stderr: result.stderr, status: result.status };
+}
+
+function messagesFile(name: string, conversation: Conversation): string {
+  const file = join(directory, name);
+  writeFileSync(file, JSON.stringify({ messages: conversation.messages }));
+  return file;
+}
+
+const task = [{ name: "request_travel", arguments: { ...route, urgent: false } }];
+
+describe("mentor lint / check / verify", () => {
+  test("lint: the travel policy is clean; a broken policy lists located problems and exits 2", () => {
+    const clean = run(["lint", travel]);
+    assert.equal(clean.status, 0);
+    assert.match(clean.stdout, /0 error\(s\), 0 warning\(s\)/);
+    const broken = join(directory, "broken.yaml");
+    writeFileSync(broken, "policy: x\nmanual: {}\ntools: {t: {}}\npropositions: {p: {tool: u}}\n");
+    const result = run(["lint", broken]);
+    assert.equal(result.status, 2);
+    assert.match(result.stderr, /MNT_ERR_POLICY_INVALID/);
+    assert.match(
+      result.stderr,
+      /broken\.yaml:4:26 \(propositions\.p\.tool\): proposition p refers to unknown tool u/,
+    );
+  });
+
+  test("check: the next answer, and the decision on a proposed call", () => {
+    const file = messagesFile("start.json", new Conversation(task));
+    const result = run([
+      "check",
+      "--policy",
+      travel,
+      "--messages",
+      file,
+      "--call",
+      JSON.stringify({ name: "book_train", arguments: route }),
+    ]);
+    assert.equal(result.status, 0, result.stderr);
+    const output = JSON.parse(result.stdout);
+    assert.equal(output.next.done.allowed, false);
+    assert.equal(output.decide.verdict, "block");
+    assert.deepEqual(output.decide.advice.call, { name: "check_distance", arguments: route });
+  });
+
+  test("verify: a compliant run scores 1 and exits 0; a violating one is reported and exits 1", () => {
+    const good = new Conversation(task)
+      .call("check_distance", route, { label: "short" })
+      .call("book_train", route, { json: { status: "confirmed" } });
+    const ok = run(["verify", "--policy", travel, "--messages", messagesFile("good.json", good)]);
+    assert.equal(ok.status, 0, ok.stderr);
+    const report = JSON.parse(ok.stdout);
+    assert.equal(report.score, 1);
+    assert.equal(report.violated, false);
+
+    const bad = new Conversation(task).call(
+      "book_flight",
+      { ...route, travel_class: "economy" },
+      { json: { status: "confirmed" } },
+    );
+    const failed = run(["verify", "--policy", travel, "--messages", messagesFile("bad.json", bad)]);
+    assert.equal(failed.status, 1);
+    const badReport = JSON.parse(failed.stdout);
+    assert.equal(badReport.violated, true);
+    assert.deepEqual(badReport.calls[0].violations.sort(), ["P1", "P5"]);
+    assert.ok(badReport.score < 1);
+    const p1 = badReport.rules.find((rule: { rule: string }) => rule.rule === "P1");
+    assert.equal(p1.colour, "PERM_VIOL");
+  });
+
+  test("bad messages name the message and field", () => {
+    const file = join(directory, "broken-messages.json");
+    writeFileSync(
+      file,
+      JSON.stringify([
+        { role: "user", content: "hi" },
+        {
+          role: "assistant",
+          tool_calls: [{ id: "a", type: "function", function: { name: "book_train", arguments: "{oops" } }],
+        },
+      ]),
+    );
+    const result = run(["check", "--policy", travel, "--messages", file]);
+    assert.equal(result.status, 2);
+    assert.match(
+      result.stderr,
+      /MNT_ERR_MESSAGES: messages\[1\]\.tool_calls\[0\]\.function\.arguments is not valid JSON/,
+    );
+  });
+});
