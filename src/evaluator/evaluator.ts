@@ -250,8 +250,7 @@ export class Evaluator {
       Object.assign(duty, bindingField(instance.bindings));
       const fulfil = template.candidates.find(
         (candidate) =>
-          candidate.effects.some((effects) => (effects[index] as number) >= 0) &&
-          template.classifyCandidate(open, candidate) === "progressing",
+          candidate.affected.includes(index) && template.classifyCandidate(open, candidate) === "progressing",
       );
       if (fulfil) duty.fulfil = { name: fulfil.tool, arguments: fulfil.arguments };
       duties.push(duty);

@@ -33,7 +33,9 @@ export interface CandidateCall {
   arguments: Record<string, Value>;
   binding: Binding | undefined;
   cases: OutcomeCase[];
-  /** Per outcome case, per instance: the letter mask the call produces, or -1 if not an event. */
+  /** The instances the call is an event of (sorted). */
+  affected: number[];
+  /** Per outcome case: the letter mask for each instance in `affected`, in the same order. */
   effects: Int32Array[];
 }
 
@@ -89,13 +91,12 @@ export class StrategyTemplate {
   }
 
   successor(state: Int32Array, candidate: CandidateCall, caseIndex: number): Int32Array {
-    const effects = candidate.effects[caseIndex] as Int32Array;
+    const masks = candidate.effects[caseIndex] as Int32Array;
     const next = Int32Array.from(state);
-    for (let index = 0; index < effects.length; index++) {
-      const mask = effects[index] as number;
-      if (mask >= 0)
-        next[index] = this.run.instances[index]?.rule.automaton.step(state[index] as number, mask) as number;
-    }
+    candidate.affected.forEach((index, position) => {
+      const automaton = (this.run.instances[index] as Instance).rule.automaton;
+      next[index] = automaton.step(state[index] as number, masks[position] as number);
+    });
     return next;
   }
 
@@ -200,9 +201,8 @@ function componentsOf(enforced: readonly number[], candidates: readonly Candidat
     parent.set(index, root);
     return root;
   };
-  const affected = candidates.map((candidate) =>
-    enforced.filter((index) => candidate.effects.some((effects) => (effects[index] as number) >= 0)),
-  );
+  const isEnforced = new Set(enforced);
+  const affected = candidates.map((candidate) => candidate.affected.filter((index) => isEnforced.has(index)));
   for (const indices of affected) {
     for (const index of indices.slice(1)) parent.set(find(index), find(indices[0] as number));
   }
@@ -245,9 +245,11 @@ function candidateCalls(run: Run): CandidateCall[] {
     }
     for (const binding of targets) {
       const args = binding ? argumentsFor(own, binding) : {};
+      const reachable = binding ? run.instancesOf(binding) : run.globalInstances();
       for (const moves of movesByChoice.values()) {
-        const effects = moves.map((move) =>
-          Int32Array.from(run.instances, (instance) => {
+        const letters = moves.map((move) =>
+          reachable.map((index) => {
+            const instance = run.instances[index] as Instance;
             const letter: string[] = [];
             let event = false;
             for (const key of instance.rule.propositions) {
@@ -263,7 +265,18 @@ function candidateCalls(run: Run): CandidateCall[] {
             return event ? instance.rule.automaton.letterMask(letter) : -1;
           }),
         );
-        if (effects.every((perCase) => perCase.every((mask) => mask < 0))) continue;
+        const affected = reachable.filter((_, position) =>
+          letters.some((perCase) => (perCase[position] as number) >= 0),
+        );
+        if (affected.length === 0) continue;
+        // An instance that is an event for one outcome is an event for all (events depend on `when` only).
+        const effects = letters.map((perCase) =>
+          Int32Array.from(
+            reachable.flatMap((_, position) =>
+              (letters[0]?.[position] as number) >= 0 ? [perCase[position] as number] : [],
+            ),
+          ),
+        );
         const cases = moves.map(
           (move): OutcomeCase => ({
             description:
@@ -274,7 +287,7 @@ function candidateCalls(run: Run): CandidateCall[] {
             abstract: move,
           }),
         );
-        candidates.push({ tool: tool.name, arguments: args, binding, cases, effects });
+        candidates.push({ tool: tool.name, arguments: args, binding, cases, affected, effects });
       }
     }
   }

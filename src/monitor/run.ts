@@ -100,15 +100,52 @@ export class Run {
   /** The joint state after one call and one outcome case, from one belief. */
   successor(belief: Int32Array, call: ToolCallEvent, outcomeCase: OutcomeCase): Int32Array {
     const next = Int32Array.from(belief);
-    this.instances.forEach((instance, index) => {
+    for (const index of this.instancesFor(call)) {
+      const instance = this.instances[index] as Instance;
       const letter = this.letterFor(instance, call, outcomeCase);
-      if (letter)
-        next[index] = instance.rule.automaton.step(
-          belief[index] as number,
-          instance.rule.automaton.letterMask(letter),
-        );
-    });
+      if (!letter) continue;
+      next[index] = instance.rule.automaton.step(
+        belief[index] as number,
+        instance.rule.automaton.letterMask(letter),
+      );
+    }
     return next;
+  }
+
+  /** Instances a call can be an event of: those of the bindings it names, and those of rules without entities. */
+  instancesFor(call: ToolCallEvent): number[] {
+    const named = this.bindings.filter((binding) => this.names(binding, call));
+    const indices = new Set([
+      ...this.globalInstances(),
+      ...named.flatMap((binding) => this.instancesOf(binding)),
+    ]);
+    return [...indices].sort((left, right) => left - right);
+  }
+
+  /** Indices of the instances monitoring a binding. */
+  instancesOf(binding: Binding): number[] {
+    return this.instanceIndex().byBinding.get(binding.id) ?? [];
+  }
+
+  /** Indices of the instances of rules without entities. */
+  globalInstances(): number[] {
+    return this.instanceIndex().global;
+  }
+
+  private index: { byBinding: Map<number, number[]>; global: number[] } | undefined;
+
+  private instanceIndex(): { byBinding: Map<number, number[]>; global: number[] } {
+    if (!this.index) {
+      const byBinding = new Map<number, number[]>();
+      const global: number[] = [];
+      this.instances.forEach((instance, index) => {
+        if (instance.bindings.length === 0) global.push(index);
+        for (const binding of instance.bindings)
+          byBinding.set(binding.id, [...(byBinding.get(binding.id) ?? []), index]);
+      });
+      this.index = { byBinding, global };
+    }
+    return this.index;
   }
 
   /**
