@@ -290,16 +290,15 @@ export class Evaluator {
         run.beliefs.map((belief) => template.classifyCandidate(belief, candidate)),
       ]),
     );
-    const safe = template.candidates
-      .filter(
-        (candidate) => !classes.get(candidate)?.some((entry) => entry === "unsafe" || entry === undefined),
-      )
-      .sort(
-        (left, right) =>
-          Number(!named.has(right.binding?.id ?? -1)) - Number(!named.has(left.binding?.id ?? -1)),
-      );
+    const safe = template.candidates.filter(
+      (candidate) => !classes.get(candidate)?.some((entry) => entry === "unsafe" || entry === undefined),
+    );
+    // A prerequisite acts on the bindings the blocked call names (or on none).
+    const related = safe.filter(
+      (candidate) => candidate.binding === undefined || named.has(candidate.binding.id),
+    );
     const proposed = { name: call.name, arguments: call.arguments };
-    const enabler = safe.find((candidate) => {
+    const enabler = related.find((candidate) => {
       const event: ToolCallEvent = {
         id: "advice",
         name: candidate.tool,
@@ -310,8 +309,9 @@ export class Evaluator {
         (outcomeCase) => this.decideOn(run.after(event, [outcomeCase]), proposed, false).verdict === "allow",
       );
     });
-    const chosen =
-      enabler ?? safe.find((candidate) => classes.get(candidate)?.every((entry) => entry === "progressing"));
+    const progressing = (candidate: CandidateCall): boolean =>
+      classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
+    const chosen = enabler ?? related.find(progressing) ?? safe.find(progressing);
     return chosen
       ? { kind: "prerequisite", call: { name: chosen.tool, arguments: chosen.arguments } }
       : undefined;

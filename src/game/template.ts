@@ -52,6 +52,7 @@ export class StrategyTemplate {
   /** Indices of the instances the game is about: block-mode rules, minus `exclude`. */
   private readonly enforced: number[];
   private readonly components: Component[];
+  private readonly componentOfCandidate = new Map<CandidateCall, Component>();
   readonly maxStates: number;
   /** Joint states visited by all searches so far. */
   statesExplored = 0;
@@ -66,8 +67,17 @@ export class StrategyTemplate {
     this.enforced = run.instances.flatMap((instance, index) =>
       instance.rule.mode === "block" && !options.exclude?.has(index) ? [index] : [],
     );
-    this.candidates = candidateCalls(run);
-    this.components = componentsOf(this.enforced, this.candidates);
+    this.candidates = candidatesByInstances.get(run.instances) ?? candidateCalls(run);
+    candidatesByInstances.set(run.instances, this.candidates);
+    let distances = distancesByPolicy.get(run.policy);
+    if (!distances) {
+      distances = new Map();
+      distancesByPolicy.set(run.policy, distances);
+    }
+    this.components = componentsOf(run, this.enforced, this.candidates, distances);
+    for (const component of this.components) {
+      for (const candidate of component.candidates) this.componentOfCandidate.set(candidate, component);
+    }
   }
 
   isAccepting(state: Int32Array): boolean {
@@ -108,18 +118,27 @@ export class StrategyTemplate {
    * components: their distances add up, and each is searched in its own small game.
    */
   distance(state: Int32Array): number | undefined {
-    let total = 0;
+    const key = state.join(",");
+    if (this.lastDistance?.key === key) return this.lastDistance.value;
+    let total: number | undefined = 0;
     for (const component of this.components) {
       const distance = this.componentDistance(component, state);
-      if (distance === undefined) return undefined;
+      if (distance === undefined) {
+        total = undefined;
+        break;
+      }
       total += distance;
     }
+    this.lastDistance = { key, value: total };
     return total;
   }
 
+  /** The last state whose total distance was summed (classifying many calls asks about the same state). */
+  private lastDistance: { key: string; value: number | undefined } | undefined;
+
   private componentDistance(component: Component, state: Int32Array): number | undefined {
     const project = (full: Int32Array): string => component.instances.map((index) => full[index]).join(",");
-    const key = project(state);
+    const key = `${component.shape}|${project(state)}`;
     const known = component.distances.get(key);
     if (known !== undefined) return Number.isNaN(known) ? undefined : known;
     const automaton = (index: number): Automaton => (this.run.instances[index] as Instance).rule.automaton;
@@ -142,7 +161,7 @@ export class StrategyTemplate {
           for (const candidate of component.candidates) {
             for (let caseIndex = 0; caseIndex < candidate.cases.length; caseIndex++) {
               const successor = this.successor(current, candidate, caseIndex);
-              const successorKey = project(successor);
+              const successorKey = `${component.shape}|${project(successor)}`;
               if (seen.has(successorKey) || doomed(successor)) continue;
               seen.add(successorKey);
               next.push(successor);
@@ -180,20 +199,54 @@ export class StrategyTemplate {
   classifyCandidate(state: Int32Array, candidate: CandidateCall): CallClass | undefined {
     return this.classify(
       state,
-      candidate.cases.map((_, caseIndex) => this.distance(this.successor(state, candidate, caseIndex))),
+      candidate.cases.map((_, caseIndex) => this.distanceAfter(state, candidate, caseIndex)),
     );
   }
+
+  /**
+   * The distance after a candidate call: only the component the call touches changes, so the
+   * others' distances (summed once per state) are reused.
+   */
+  distanceAfter(state: Int32Array, candidate: CandidateCall, caseIndex: number): number | undefined {
+    const successor = this.successor(state, candidate, caseIndex);
+    const component = this.componentOfCandidate.get(candidate);
+    if (!component) return this.distance(successor);
+    const total = this.distance(state);
+    const own = this.componentDistance(component, state);
+    if (total === undefined || own === undefined) return undefined;
+    const after = this.componentDistance(component, successor);
+    if (after === undefined) return undefined;
+    if (total === Number.POSITIVE_INFINITY && own !== Number.POSITIVE_INFINITY)
+      return Number.POSITIVE_INFINITY;
+    return total === Number.POSITIVE_INFINITY ? this.distance(successor) : total - own + after;
+  }
 }
+
+/** Candidate calls depend only on the instances (and their bindings), which runs share until one is added. */
+const candidatesByInstances = new WeakMap<readonly Instance[], CandidateCall[]>();
+
+/**
+ * Component distances by the component's shape (its rules and the effects of its calls) and
+ * projected state: every binding of an entity under the same rules is the same small game.
+ */
+const distancesByPolicy = new WeakMap<object, Map<string, number>>();
 
 /** Enforced instances linked by calls that affect them together, and the calls that affect them. */
 interface Component {
   instances: number[];
   candidates: CandidateCall[];
-  /** Distance by projected state; NaN where the search hit its limit. */
+  /** The rules of its instances and the effects of its calls, in instance order. */
+  shape: string;
+  /** Distance by shape and projected state, shared by all templates of the policy; NaN where a search hit its limit. */
   distances: Map<string, number>;
 }
 
-function componentsOf(enforced: readonly number[], candidates: readonly CandidateCall[]): Component[] {
+function componentsOf(
+  run: Run,
+  enforced: readonly number[],
+  candidates: readonly CandidateCall[],
+  distances: Map<string, number>,
+): Component[] {
   const parent = new Map(enforced.map((index) => [index, index]));
   const find = (index: number): number => {
     let root = index;
@@ -212,7 +265,8 @@ function componentsOf(enforced: readonly number[], candidates: readonly Candidat
     const component: Component = components.get(root) ?? {
       instances: [],
       candidates: [],
-      distances: new Map(),
+      shape: "",
+      distances,
     };
     component.instances.push(index);
     components.set(root, component);
@@ -221,6 +275,17 @@ function componentsOf(enforced: readonly number[], candidates: readonly Candidat
     const first = affected[position]?.[0];
     if (first !== undefined) components.get(find(first))?.candidates.push(candidate);
   });
+  for (const component of components.values()) {
+    const slot = new Map(component.instances.map((index, position) => [index, position]));
+    const rules = component.instances.map((index) => run.instances[index]?.rule.id).join(",");
+    const calls = component.candidates.map((candidate) => {
+      const effects = candidate.effects.map((masks) =>
+        candidate.affected.map((index, position) => `${slot.get(index) ?? "-"}:${masks[position]}`).join(" "),
+      );
+      return `${candidate.tool}[${effects.join("/")}]`;
+    });
+    component.shape = `${rules}|${calls.sort().join(";")}`;
+  }
   return [...components.values()];
 }
 
@@ -252,15 +317,14 @@ function candidateCalls(run: Run): CandidateCall[] {
             const instance = run.instances[index] as Instance;
             const letter: string[] = [];
             let event = false;
-            for (const key of instance.rule.propositions) {
-              const proposition = run.propositionByKey(key);
+            for (const proposition of instance.rule.propositions) {
               if (
                 !matchesForMove(proposition, move) ||
                 !namesInstance(proposition, instance.bindings, binding)
               )
                 continue;
               event = true;
-              if (holdsForMove(proposition, move)) letter.push(key);
+              if (holdsForMove(proposition, move)) letter.push(proposition.key);
             }
             return event ? instance.rule.automaton.letterMask(letter) : -1;
           }),

@@ -17,9 +17,16 @@ export interface Binding {
   requested: boolean;
   /** The task call that introduced it, read by `task.<call>.<field>` for this binding. */
   taskCall: TaskCall | undefined;
-  /** Calls that named this binding, with their outcomes. */
-  history: ToolCallEvent[];
 }
+
+interface InstanceIndex {
+  byBinding: Map<number, number[]>;
+  global: number[];
+}
+
+// Runs share their binding and instance arrays until one grows, so indexes are kept per array.
+const instanceIndexes = new WeakMap<readonly Instance[], InstanceIndex>();
+const valueIndexes = new WeakMap<readonly Binding[], Map<string, Binding[]>>();
 
 /** A rule monitored for one binding of each of its entities (trace slicing). */
 export interface Instance {
@@ -50,10 +57,12 @@ export class Run {
     readonly instances: readonly Instance[],
     readonly beliefs: readonly Int32Array[],
     readonly calls: readonly ToolCallEvent[],
+    /** Per binding id: the calls that named it, with their outcomes. */
+    private readonly histories: readonly (readonly ToolCallEvent[])[],
   ) {}
 
   static start(policy: Policy, task: readonly TaskCall[]): Run {
-    let run = new Run(policy, task, [], [], [new Int32Array(0)], []);
+    let run = new Run(policy, task, [], [], [new Int32Array(0)], [], []);
     for (const [entityName, entity] of policy.entities) {
       for (const call of task) {
         for (const source of entity.sources) {
@@ -87,14 +96,17 @@ export class Run {
         beliefs.set(next.join(","), next);
       }
     }
-    const bindings = run.bindings.map((binding) =>
-      run.names(binding, call) ? { ...binding, history: [...binding.history, call] } : binding,
+    const named = new Set(run.namedBindings(call).map((binding) => binding.id));
+    const histories = run.histories.map((history, id) => (named.has(id) ? [...history, call] : history));
+    return new Run(
+      run.policy,
+      run.task,
+      run.bindings,
+      run.instances,
+      [...beliefs.values()],
+      [...run.calls, call],
+      histories,
     );
-    const instances = run.instances.map((instance) => ({
-      rule: instance.rule,
-      bindings: instance.bindings.map((binding) => bindings[binding.id] as Binding),
-    }));
-    return new Run(run.policy, run.task, bindings, instances, [...beliefs.values()], [...run.calls, call]);
   }
 
   /** The joint state after one call and one outcome case, from one belief. */
@@ -114,13 +126,20 @@ export class Run {
 
   /** Instances a call can be an event of: those of the bindings it names, and those of rules without entities. */
   instancesFor(call: ToolCallEvent): number[] {
-    const named = this.bindings.filter((binding) => this.names(binding, call));
-    const indices = new Set([
-      ...this.globalInstances(),
-      ...named.flatMap((binding) => this.instancesOf(binding)),
-    ]);
-    return [...indices].sort((left, right) => left - right);
+    let indices = this.instancesByCall.get(call);
+    if (!indices) {
+      const named = this.bindings.filter((binding) => this.names(binding, call));
+      const found = new Set([
+        ...this.globalInstances(),
+        ...named.flatMap((binding) => this.instancesOf(binding)),
+      ]);
+      indices = [...found].sort((left, right) => left - right);
+      this.instancesByCall.set(call, indices);
+    }
+    return indices;
   }
+
+  private readonly instancesByCall = new WeakMap<ToolCallEvent, number[]>();
 
   /** Indices of the instances monitoring a binding. */
   instancesOf(binding: Binding): number[] {
@@ -132,20 +151,19 @@ export class Run {
     return this.instanceIndex().global;
   }
 
-  private index: { byBinding: Map<number, number[]>; global: number[] } | undefined;
-
-  private instanceIndex(): { byBinding: Map<number, number[]>; global: number[] } {
-    if (!this.index) {
-      const byBinding = new Map<number, number[]>();
-      const global: number[] = [];
-      this.instances.forEach((instance, index) => {
-        if (instance.bindings.length === 0) global.push(index);
-        for (const binding of instance.bindings)
-          byBinding.set(binding.id, [...(byBinding.get(binding.id) ?? []), index]);
-      });
-      this.index = { byBinding, global };
+  private instanceIndex(): InstanceIndex {
+    let index = instanceIndexes.get(this.instances);
+    if (!index) {
+      index = { byBinding: new Map(), global: [] };
+      for (const [position, instance] of this.instances.entries()) {
+        if (instance.bindings.length === 0) index.global.push(position);
+        for (const binding of instance.bindings) {
+          index.byBinding.set(binding.id, [...(index.byBinding.get(binding.id) ?? []), position]);
+        }
+      }
+      instanceIndexes.set(this.instances, index);
     }
-    return this.index;
+    return index;
   }
 
   /**
@@ -156,12 +174,11 @@ export class Run {
     const scope = this.scopeFor(instance.bindings, call.arguments);
     let event = false;
     const letter: string[] = [];
-    for (const key of instance.rule.propositions) {
-      const proposition = this.propositionByKey(key);
+    for (const proposition of instance.rule.propositions) {
       if (proposition.tool !== call.name) continue;
       if (proposition.when && !holdsIn(proposition.when, scope)) continue;
       event = true;
-      if (outcomeHolds(proposition, outcomeCase, scope)) letter.push(key);
+      if (outcomeHolds(proposition, outcomeCase, scope)) letter.push(proposition.key);
     }
     return event ? letter : undefined;
   }
@@ -196,20 +213,34 @@ export class Run {
   /** Expression scope for a set of bindings: their variables, their task call, their history. */
   scopeFor(bindings: readonly Binding[], args: Record<string, Value>): Scope {
     const variables: Record<string, Value> = {};
-    const task: Record<string, Value> = {};
-    for (const call of this.task) if (!(call.name in task)) task[call.name] = call.arguments;
+    let task = this.taskFields();
     for (const binding of bindings) {
       Object.assign(variables, binding.values);
-      if (binding.taskCall) task[binding.taskCall.name] = binding.taskCall.arguments;
+      if (binding.taskCall) task = { ...task, [binding.taskCall.name]: binding.taskCall.arguments };
     }
-    const history = bindings.length === 0 ? this.calls : bindings.flatMap((binding) => binding.history);
-    return { arguments: args, variables, task, history: this.historyFunctions(history, bindings) };
+    return { arguments: args, variables, task, history: this.historyFunctions(bindings) };
   }
 
-  private historyFunctions(
-    history: readonly ToolCallEvent[],
-    bindings: readonly Binding[],
-  ): NonNullable<Scope["history"]> {
+  private taskFieldsCache: Record<string, Value> | undefined;
+
+  /** `task.<call>` for calls not tied to a binding: the first task call of each name. */
+  private taskFields(): Record<string, Value> {
+    if (!this.taskFieldsCache) {
+      const task: Record<string, Value> = {};
+      for (const call of this.task) if (!(call.name in task)) task[call.name] = call.arguments;
+      this.taskFieldsCache = task;
+    }
+    return this.taskFieldsCache;
+  }
+
+  /** History functions over the calls that named `bindings` (all calls for rules without entities), read on demand. */
+  private historyFunctions(bindings: readonly Binding[]): NonNullable<Scope["history"]> {
+    let cached: readonly ToolCallEvent[] | undefined;
+    const calls = (): readonly ToolCallEvent[] => {
+      cached ??=
+        bindings.length === 0 ? this.calls : bindings.flatMap((binding) => this.histories[binding.id] ?? []);
+      return cached;
+    };
     const outcomeValue = (event: ToolCallEvent): Value =>
       event.outcome.kind === "json"
         ? event.outcome.value
@@ -218,14 +249,14 @@ export class Run {
           : null;
     return {
       last: (tool) => {
-        const event = history.findLast((candidate) => candidate.name === tool);
+        const event = calls().findLast((candidate) => candidate.name === tool);
         return event ? outcomeValue(event) : null;
       },
       held: (name) => {
         const proposition = this.policy.propositions.get(name);
         if (!proposition) return false;
         const variables = Object.assign({}, ...bindings.map((binding) => binding.values));
-        return history.some((event) => {
+        return calls().some((event) => {
           if (event.name !== proposition.tool) return false;
           const scope: Scope = { arguments: event.arguments, variables, outcome: outcomeValue(event) };
           return (
@@ -234,20 +265,62 @@ export class Run {
           );
         });
       },
-      count: (tool) => history.filter((event) => event.name === tool).length,
+      count: (tool) => calls().filter((event) => event.name === tool).length,
       values: (tool, argument) =>
-        history.filter((event) => event.name === tool).map((event) => event.arguments[argument] ?? null),
+        calls()
+          .filter((event) => event.name === tool)
+          .map((event) => event.arguments[argument] ?? null),
     };
   }
 
   /** Whether a call names a binding: some proposition of its tool over the binding's entity holds for it. */
   names(binding: Binding, call: ToolCallEvent): boolean {
-    return [...this.policy.propositions.values()].some(
-      (proposition) =>
-        proposition.tool === call.name &&
-        proposition.entities.includes(binding.entity) &&
-        (!proposition.when || holdsIn(proposition.when, this.scopeFor([binding], call.arguments))),
-    );
+    return this.namedBindings(call).includes(binding);
+  }
+
+  /**
+   * The bindings a call names. Where a proposition's `when` pins every variable of its entity
+   * (`a.origin == x && a.destination == y`), only the binding with those values can match, so it
+   * is looked up instead of trying every binding.
+   */
+  namedBindings(call: ToolCallEvent): Binding[] {
+    let named = this.namedByCall.get(call);
+    if (named) return named;
+    const found = new Set<Binding>();
+    for (const proposition of this.policy.propositions.values()) {
+      if (proposition.tool !== call.name) continue;
+      for (const entityName of proposition.entities) {
+        const entity = this.policy.entities.get(entityName);
+        const pinned =
+          entity !== undefined &&
+          entity.variables.every((variable) => variable in proposition.bindingPattern);
+        const candidates = pinned
+          ? this.bindingsByValues(entityName, patternValues(proposition, entity.variables, call.arguments))
+          : this.bindings.filter((binding) => binding.entity === entityName);
+        for (const binding of candidates) {
+          if (found.has(binding)) continue;
+          if (!proposition.when || holdsIn(proposition.when, this.scopeFor([binding], call.arguments)))
+            found.add(binding);
+        }
+      }
+    }
+    named = [...found].sort((left, right) => left.id - right.id);
+    this.namedByCall.set(call, named);
+    return named;
+  }
+
+  private readonly namedByCall = new WeakMap<ToolCallEvent, Binding[]>();
+  private bindingsByValues(entity: string, values: Record<string, Value>): Binding[] {
+    let index = valueIndexes.get(this.bindings);
+    if (!index) {
+      index = new Map();
+      for (const binding of this.bindings) {
+        const key = `${binding.entity}\u0000${canonicalJson(binding.values)}`;
+        index.set(key, [...(index.get(key) ?? []), binding]);
+      }
+      valueIndexes.set(this.bindings, index);
+    }
+    return index.get(`${entity}\u0000${canonicalJson(values)}`) ?? [];
   }
 
   /** Bindings a call names that do not exist yet, read through the propositions' binding patterns. */
@@ -257,23 +330,13 @@ export class Run {
       if (proposition.tool !== call.name || proposition.entities.length !== 1) continue;
       const entity = this.policy.entities.get(proposition.entities[0] as string);
       if (!entity?.variables.every((variable) => variable in proposition.bindingPattern)) continue;
-      const values = Object.fromEntries(
-        entity.variables.map((variable) => [
-          variable,
-          readPath(call.arguments, proposition.bindingPattern[variable] ?? []),
-        ]),
-      );
-      const known = [...this.bindings, ...found].some(
-        (binding) => binding.entity === entity.name && valuesEqual(binding.values, values),
-      );
+      const values = patternValues(proposition, entity.variables, call.arguments);
+      const known =
+        this.bindingsByValues(entity.name, values).length > 0 ||
+        found.some((binding) => binding.entity === entity.name && valuesEqual(binding.values, values));
       if (!known) found.push({ entity: entity.name, values });
     }
     return found;
-  }
-
-  propositionByKey(key: string): PropositionSpec {
-    const name = key.split("(")[0] as string;
-    return this.policy.propositions.get(name) as PropositionSpec;
   }
 
   private withBinding(
@@ -282,19 +345,17 @@ export class Run {
     requested: boolean,
     taskCall: TaskCall | undefined,
   ): Run {
-    const binding: Binding = { id: this.bindings.length, entity, values, requested, taskCall, history: [] };
-    return new Run(
-      this.policy,
-      this.task,
-      [...this.bindings, binding],
-      this.instances,
-      this.beliefs,
-      this.calls,
-    );
+    const binding: Binding = { id: this.bindings.length, entity, values, requested, taskCall };
+    const bindings = [...this.bindings, binding];
+    return new Run(this.policy, this.task, bindings, this.instances, this.beliefs, this.calls, [
+      ...this.histories,
+      [],
+    ]);
   }
 
   /** Adds an instance per rule and binding combination that involves one of `fresh` (or all of them). */
   private withInstancesFor(fresh: readonly Binding[] | "all"): Run {
+    if (fresh !== "all" && fresh.length === 0) return this;
     const added: Instance[] = [];
     const freshIds = new Set(fresh === "all" ? [] : fresh.map((binding) => binding.id));
     for (const rule of this.policy.rules) {
@@ -318,7 +379,15 @@ export class Run {
       });
       return next;
     });
-    return new Run(this.policy, this.task, this.bindings, [...this.instances, ...added], beliefs, this.calls);
+    return new Run(
+      this.policy,
+      this.task,
+      this.bindings,
+      [...this.instances, ...added],
+      beliefs,
+      this.calls,
+      this.histories,
+    );
   }
 }
 
@@ -339,6 +408,25 @@ function outcomeHolds(proposition: PropositionSpec, outcomeCase: OutcomeCase, sc
   if (!proposition.outcome) return true;
   if (outcomeCase.abstract) return outcomeCase.abstract.outcomeTrue.has(proposition.outcomeText as string);
   return holdsIn(proposition.outcome, { ...scope, outcome: outcomeCase.value });
+}
+
+/** The values a call's arguments give an entity's variables through a proposition's binding pattern. */
+function patternValues(
+  proposition: PropositionSpec,
+  variables: readonly string[],
+  args: Record<string, Value>,
+): Record<string, Value> {
+  return Object.fromEntries(
+    variables.map((variable) => [variable, readPath(args, proposition.bindingPattern[variable] ?? [])]),
+  );
+}
+
+/** JSON with sorted keys, so equal values give equal text. */
+function canonicalJson(value: Value): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const keys = Object.keys(value).sort();
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key] as Value)}`).join(",")}}`;
 }
 
 function readPath(value: Value, path: readonly (string | number)[]): Value {

@@ -450,7 +450,7 @@ class PolicyCompiler {
           appliesTo: rule.applies_to,
           sentence,
           automaton: new Automaton(formula, { alphabet: ruleAlphabet(tools, rulePropositions) }),
-          propositions: rulePropositions.map((proposition) => proposition.key),
+          propositions: rulePropositions,
         });
       } catch (error) {
         if (!(error instanceof MentorError)) throw error;

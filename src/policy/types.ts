@@ -65,8 +65,8 @@ export interface RuleSpec {
   sentence: string;
   /** The rule's automaton, over the letters the policy's tools can produce. */
   automaton: Automaton;
-  /** Proposition keys of the rule's atoms. */
-  propositions: string[];
+  /** The propositions of the rule's atoms (atom key = `proposition.key`). */
+  propositions: PropositionSpec[];
 }
 
 export interface ConstraintSpec {
