@@ -291,9 +291,8 @@ export class Run {
       if (proposition.tool !== call.name) continue;
       for (const entityName of proposition.entities) {
         const entity = this.policy.entities.get(entityName);
-        const pinned =
-          entity !== undefined &&
-          entity.variables.every((variable) => variable in proposition.bindingPattern);
+        if (!entity) continue;
+        const pinned = entity.variables.every((variable) => variable in proposition.bindingPattern);
         const candidates = pinned
           ? this.bindingsByValues(entityName, patternValues(proposition, entity.variables, call.arguments))
           : this.bindings.filter((binding) => binding.entity === entityName);
