@@ -248,9 +248,14 @@ export class Evaluator {
         colour: instance.rule.automaton.colour(open[index] as number),
       };
       Object.assign(duty, bindingField(instance.bindings));
+      // A progressing call on the duty's own bindings (it may touch the rule only later, like a
+      // distance check before the booking that fulfils "book the trip").
+      const ids = new Set(instance.bindings.map((binding) => binding.id));
       const fulfil = template.candidates.find(
         (candidate) =>
-          candidate.affected.includes(index) && template.classifyCandidate(open, candidate) === "progressing",
+          (candidate.binding === undefined
+            ? candidate.affected.includes(index)
+            : ids.has(candidate.binding.id)) && template.classifyCandidate(open, candidate) === "progressing",
       );
       if (fulfil) duty.fulfil = { name: fulfil.tool, arguments: fulfil.arguments };
       duties.push(duty);

@@ -1,0 +1,17 @@
+/** mentor's public API: policies, the evaluator's two questions, the prompt shield's texts, and the logic core. */
+export { type ErrorCode, errorCodes, MentorError, type SourceLocation } from "./errors/index.js";
+export {
+  type Advice,
+  type Decision,
+  type Duty,
+  Evaluator,
+  type EvaluatorOptions,
+  type NextAnswer,
+  type ProposedCall,
+  type RuleFinding,
+} from "./evaluator/index.js";
+export { type LintFinding, lintPolicy } from "./game/index.js";
+export { Automaton, type Colour, declareTemplates, parseFormula } from "./logic/index.js";
+export { type Trace, traceFromMessages } from "./monitor/index.js";
+export { loadPolicy, type Policy, parsePolicy } from "./policy/index.js";
+export { blockedText, doneRefusedText, formatCall, reminderText } from "./shield/index.js";
