@@ -98,7 +98,7 @@ function timeSamples(body: (sample: number) => void): number[] {
 console.log(`mentor bench:shield — node ${process.version}, ${new Date().toISOString()}`);
 console.log(`samples: up to ${MAX_SAMPLES} per figure within ${BUDGET_MS / 1000} s; times in ms\n`);
 const header =
-  "| rules | bindings | instances | compile | decide p50 | decide p95 | next p50 | next p95 | game states (next) | samples |";
+  "| rules | bindings | instances | compile | decide p50 | decide p95 | next p50 | next p95 | game states known | samples |";
 console.log(header);
 console.log(header.replace(/[^|]/g, "-"));
 for (const ruleCount of RULE_COUNTS) {
@@ -119,7 +119,7 @@ for (const ruleCount of RULE_COUNTS) {
     });
     let states = 0;
     const nextTimes = timeSamples(() => {
-      states = evaluator.next(messages).gameStates;
+      states = evaluator.next(messages).gameStates.known;
     });
     const instances = evaluator.run(messages).instances.length;
     console.log(

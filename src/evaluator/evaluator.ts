@@ -71,8 +71,8 @@ export interface NextAnswer {
   /** Per tool argument: values from the bindings whose calls are unsafe or progressing. */
   arguments: { tool: string; argument: string; unsafe: Value[]; progressing: Value[] }[];
   openDuties: Duty[];
-  /** Joint game states explored to answer. */
-  gameStates: number;
+  /** Game states: explored for this answer, and known for the policy (searches are memoized and shared). */
+  gameStates: { explored: number; known: number };
   /** Set when the game search hit its limit: unclassified calls count as unsafe. */
   failClosed?: string;
 }
@@ -227,7 +227,7 @@ export class Evaluator {
       calls,
       arguments: argumentValues(calls),
       openDuties: this.duties(run, template),
-      gameStates: template.statesExplored,
+      gameStates: { explored: template.statesExplored, known: template.knownStates },
     };
     if (failClosed !== undefined) answer.failClosed = failClosed;
     return answer;

@@ -54,8 +54,13 @@ export class StrategyTemplate {
   private readonly components: Component[];
   private readonly componentOfCandidate = new Map<CandidateCall, Component>();
   readonly maxStates: number;
-  /** Joint states visited by all searches so far. */
+  /** Component states visited by this template's own searches (others were already known). */
   statesExplored = 0;
+
+  /** Component states whose distance is known for this policy (searches share them). */
+  get knownStates(): number {
+    return distancesByPolicy.get(this.run.policy)?.size ?? 0;
+  }
   /** True when some search stopped at `maxStates`: its distances are unknown (reported as undefined). */
   limitReached = false;
 
@@ -74,7 +79,12 @@ export class StrategyTemplate {
       distances = new Map();
       distancesByPolicy.set(run.policy, distances);
     }
-    this.components = componentsOf(run, this.enforced, this.candidates, distances);
+    const byEnforced = componentsByInstances.get(run.instances) ?? new Map<string, Component[]>();
+    componentsByInstances.set(run.instances, byEnforced);
+    const enforcedKey = this.enforced.join(",");
+    this.components =
+      byEnforced.get(enforcedKey) ?? componentsOf(run, this.enforced, this.candidates, distances);
+    byEnforced.set(enforcedKey, this.components);
     for (const component of this.components) {
       for (const candidate of component.candidates) this.componentOfCandidate.set(candidate, component);
     }
@@ -230,6 +240,9 @@ const candidatesByInstances = new WeakMap<readonly Instance[], CandidateCall[]>(
  * projected state: every binding of an entity under the same rules is the same small game.
  */
 const distancesByPolicy = new WeakMap<object, Map<string, number>>();
+
+/** Components depend on the instances and on which of them are enforced. */
+const componentsByInstances = new WeakMap<readonly Instance[], Map<string, Component[]>>();
 
 /** Enforced instances linked by calls that affect them together, and the calls that affect them. */
 interface Component {
