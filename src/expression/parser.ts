@@ -367,7 +367,12 @@ class Parser {
   }
 
   private fail(expected: string, token: Token = this.peek()): never {
-    const found = token.type === "end" ? "the end of the expression" : `'${token.text}'`;
+    const found =
+      token.type === "end"
+        ? "the end of the expression"
+        : token.type === "string"
+          ? `the string ${token.text}`
+          : `'${token.text}'`;
     throw this.error(`expected ${expected}, found ${found}`, token.offset);
   }
 

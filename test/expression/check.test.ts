@@ -1,13 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import fc from "fast-check";
 import { MentorError } from "../../src/errors/index.js";
 import {
   assertExpressionChecks,
   type CheckEnvironment,
   checkExpression,
   type Expression,
+  formatExpression,
   parseExpression,
 } from "../../src/expression/index.js";
+import { expressionArbitrary } from "../support/random-expressions.js";
 
 const environment: CheckEnvironment = {
   arguments: {
@@ -265,6 +268,24 @@ describe("checkExpression", () => {
     assert.deepEqual(
       problems(text).map(([at]) => at),
       ["a.orign", "z", "'booked'", "count('nope') < 'x'", "'nope'"],
+    );
+  });
+
+  test("never throws, and every problem lies inside the text (random expressions)", () => {
+    fc.assert(
+      fc.property(expressionArbitrary(4), fc.boolean(), (generated, withCall) => {
+        const text = formatExpression(generated);
+        const expression = parseExpression(text);
+        const where = withCall
+          ? environment
+          : { ...environment, arguments: undefined, outcome: "any" as const };
+        for (const problem of checkExpression(expression, where)) {
+          assert.ok(problem.offset >= 0 && problem.length > 0, JSON.stringify(problem));
+          assert.ok(problem.offset + problem.length <= text.length, `${JSON.stringify(problem)} in ${text}`);
+          assert.ok(problem.message.length > 0);
+        }
+      }),
+      { numRuns: 500 },
     );
   });
 

@@ -265,6 +265,8 @@ describe("parseExpression", () => {
       ["", 1, /expected a value .*found the end of the expression/],
       ["a.x == (1", 10, /expected '\)' to close the '\(' at column 8/],
       ["in", 1, /expected a value .*found 'in'/],
+      ["a.x 'abc'", 5, /expected an operator or the end of the expression, found the string 'abc'/],
+      ["a.x == 1 2", 10, /found '2'/],
     ];
     for (const [text, column, message] of cases) {
       const error = syntaxError(text);
