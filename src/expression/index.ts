@@ -31,6 +31,7 @@ export {
   checkExpression,
   type ExpressionProblem,
   type FieldType,
+  type ProblemKind,
 } from "./check.js";
 export {
   compareValues,
