@@ -256,7 +256,17 @@ class Checker {
       }
       case "in":
         if (expression.right.kind === "list") {
-          for (const element of expression.right.elements) this.checkMembers(left, element);
+          for (const element of expression.right.elements) {
+            if (this.checkMembers(left, element) || element.kind !== "literal") continue;
+            const type = { base: baseOf(element.value) };
+            if (isKnown(left) && isKnown(type) && type.base !== left.base) {
+              this.report(
+                "type-mismatch",
+                `${article[type.base]} is never equal to ${article[left.base]}; this element never matches`,
+                element,
+              );
+            }
+          }
         } else if (right.base === "string") {
           if (isKnown(left) && left.base !== "string") {
             this.report(
@@ -285,8 +295,7 @@ class Checker {
         }
         return unknownType;
       default:
-        this.expectNumber(left, expression, `'${operator}'`);
-        this.expectNumber(right, expression, `'${operator}'`);
+        this.expectNumber(left.base === "number" ? right : left, expression, `'${operator}'`);
         return { base: "number" };
     }
   }

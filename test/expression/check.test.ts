@@ -294,6 +294,8 @@ describe("checkExpression", () => {
       "a.seats in a.origin",
       /'in' looks for a string in a string, not a number/,
     );
+    assertProblem("type-mismatch", "a.seats in [1, '2', null]", "'2'", /a string is never equal to a number/);
+    assertProblem("type-mismatch", "'a' * 'b' == 1", "'a' * 'b'", /'\*' needs numbers, not a string/);
     // Unknown types and null are never reported for == and !=.
     assert.deepEqual(
       problems("a.extra == 'x' && a.extra < 2 && a.seats == null && last('book_flight') == 1"),
