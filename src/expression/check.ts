@@ -11,6 +11,7 @@ import {
 } from "./ast.js";
 import { valuesEqual } from "./evaluate.js";
 import { formatExpression } from "./format.js";
+import { lineAndColumn } from "./parser.js";
 
 /** A declared type: a JSON type, `any`, or a list of allowed values. `integer` is a number. */
 export type FieldType =
@@ -109,10 +110,7 @@ export function assertExpressionChecks(
   const first = problems[0];
   if (!first) return;
   let location: SourceLocation | undefined;
-  if (options.text !== undefined) {
-    const before = options.text.slice(0, first.offset);
-    location = { line: before.split("\n").length, column: first.offset - before.lastIndexOf("\n") };
-  }
+  if (options.text !== undefined) location = lineAndColumn(options.text, first.offset);
   const source = options.source ? `${options.source}: ` : "";
   const message = problems.map((problem) => problem.message).join("; ");
   throw new MentorError("MNT_ERR_EXPRESSION_TYPE", `${source}${message}`, location);

@@ -93,6 +93,12 @@ export function parseExpression(text: string, options: ParseOptions = {}): Expre
   return new Parser(text, options).parseAll();
 }
 
+/** The 1-based line and column of a character offset in `text` (lines end at '\n'). */
+export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  return { line: before.split("\n").length, column: offset - before.lastIndexOf("\n") };
+}
+
 class Parser {
   private readonly tokens: Token[];
   private position = 0;
@@ -387,8 +393,7 @@ class Parser {
   }
 
   private locate(offset: number): { line: number; column: number } {
-    const before = this.text.slice(0, offset);
-    return { line: before.split("\n").length, column: offset - before.lastIndexOf("\n") };
+    return lineAndColumn(this.text, offset);
   }
 
   private tokenize(): Token[] {

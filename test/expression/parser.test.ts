@@ -4,6 +4,7 @@ import { MentorError } from "../../src/errors/index.js";
 import {
   type Expression,
   forEachNode,
+  lineAndColumn,
   parseExpression,
   type ReferenceRoot,
   withoutSpans,
@@ -282,6 +283,14 @@ describe("parseExpression", () => {
     const unclosed = syntaxError("(\n  a.x == 1\n");
     assert.deepEqual(unclosed.location, { line: 3, column: 1 });
     assert.match(unclosed.message, /to close the '\(' at line 1, column 1/);
+  });
+
+  test("lineAndColumn locates offsets the way errors do", () => {
+    const text = "a.x == 1 &&\n  foo(1)";
+    assert.deepEqual(lineAndColumn(text, 0), { line: 1, column: 1 });
+    assert.deepEqual(lineAndColumn(text, 11), { line: 1, column: 12 });
+    assert.deepEqual(lineAndColumn(text, 14), { line: 2, column: 3 });
+    assert.deepEqual(syntaxError(text).location, lineAndColumn(text, 14));
   });
 
   test("names the source in errors", () => {
