@@ -116,12 +116,14 @@ export function assertExpressionChecks(
   throw new MentorError("MNT_ERR_EXPRESSION_TYPE", `${source}${message}`, location);
 }
 
-/** What the checker knows statically about a value (it may always also be null at run time). */
+/** What the checker knows statically about a value: its JSON type, unless it is null. */
 interface StaticType {
   base: "string" | "number" | "boolean" | "null" | "list" | "object" | "unknown";
   /** For enum fields: the allowed values, and the text naming the field. */
   members?: Value[];
   name?: string;
+  /** Whether the value is surely not null (a literal, a comparison, `count()`…); fields may be absent. */
+  neverNull?: boolean;
 }
 
 const unknownType: StaticType = { base: "unknown" };
@@ -179,10 +181,10 @@ class Checker {
   infer(expression: Expression): StaticType {
     switch (expression.kind) {
       case "literal":
-        return { base: baseOf(expression.value) };
+        return { base: baseOf(expression.value), neverNull: expression.value !== null };
       case "list":
         for (const element of expression.elements) this.infer(element);
-        return { base: "list" };
+        return { base: "list", neverNull: true };
       case "reference":
         return this.reference(expression);
       case "member": {
@@ -198,7 +200,7 @@ class Checker {
       }
       case "unary": {
         const operand = this.infer(expression.operand);
-        if (expression.operator === "!") return { base: "boolean" };
+        if (expression.operator === "!") return { base: "boolean", neverNull: true };
         this.expectNumber(operand, expression, "unary '-'");
         return { base: "number" };
       }
@@ -218,11 +220,16 @@ class Checker {
     switch (operator) {
       case "&&":
       case "||":
-        return { base: "boolean" };
+        return { base: "boolean", neverNull: true };
       case "==":
       case "!=":
         if (!this.checkMembers(left, expression.right) && !this.checkMembers(right, expression.left)) {
-          if (isKnown(left) && isKnown(right) && left.base !== right.base) {
+          if (
+            isKnown(left) &&
+            isKnown(right) &&
+            left.base !== right.base &&
+            (left.neverNull || right.neverNull)
+          ) {
             this.report(
               "type-mismatch",
               `'${operator}' compares ${article[left.base]} with ${article[right.base]}; they are never equal`,
@@ -230,7 +237,7 @@ class Checker {
             );
           }
         }
-        return { base: "boolean" };
+        return { base: "boolean", neverNull: true };
       case "<":
       case "<=":
       case ">":
@@ -250,7 +257,7 @@ class Checker {
             expression,
           );
         }
-        return { base: "boolean" };
+        return { base: "boolean", neverNull: true };
       }
       case "in":
         if (expression.right.kind === "list") {
@@ -280,9 +287,10 @@ class Checker {
             expression,
           );
         }
-        return { base: "boolean" };
+        return { base: "boolean", neverNull: true };
       case "+":
-        if (left.base === "string" && right.base === "string") return { base: "string" };
+        if (left.base === "string" && right.base === "string")
+          return { base: "string", neverNull: left.neverNull && right.neverNull };
         if (left.base === "number" && right.base === "number") return { base: "number" };
         if ((isKnown(left) || left.base === "null") && (isKnown(right) || right.base === "null")) {
           this.report(
@@ -354,9 +362,14 @@ class Checker {
         );
       }
     });
-    return expression.name === "lower" || expression.name === "upper"
-      ? { base: "string" }
-      : { base: "boolean" };
+    const neverNull =
+      target.base === "string" &&
+      target.neverNull === true &&
+      args.every((argument) => argument.base === "string" && argument.neverNull);
+    return {
+      base: expression.name === "lower" || expression.name === "upper" ? "string" : "boolean",
+      neverNull,
+    };
   }
 
   private call(expression: Expression & { kind: "call" }): StaticType {
@@ -379,10 +392,13 @@ class Checker {
       );
     }
     let tool: string | undefined;
+    /** For len: whether its argument is surely a string or a list. */
+    let measured = false;
     expression.arguments.forEach((argument, index) => {
       const parameter = parameters[index];
       if (parameter === undefined || parameter === "value") {
         const type = this.infer(argument);
+        measured = (type.base === "string" || type.base === "list") && type.neverNull === true;
         if (parameter === "value" && !["string", "list", "unknown"].includes(type.base)) {
           this.report(
             "type-mismatch",
@@ -422,12 +438,13 @@ class Checker {
     });
     switch (name) {
       case "len":
+        return { base: "number", neverNull: measured };
       case "count":
-        return { base: "number" };
+        return { base: "number", neverNull: true };
       case "held":
-        return { base: "boolean" };
+        return { base: "boolean", neverNull: true };
       case "values":
-        return { base: "list" };
+        return { base: "list", neverNull: true };
       case "last":
         return unknownType;
     }

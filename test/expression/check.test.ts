@@ -296,6 +296,9 @@ describe("checkExpression", () => {
     );
     assertProblem("type-mismatch", "a.seats in [1, '2', null]", "'2'", /a string is never equal to a number/);
     assertProblem("type-mismatch", "'a' * 'b' == 1", "'a' * 'b'", /'\*' needs numbers, not a string/);
+    // Two fields of different types are both null when absent, so they may be equal.
+    assert.deepEqual(problems("a.price == a.origin || len(a.origin) != x"), []);
+    assertProblem("type-mismatch", "a.price == held('checked')", "a.price == held('checked')", /never equal/);
     // Unknown types and null are never reported for == and !=.
     assert.deepEqual(
       problems("a.extra == 'x' && a.extra < 2 && a.seats == null && last('book_flight') == 1"),
