@@ -76,7 +76,7 @@ const operands = [
 const operators = ["==", "!=", "<", "<=", ">", ">=", "in", "+", "-", "*", "/", "%"];
 
 const text = fc.constantFrom("", "a", "economy", "short", "first", "Paris");
-function valueOf(type: FieldType): fc.Arbitrary<Value> {
+function conformingValue(type: FieldType): fc.Arbitrary<Value> {
   switch (type) {
     case "string":
       return text;
@@ -99,7 +99,7 @@ function valueOf(type: FieldType): fc.Arbitrary<Value> {
 /** An object with each declared field either absent or of its declared type. */
 function recordOf(types: Record<string, FieldType>): fc.Arbitrary<Record<string, Value>> {
   const entries = Object.entries(types).map(([name, type]) =>
-    fc.option(valueOf(type), { nil: undefined }).map((value) => [name, value] as const),
+    fc.option(conformingValue(type), { nil: undefined }).map((value) => [name, value] as const),
   );
   return fc.tuple(...entries).map((pairs) => {
     const record: Record<string, Value> = {};
