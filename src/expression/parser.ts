@@ -82,7 +82,11 @@ const namePattern = /[A-Za-z_][A-Za-z0-9_]*/y;
 const numberPattern = /[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 const comparisonOperators = new Set<string>(["==", "!=", "<", "<=", ">", ">=", "in"]);
 const keywords = new Set(["true", "false", "null", "in"]);
-const roots: Record<string, ReferenceRoot> = { a: "arguments", o: "outcome", task: "task" };
+const roots = new Map<string, ReferenceRoot>([
+  ["a", "arguments"],
+  ["o", "outcome"],
+  ["task", "task"],
+]);
 const simpleEscapes: Record<string, string> = { "'": "'", '"': '"', "\\": "\\", n: "\n", t: "\t", r: "\r" };
 
 /**
@@ -271,7 +275,7 @@ class Parser {
         this.position++;
         const next = this.peek();
         if (next.type === "symbol" && next.text === "(") return this.parseCall(token);
-        const root = roots[token.text];
+        const root = roots.get(token.text);
         const span = { offset: token.offset, length: token.text.length };
         if (root) return { kind: "reference", root, path: [], ...span };
         return { kind: "reference", root: "variable", path: [token.text], ...span };

@@ -150,6 +150,9 @@ describe("parseExpression", () => {
       arguments: [lit("check_seat"), lit("seat")],
       ...span,
     });
+    // Names of Object.prototype members are ordinary variables and fields.
+    assertParses("constructor.toString", variable("constructor", "toString"));
+    assertParses("__proto__", variable("__proto__"));
     // A function name without parentheses is a variable.
     assertParses("count", variable("count"));
   });
