@@ -76,5 +76,6 @@ describe("the business-travel policy", () => {
     const once = parseExpression("held('checked') && count('book_flight') < 1");
     assert.equal(holdsIn(once, { history }), false);
     assert.equal(holdsIn(once, {}), false);
+    assert.equal(holdsIn(once, { history: { ...history, count: () => 0 } }), true);
   });
 });
