@@ -11,6 +11,7 @@ import {
 } from "./ast.js";
 import { valuesEqual } from "./evaluate.js";
 import { formatExpression } from "./format.js";
+import { lineAndColumn } from "./parser.js";
 
 /** A declared type: a JSON type, `any`, or a list of allowed values. `integer` is a number. */
 export type FieldType =
@@ -39,8 +40,34 @@ export interface CheckEnvironment {
   propositions: string[];
 }
 
+/**
+ * What kind of problem `checkExpression` found:
+ * - `unknown-variable`, `unknown-field` (argument, outcome or task field), `unknown-task-call`,
+ *   `unknown-tool`, `unknown-tool-argument`, `unknown-proposition`: a name the policy does not declare;
+ * - `unavailable`: `a` or `o` where the environment does not provide it;
+ * - `no-field`: a path continues into a value that has no fields (a string, number or boolean);
+ * - `unknown-function`, `arity`, `non-literal-name`: a malformed call (only in trees built by code);
+ * - `type-mismatch`: an operation on operands whose known types make it always false or null;
+ * - `not-a-member`: an enum compared with a literal that is not one of its values.
+ */
+export type ProblemKind =
+  | "unknown-variable"
+  | "unknown-field"
+  | "unknown-task-call"
+  | "unknown-tool"
+  | "unknown-tool-argument"
+  | "unknown-proposition"
+  | "unavailable"
+  | "no-field"
+  | "unknown-function"
+  | "arity"
+  | "non-literal-name"
+  | "type-mismatch"
+  | "not-a-member";
+
 /** One problem found by `checkExpression`; `offset`/`length` is the offending text. */
 export interface ExpressionProblem {
+  kind: ProblemKind;
   message: string;
   offset: number;
   length: number;
@@ -83,21 +110,20 @@ export function assertExpressionChecks(
   const first = problems[0];
   if (!first) return;
   let location: SourceLocation | undefined;
-  if (options.text !== undefined) {
-    const before = options.text.slice(0, first.offset);
-    location = { line: before.split("\n").length, column: first.offset - before.lastIndexOf("\n") };
-  }
+  if (options.text !== undefined) location = lineAndColumn(options.text, first.offset);
   const source = options.source ? `${options.source}: ` : "";
   const message = problems.map((problem) => problem.message).join("; ");
   throw new MentorError("MNT_ERR_EXPRESSION_TYPE", `${source}${message}`, location);
 }
 
-/** What the checker knows statically about a value (it may always also be null at run time). */
+/** What the checker knows statically about a value: its JSON type, unless it is null. */
 interface StaticType {
   base: "string" | "number" | "boolean" | "null" | "list" | "object" | "unknown";
   /** For enum fields: the allowed values, and the text naming the field. */
   members?: Value[];
   name?: string;
+  /** Whether the value is surely not null (a literal, a comparison, `count()`…); fields may be absent. */
+  neverNull?: boolean;
 }
 
 const unknownType: StaticType = { base: "unknown" };
@@ -155,22 +181,26 @@ class Checker {
   infer(expression: Expression): StaticType {
     switch (expression.kind) {
       case "literal":
-        return { base: baseOf(expression.value) };
+        return { base: baseOf(expression.value), neverNull: expression.value !== null };
       case "list":
         for (const element of expression.elements) this.infer(element);
-        return { base: "list" };
+        return { base: "list", neverNull: true };
       case "reference":
         return this.reference(expression);
       case "member": {
         const object = this.infer(expression.object);
         if (["string", "number", "boolean"].includes(object.base)) {
-          this.report(`${article[object.base]} has no field ${formatKey(expression.key)}`, expression);
+          this.report(
+            "no-field",
+            `${article[object.base]} has no field ${formatKey(expression.key)}`,
+            expression,
+          );
         }
         return unknownType;
       }
       case "unary": {
         const operand = this.infer(expression.operand);
-        if (expression.operator === "!") return { base: "boolean" };
+        if (expression.operator === "!") return { base: "boolean", neverNull: true };
         this.expectNumber(operand, expression, "unary '-'");
         return { base: "number" };
       }
@@ -190,18 +220,24 @@ class Checker {
     switch (operator) {
       case "&&":
       case "||":
-        return { base: "boolean" };
+        return { base: "boolean", neverNull: true };
       case "==":
       case "!=":
         if (!this.checkMembers(left, expression.right) && !this.checkMembers(right, expression.left)) {
-          if (isKnown(left) && isKnown(right) && left.base !== right.base) {
+          if (
+            isKnown(left) &&
+            isKnown(right) &&
+            left.base !== right.base &&
+            (left.neverNull || right.neverNull)
+          ) {
             this.report(
+              "type-mismatch",
               `'${operator}' compares ${article[left.base]} with ${article[right.base]}; they are never equal`,
               expression,
             );
           }
         }
-        return { base: "boolean" };
+        return { base: "boolean", neverNull: true };
       case "<":
       case "<=":
       case ">":
@@ -210,47 +246,62 @@ class Checker {
         const wrong = [left, right].find((type) => type.base !== "unknown" && !ordered(type));
         if (wrong) {
           this.report(
+            "type-mismatch",
             `'${operator}' orders numbers or strings, not ${article[wrong.base]}; it is always false`,
             expression,
           );
         } else if (ordered(left) && ordered(right) && left.base !== right.base) {
           this.report(
+            "type-mismatch",
             `'${operator}' compares ${article[left.base]} with ${article[right.base]}; it is always false`,
             expression,
           );
         }
-        return { base: "boolean" };
+        return { base: "boolean", neverNull: true };
       }
       case "in":
         if (expression.right.kind === "list") {
-          for (const element of expression.right.elements) this.checkMembers(left, element);
+          for (const element of expression.right.elements) {
+            if (this.checkMembers(left, element) || element.kind !== "literal") continue;
+            const type = { base: baseOf(element.value) };
+            if (isKnown(left) && isKnown(type) && type.base !== left.base) {
+              this.report(
+                "type-mismatch",
+                `${article[type.base]} is never equal to ${article[left.base]}; this element never matches`,
+                element,
+              );
+            }
+          }
         } else if (right.base === "string") {
           if (isKnown(left) && left.base !== "string") {
             this.report(
+              "type-mismatch",
               `'in' looks for a string in a string, not ${article[left.base]}; it is always false`,
               expression,
             );
           }
         } else if (right.base !== "list" && right.base !== "unknown") {
           this.report(
+            "type-mismatch",
             `'in' needs a list or a string on the right, not ${article[right.base]}; it is always false`,
             expression,
           );
         }
-        return { base: "boolean" };
+        return { base: "boolean", neverNull: true };
       case "+":
-        if (left.base === "string" && right.base === "string") return { base: "string" };
+        if (left.base === "string" && right.base === "string")
+          return { base: "string", neverNull: left.neverNull && right.neverNull };
         if (left.base === "number" && right.base === "number") return { base: "number" };
         if ((isKnown(left) || left.base === "null") && (isKnown(right) || right.base === "null")) {
           this.report(
+            "type-mismatch",
             `'+' adds two numbers or joins two strings, not ${article[left.base]} and ${article[right.base]}; it gives null`,
             expression,
           );
         }
         return unknownType;
       default:
-        this.expectNumber(left, expression, `'${operator}'`);
-        this.expectNumber(right, expression, `'${operator}'`);
+        this.expectNumber(left.base === "number" ? right : left, expression, `'${operator}'`);
         return { base: "number" };
     }
   }
@@ -265,6 +316,7 @@ class Checker {
     if (!type.members.some((member) => valuesEqual(member, value))) {
       const members = type.members.map(formatValue).join(", ");
       this.report(
+        "not-a-member",
         `${formatValue(value)} is not one of the values of ${type.name ?? "the field"}: ${members}`,
         other,
       );
@@ -274,7 +326,11 @@ class Checker {
 
   private expectNumber(type: StaticType, expression: Expression, operator: string): void {
     if (type.base !== "number" && type.base !== "unknown") {
-      this.report(`${operator} needs numbers, not ${article[type.base]}; it gives null`, expression);
+      this.report(
+        "type-mismatch",
+        `${operator} needs numbers, not ${article[type.base]}; it gives null`,
+        expression,
+      );
     }
   }
 
@@ -282,15 +338,16 @@ class Checker {
     const target = this.infer(expression.target);
     const args = expression.arguments.map((argument) => this.infer(argument));
     if (!isMethodName(expression.name)) {
-      this.report(`unknown method '${String(expression.name)}'`, expression);
+      this.report("unknown-function", `unknown method '${String(expression.name)}'`, expression);
       return unknownType;
     }
     const arity = methodArity[expression.name];
     if (args.length !== arity) {
-      this.report(`${expression.name} takes ${plural(arity)}, not ${args.length}`, expression);
+      this.report("arity", `${expression.name} takes ${plural(arity)}, not ${args.length}`, expression);
     }
     if (target.base !== "string" && target.base !== "unknown") {
       this.report(
+        "type-mismatch",
         `${expression.name}() works on strings, not ${article[target.base]}; it gives null`,
         expression,
       );
@@ -298,69 +355,96 @@ class Checker {
     args.forEach((argument, index) => {
       if (argument.base !== "string" && argument.base !== "unknown") {
         const node = expression.arguments[index] as Expression;
-        this.report(`${expression.name}() needs a string argument, not ${article[argument.base]}`, node);
+        this.report(
+          "type-mismatch",
+          `${expression.name}() needs a string argument, not ${article[argument.base]}`,
+          node,
+        );
       }
     });
-    return expression.name === "lower" || expression.name === "upper"
-      ? { base: "string" }
-      : { base: "boolean" };
+    const neverNull =
+      target.base === "string" &&
+      target.neverNull === true &&
+      args.every((argument) => argument.base === "string" && argument.neverNull);
+    return {
+      base: expression.name === "lower" || expression.name === "upper" ? "string" : "boolean",
+      neverNull,
+    };
   }
 
   private call(expression: Expression & { kind: "call" }): StaticType {
     const name = expression.name as string;
     if (!isFunctionName(name)) {
       for (const argument of expression.arguments) this.infer(argument);
-      this.report(`unknown function '${name}'; the functions are len, last, held, count, values`, expression);
+      this.report(
+        "unknown-function",
+        `unknown function '${name}'; the functions are len, last, held, count, values`,
+        expression,
+      );
       return unknownType;
     }
     const parameters = functionParameters[name];
     if (expression.arguments.length !== parameters.length) {
       this.report(
+        "arity",
         `${name} takes ${plural(parameters.length)}, not ${expression.arguments.length}`,
         expression,
       );
     }
     let tool: string | undefined;
+    /** For len: whether its argument is surely a string or a list. */
+    let measured = false;
     expression.arguments.forEach((argument, index) => {
       const parameter = parameters[index];
       if (parameter === undefined || parameter === "value") {
         const type = this.infer(argument);
+        measured = (type.base === "string" || type.base === "list") && type.neverNull === true;
         if (parameter === "value" && !["string", "list", "unknown"].includes(type.base)) {
-          this.report(`len() measures strings and lists, not ${article[type.base]}; it gives null`, argument);
+          this.report(
+            "type-mismatch",
+            `len() measures strings and lists, not ${article[type.base]}; it gives null`,
+            argument,
+          );
         }
         return;
       }
       if (argument.kind !== "literal" || typeof argument.value !== "string") {
         this.infer(argument);
-        this.report(`${name}() needs the ${parameter} name as a quoted string`, argument);
+        this.report("non-literal-name", `${name}() needs the ${parameter} name as a quoted string`, argument);
         return;
       }
       const value = argument.value;
       const tools = this.environment.tools;
       if (parameter === "tool") {
         if (Object.hasOwn(tools, value)) tool = value;
-        else this.report(`unknown tool '${value}'; the tools are: ${names(tools)}`, argument);
+        else this.report("unknown-tool", `unknown tool '${value}'; the tools are: ${names(tools)}`, argument);
       } else if (parameter === "argument") {
         const declared = tool === undefined ? undefined : tools[tool]?.arguments;
         if (declared && !Object.hasOwn(declared, value)) {
           this.report(
+            "unknown-tool-argument",
             `unknown argument '${value}' of tool '${tool}'; its arguments are: ${names(declared)}`,
             argument,
           );
         }
       } else if (!this.environment.propositions.includes(value)) {
         const known = this.environment.propositions.join(", ") || "none";
-        this.report(`unknown proposition '${value}'; the propositions are: ${known}`, argument);
+        this.report(
+          "unknown-proposition",
+          `unknown proposition '${value}'; the propositions are: ${known}`,
+          argument,
+        );
       }
     });
     switch (name) {
       case "len":
+        return { base: "number", neverNull: measured };
       case "count":
-        return { base: "number" };
+        return { base: "number", neverNull: true };
       case "held":
-        return { base: "boolean" };
+        return { base: "boolean", neverNull: true };
       case "values":
-        return { base: "list" };
+        return { base: "list", neverNull: true };
       case "last":
         return unknownType;
     }
@@ -373,7 +457,7 @@ class Checker {
       case "arguments": {
         const declared = this.environment.arguments;
         if (declared === undefined) {
-          this.report(`'a' (the call's arguments) is not available here`, expression);
+          this.report("unavailable", `'a' (the call's arguments) is not available here`, expression);
           return unknownType;
         }
         return this.field(declared, path, 0, "argument", "the call's arguments are", expression, text);
@@ -381,7 +465,7 @@ class Checker {
       case "outcome": {
         const declared = this.environment.outcome;
         if (declared === undefined) {
-          this.report(`'o' (the call's outcome) is not available here`, expression);
+          this.report("unavailable", `'o' (the call's outcome) is not available here`, expression);
           return unknownType;
         }
         if (declared === "any") return unknownType;
@@ -401,11 +485,16 @@ class Checker {
         const [call] = path;
         const calls = this.environment.task;
         if (call === undefined) {
-          this.report(`'task' needs a task call and field: task.<call>.<field>`, expression);
+          this.report(
+            "unknown-task-call",
+            `'task' needs a task call and field: task.<call>.<field>`,
+            expression,
+          );
           return unknownType;
         }
         if (typeof call !== "string" || !Object.hasOwn(calls, call)) {
           this.report(
+            "unknown-task-call",
             `unknown task call ${formatKey(call)}; the task calls are: ${names(calls)}`,
             expression,
           );
@@ -439,7 +528,11 @@ class Checker {
     const key = path[index];
     if (key === undefined) return { base: "object" };
     if (typeof key !== "string" || !Object.hasOwn(declared, key)) {
-      this.report(`unknown ${what} ${formatKey(key)}; ${listing}: ${names(declared)}`, expression);
+      this.report(
+        what === "variable" ? "unknown-variable" : "unknown-field",
+        `unknown ${what} ${formatKey(key)}; ${listing}: ${names(declared)}`,
+        expression,
+      );
       return unknownType;
     }
     const type = fromFieldType(declared[key] as FieldType);
@@ -452,12 +545,16 @@ class Checker {
       return unknownType;
     }
     const next = path[index + 1] as PathSegment;
-    this.report(`${formatKey(key)} is ${article[type.base]}; it has no field ${formatKey(next)}`, expression);
+    this.report(
+      "no-field",
+      `${formatKey(key)} is ${article[type.base]}; it has no field ${formatKey(next)}`,
+      expression,
+    );
     return unknownType;
   }
 
-  private report(message: string, node: Expression): void {
-    this.problems.push({ message, offset: node.offset, length: node.length });
+  private report(kind: ProblemKind, message: string, node: Expression): void {
+    this.problems.push({ kind, message, offset: node.offset, length: node.length });
   }
 }
 

@@ -31,6 +31,7 @@ export {
   checkExpression,
   type ExpressionProblem,
   type FieldType,
+  type ProblemKind,
 } from "./check.js";
 export {
   compareValues,
@@ -41,5 +42,5 @@ export {
   valuesEqual,
 } from "./evaluate.js";
 export { formatExpression } from "./format.js";
-export { type ParseOptions, parseExpression } from "./parser.js";
+export { lineAndColumn, type ParseOptions, parseExpression } from "./parser.js";
 export { type Reference, referencesOf } from "./references.js";

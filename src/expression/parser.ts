@@ -82,7 +82,11 @@ const namePattern = /[A-Za-z_][A-Za-z0-9_]*/y;
 const numberPattern = /[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 const comparisonOperators = new Set<string>(["==", "!=", "<", "<=", ">", ">=", "in"]);
 const keywords = new Set(["true", "false", "null", "in"]);
-const roots: Record<string, ReferenceRoot> = { a: "arguments", o: "outcome", task: "task" };
+const roots = new Map<string, ReferenceRoot>([
+  ["a", "arguments"],
+  ["o", "outcome"],
+  ["task", "task"],
+]);
 const simpleEscapes: Record<string, string> = { "'": "'", '"': '"', "\\": "\\", n: "\n", t: "\t", r: "\r" };
 
 /**
@@ -91,6 +95,12 @@ const simpleEscapes: Record<string, string> = { "'": "'", '"': '"', "\\": "\\", 
  */
 export function parseExpression(text: string, options: ParseOptions = {}): Expression {
   return new Parser(text, options).parseAll();
+}
+
+/** The 1-based line and column of a character offset in `text` (lines end at '\n'). */
+export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  return { line: before.split("\n").length, column: offset - before.lastIndexOf("\n") };
 }
 
 class Parser {
@@ -265,7 +275,7 @@ class Parser {
         this.position++;
         const next = this.peek();
         if (next.type === "symbol" && next.text === "(") return this.parseCall(token);
-        const root = roots[token.text];
+        const root = roots.get(token.text);
         const span = { offset: token.offset, length: token.text.length };
         if (root) return { kind: "reference", root, path: [], ...span };
         return { kind: "reference", root: "variable", path: [token.text], ...span };
@@ -367,7 +377,12 @@ class Parser {
   }
 
   private fail(expected: string, token: Token = this.peek()): never {
-    const found = token.type === "end" ? "the end of the expression" : `'${token.text}'`;
+    const found =
+      token.type === "end"
+        ? "the end of the expression"
+        : token.type === "string"
+          ? `the string ${token.text}`
+          : `'${token.text}'`;
     throw this.error(`expected ${expected}, found ${found}`, token.offset);
   }
 
@@ -382,8 +397,7 @@ class Parser {
   }
 
   private locate(offset: number): { line: number; column: number } {
-    const before = this.text.slice(0, offset);
-    return { line: before.split("\n").length, column: offset - before.lastIndexOf("\n") };
+    return lineAndColumn(this.text, offset);
   }
 
   private tokenize(): Token[] {

@@ -4,6 +4,7 @@ import { MentorError } from "../../src/errors/index.js";
 import {
   type Expression,
   forEachNode,
+  lineAndColumn,
   parseExpression,
   type ReferenceRoot,
   withoutSpans,
@@ -149,6 +150,9 @@ describe("parseExpression", () => {
       arguments: [lit("check_seat"), lit("seat")],
       ...span,
     });
+    // Names of Object.prototype members are ordinary variables and fields.
+    assertParses("constructor.toString", variable("constructor", "toString"));
+    assertParses("__proto__", variable("__proto__"));
     // A function name without parentheses is a variable.
     assertParses("count", variable("count"));
   });
@@ -265,6 +269,8 @@ describe("parseExpression", () => {
       ["", 1, /expected a value .*found the end of the expression/],
       ["a.x == (1", 10, /expected '\)' to close the '\(' at column 8/],
       ["in", 1, /expected a value .*found 'in'/],
+      ["a.x 'abc'", 5, /expected an operator or the end of the expression, found the string 'abc'/],
+      ["a.x == 1 2", 10, /found '2'/],
     ];
     for (const [text, column, message] of cases) {
       const error = syntaxError(text);
@@ -280,6 +286,14 @@ describe("parseExpression", () => {
     const unclosed = syntaxError("(\n  a.x == 1\n");
     assert.deepEqual(unclosed.location, { line: 3, column: 1 });
     assert.match(unclosed.message, /to close the '\(' at line 1, column 1/);
+  });
+
+  test("lineAndColumn locates offsets the way errors do", () => {
+    const text = "a.x == 1 &&\n  foo(1)";
+    assert.deepEqual(lineAndColumn(text, 0), { line: 1, column: 1 });
+    assert.deepEqual(lineAndColumn(text, 11), { line: 1, column: 12 });
+    assert.deepEqual(lineAndColumn(text, 14), { line: 2, column: 3 });
+    assert.deepEqual(syntaxError(text).location, lineAndColumn(text, 14));
   });
 
   test("names the source in errors", () => {
