@@ -47,3 +47,17 @@ export function formatLocation(location: SourceLocation): string {
   if (path !== undefined) text = text ? `${text} (${path})` : path;
   return text || "<input>";
 }
+
+/** Line and column (1-based) of a character index in a text. */
+export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  return { line: before.split("\n").length, column: offset - before.lastIndexOf("\n") };
+}
+
+/** The character index of a line and column (1-based) in a text: the inverse of `lineAndColumn`. */
+export function offsetOf(text: string, line: number, column: number): number {
+  const lines = text.split("\n");
+  let offset = 0;
+  for (let index = 1; index < line; index++) offset += (lines[index - 1] ?? "").length + 1;
+  return offset + column - 1;
+}

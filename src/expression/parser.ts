@@ -1,4 +1,4 @@
-import { MentorError } from "../errors/index.js";
+import { lineAndColumn, MentorError } from "../errors/index.js";
 import {
   type BinaryOperator,
   type ComparisonOperator,
@@ -98,10 +98,7 @@ export function parseExpression(text: string, options: ParseOptions = {}): Expre
 }
 
 /** The 1-based line and column of a character offset in `text` (lines end at '\n'). */
-export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
-  const before = text.slice(0, offset);
-  return { line: before.split("\n").length, column: offset - before.lastIndexOf("\n") };
-}
+export { lineAndColumn };
 
 class Parser {
   private readonly tokens: Token[];

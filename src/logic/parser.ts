@@ -1,4 +1,4 @@
-import { MentorError } from "../errors/index.js";
+import { lineAndColumn, MentorError } from "../errors/index.js";
 import {
   and,
   atom,
@@ -197,8 +197,7 @@ class Parser {
   }
 
   private locate(offset: number): { line: number; column: number } {
-    const before = this.text.slice(0, offset);
-    return { line: before.split("\n").length, column: offset - before.lastIndexOf("\n") };
+    return lineAndColumn(this.text, offset);
   }
 
   private tokenize(): Token[] {

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { type ErrorCode, MentorError, type SourceLocation } from "../errors/index.js";
+import { type ErrorCode, MentorError, offsetOf, type SourceLocation } from "../errors/index.js";
 import {
   type CheckEnvironment,
   checkExpression,
@@ -269,7 +269,7 @@ class PolicyCompiler {
       expression = parseExpression(text);
     } catch (error) {
       if (!(error instanceof MentorError)) throw error;
-      const offset = offsetOf(text, error.location);
+      const offset = errorOffset(text, error.location);
       this.problem(error.code, stripLocation(error.message), path, { offsetInValue: offset, rule });
       return undefined;
     }
@@ -370,7 +370,7 @@ class PolicyCompiler {
     } catch (error) {
       if (!(error instanceof MentorError)) throw error;
       this.problem(error.code, stripLocation(error.message), path, {
-        offsetInValue: offsetOf(text, error.location),
+        offsetInValue: errorOffset(text, error.location),
         rule,
       });
       return undefined;
@@ -612,13 +612,9 @@ function findAtom(text: string, name: string): number {
   return match ? match.index : -1;
 }
 
-/** Turns the line/column of an error inside `text` back into a character index. */
-function offsetOf(text: string, location: SourceLocation | undefined): number {
-  if (!location?.line || !location.column) return 0;
-  const lines = text.split("\n");
-  let offset = 0;
-  for (let line = 1; line < location.line; line++) offset += (lines[line - 1] ?? "").length + 1;
-  return offset + location.column - 1;
+/** The character index inside `text` of an error located by line and column within it. */
+function errorOffset(text: string, location: SourceLocation | undefined): number {
+  return location?.line && location.column ? offsetOf(text, location.line, location.column) : 0;
 }
 
 /** Drops the "line L, column C: " prefix of an error found inside a string; the policy location replaces it. */
