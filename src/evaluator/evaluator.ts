@@ -236,6 +236,16 @@ export class Evaluator {
   /** Open duties: enforced rule instances that do not accept now, each with a call that helps if one is known. */
   duties(run: Run, template: StrategyTemplate): Duty[] {
     const duties: Duty[] = [];
+    const classes = new Map<string, CallClass | undefined>();
+    const classify = (
+      belief: Int32Array,
+      candidate: CandidateCall,
+      position: number,
+    ): CallClass | undefined => {
+      const key = `${run.beliefs.indexOf(belief)}|${position}`;
+      if (!classes.has(key)) classes.set(key, template.classifyCandidate(belief, candidate));
+      return classes.get(key);
+    };
     run.instances.forEach((instance, index) => {
       if (instance.rule.mode === "record") return;
       const open = run.beliefs.find(
@@ -252,10 +262,10 @@ export class Evaluator {
       // distance check before the booking that fulfils "book the trip").
       const ids = new Set(instance.bindings.map((binding) => binding.id));
       const fulfil = template.candidates.find(
-        (candidate) =>
+        (candidate, position) =>
           (candidate.binding === undefined
             ? candidate.affected.includes(index)
-            : ids.has(candidate.binding.id)) && template.classifyCandidate(open, candidate) === "progressing",
+            : ids.has(candidate.binding.id)) && classify(open, candidate, position) === "progressing",
       );
       if (fulfil) duty.fulfil = { name: fulfil.tool, arguments: fulfil.arguments };
       duties.push(duty);
