@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { registerLtlCommands } from "./ltl.js";
+import { registerModelCommands } from "./models.js";
 
 const program = new Command()
   .name("mentor")
@@ -10,6 +11,7 @@ const program = new Command()
   .showHelpAfterError();
 
 registerLtlCommands(program);
+registerModelCommands(program);
 
 try {
   await program.parseAsync(process.argv);
