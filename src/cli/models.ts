@@ -70,7 +70,9 @@ export function registerModelCommands(program: Command): void {
         model.status,
         model.file,
       ]);
-      const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => (row[column] as string).length)));
+      const widths = [0, 1, 2, 3].map((column) =>
+        Math.max(...rows.map((row) => (row[column] as string).length)),
+      );
       for (const row of rows)
         process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ")}\n`);
       process.stdout.write("* default model\n");
@@ -78,7 +80,9 @@ export function registerModelCommands(program: Command): void {
 
   models
     .command("make-tiny")
-    .description("Write a tiny random-weight model with a family's real tokenizer and chat template (for tests)")
+    .description(
+      "Write a tiny random-weight model with a family's real tokenizer and chat template (for tests)",
+    )
     .argument("<family>", tinyModelFamilies.join(" | "))
     .argument("<output>", "the .gguf file to write")
     .option("--layers <n>", "transformer blocks", "2")

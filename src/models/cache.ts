@@ -45,7 +45,11 @@ export async function readCacheRecord(filePath: string): Promise<CacheRecord | u
   }
 }
 
-export async function writeCacheRecord(filePath: string, sha256: string, source?: string): Promise<CacheRecord> {
+export async function writeCacheRecord(
+  filePath: string,
+  sha256: string,
+  source?: string,
+): Promise<CacheRecord> {
   const info = await stat(filePath);
   const record: CacheRecord = {
     size: info.size,

@@ -33,4 +33,9 @@ export {
   type ModelSource,
   parseRegistry,
 } from "./registry.js";
-export { familyArchitectures, makeTinyModel, type TinyModelOptions, type TinyModelSummary } from "./tiny-model.js";
+export {
+  familyArchitectures,
+  makeTinyModel,
+  type TinyModelOptions,
+  type TinyModelSummary,
+} from "./tiny-model.js";

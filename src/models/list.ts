@@ -35,7 +35,14 @@ export async function listModels(options: ListModelsOptions = {}): Promise<Liste
   for (const entry of registry.models) {
     const path = join(directory, entry.file);
     if (!files.includes(entry.file)) {
-      listed.push({ name: entry.name, file: entry.file, entry, path: null, size: entry.size, status: "absent" });
+      listed.push({
+        name: entry.name,
+        file: entry.file,
+        entry,
+        path: null,
+        size: entry.size,
+        status: "absent",
+      });
       continue;
     }
     const record = await readCacheRecord(path);

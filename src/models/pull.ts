@@ -94,7 +94,8 @@ export function parseModelSpec(spec: string, registry: ModelRegistry = loadRegis
   const entry = findModel(registry, spec);
   if (entry) return { kind: "entry", entry };
   if (spec.startsWith("hf:")) return { kind: "entry", entry: adHocEntry(spec, { type: "hf", uri: spec }) };
-  if (/^https?:\/\//.test(spec)) return { kind: "entry", entry: adHocEntry(spec, { type: "url", url: spec }) };
+  if (/^https?:\/\//.test(spec))
+    return { kind: "entry", entry: adHocEntry(spec, { type: "url", url: spec }) };
   if (/[/\\]/.test(spec) || spec.endsWith(".gguf") || spec.startsWith("~"))
     return { kind: "path", path: resolve(spec.startsWith("~/") ? join(homedir(), spec.slice(2)) : spec) };
   throw new MentorError(
@@ -104,7 +105,10 @@ export function parseModelSpec(spec: string, registry: ModelRegistry = loadRegis
 }
 
 function adHocEntry(spec: string, source: ModelSource): ModelEntry {
-  const location = spec.replace(/^hf:/, "").replace(/^https?:\/\//, "").replace(/[?#].*$/, "");
+  const location = spec
+    .replace(/^hf:/, "")
+    .replace(/^https?:\/\//, "")
+    .replace(/[?#].*$/, "");
   const last = basename(location);
   const file = last.endsWith(".gguf") ? last : `${location.replace(/[^\w.-]+/g, "_")}.gguf`;
   return {
@@ -192,7 +196,8 @@ async function localModel(spec: string, path: string): Promise<PulledModel> {
     try {
       const magic = Buffer.alloc(4);
       await handle.read(magic, 0, 4, 0);
-      if (magic.toString("latin1") !== "GGUF") throw new Error("not a GGUF file (the first bytes are not GGUF)");
+      if (magic.toString("latin1") !== "GGUF")
+        throw new Error("not a GGUF file (the first bytes are not GGUF)");
     } finally {
       await handle.close();
     }
@@ -213,7 +218,10 @@ async function localModel(spec: string, path: string): Promise<PulledModel> {
 }
 
 /** The checked size and hash of a file already in the cache, or undefined if it must be fetched. */
-async function checkPresent(entry: ModelEntry, target: string): Promise<{ size: number; sha256: string } | undefined> {
+async function checkPresent(
+  entry: ModelEntry,
+  target: string,
+): Promise<{ size: number; sha256: string } | undefined> {
   const record = await readCacheRecord(target);
   if (record) {
     if (matchesEntry(entry, record.size, record.sha256)) return { size: record.size, sha256: record.sha256 };
@@ -240,7 +248,10 @@ function matchesEntry(entry: ModelEntry, size: number, sha256: string): boolean 
 async function verifyFile(path: string, entry: ModelEntry): Promise<{ size: number; sha256: string }> {
   const size = (await stat(path)).size;
   if (entry.size !== null && size !== entry.size)
-    throw new MentorError("MNT_ERR_MODEL_CHECKSUM", `the file has ${size} bytes, the registry says ${entry.size}`);
+    throw new MentorError(
+      "MNT_ERR_MODEL_CHECKSUM",
+      `the file has ${size} bytes, the registry says ${entry.size}`,
+    );
   const sha256 = await sha256File(path);
   if (entry.sha256 !== null && sha256 !== entry.sha256)
     throw new MentorError("MNT_ERR_MODEL_CHECKSUM", `SHA-256 ${sha256}, the registry says ${entry.sha256}`);
@@ -260,16 +271,22 @@ async function fetchSource(
   switch (source.type) {
     case "hf":
     case "url":
-      return downloadWithNodeLlamaCpp(source.type === "hf" ? source.uri : source.url, workDirectory, entry, limits, {
-        onBytes: (downloadedBytes, totalBytes) =>
-          options.onProgress?.({
-            stage: "download",
-            source: description,
-            label: entry.file,
-            downloadedBytes,
-            ...(totalBytes > 0 ? { totalBytes } : {}),
-          }),
-      });
+      return downloadWithNodeLlamaCpp(
+        source.type === "hf" ? source.uri : source.url,
+        workDirectory,
+        entry,
+        limits,
+        {
+          onBytes: (downloadedBytes, totalBytes) =>
+            options.onProgress?.({
+              stage: "download",
+              source: description,
+              label: entry.file,
+              downloadedBytes,
+              ...(totalBytes > 0 ? { totalBytes } : {}),
+            }),
+        },
+      );
     case "file": {
       const size = (await stat(source.path)).size;
       await copyWithProgress([source.path], output, size, (downloadedBytes) =>
@@ -343,7 +360,11 @@ function huggingFaceEndpoint(): string {
 async function probeHost(url: string, timeoutMs: number): Promise<void> {
   const host = new URL(url).host;
   try {
-    const response = await fetch(url, { method: "HEAD", redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(url, {
+      method: "HEAD",
+      redirect: "manual",
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     await response.body?.cancel();
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
@@ -461,7 +482,11 @@ function runTool(command: string, args: string[], output: "capture" | "inherit")
       if (code === 0) resolvePromise();
       else {
         const detail = lastLines(captured) || (output === "inherit" ? "see its output above" : "no output");
-        reject(new Error(`${basename(command)} ${args[0] === "-c" ? "(unpack)" : args.slice(0, 3).join(" ")} failed (${signal ?? `exit code ${code}`}): ${detail}`));
+        reject(
+          new Error(
+            `${basename(command)} ${args[0] === "-c" ? "(unpack)" : args.slice(0, 3).join(" ")} failed (${signal ?? `exit code ${code}`}): ${detail}`,
+          ),
+        );
       }
     });
   });
@@ -480,7 +505,8 @@ function lastLines(text: string): string {
 function errorReason(error: unknown): string {
   if (error instanceof Error) {
     const cause = (error as Error & { cause?: unknown }).cause;
-    const causeText = cause instanceof Error && !error.message.includes(cause.message) ? ` (${cause.message})` : "";
+    const causeText =
+      cause instanceof Error && !error.message.includes(cause.message) ? ` (${cause.message})` : "";
     return `${error.message}${causeText}`;
   }
   return String(error);

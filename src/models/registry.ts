@@ -117,7 +117,8 @@ function checkSource(source: unknown, at: string, problem: (path: string, messag
         !source.packages.every((name) => typeof name === "string" && /^[A-Za-z0-9][\w.-]*$/.test(name))
       )
         problem(`${at}.packages`, "must be a non-empty array of package names");
-      if (typeof source.chunkPattern !== "string") problem(`${at}.chunkPattern`, "must be a regular expression");
+      if (typeof source.chunkPattern !== "string")
+        problem(`${at}.chunkPattern`, "must be a regular expression");
       else {
         try {
           new RegExp(source.chunkPattern);
