@@ -27,21 +27,39 @@ after(async () => {
 /** What each family must look like once node-llama-cpp has loaded it. */
 const expected: Record<
   TinyModelFamily,
-  { architecture: string; wrapper: string; userTurn: string; extraTensors: string[] }
+  { architecture: string; wrapper: string; userTurn: string; extraTensors: string[]; specialTokens: string[] }
 > = {
   qwen3: {
+    specialTokens: [
+      "<|im_start|>",
+      "<|im_end|>",
+      "<think>",
+      "</think>",
+      "<tool_call>",
+      "</tool_call>",
+      "<|endoftext|>",
+    ],
     architecture: "qwen3",
     wrapper: "QwenChatWrapper",
     userTurn: "<|im_start|>user\nHi there<|im_end|>",
     extraTensors: ["attn_q_norm", "attn_k_norm"],
   },
   "llama3.1": {
+    specialTokens: [
+      "<|begin_of_text|>",
+      "<|start_header_id|>",
+      "<|end_header_id|>",
+      "<|eot_id|>",
+      "<|eom_id|>",
+      "<|python_tag|>",
+    ],
     architecture: "llama",
     wrapper: "Llama3_1ChatWrapper",
     userTurn: "<|start_header_id|>user<|end_header_id|>\n\nHi there<|eot_id|>",
     extraTensors: [],
   },
   gemma3: {
+    specialTokens: ["<start_of_turn>", "<end_of_turn>", "<bos>", "<eos>", "<table>", "<start_of_image>"],
     architecture: "gemma3",
     wrapper: "GemmaChatWrapper",
     userTurn: "<start_of_turn>user\nHi there<end_of_turn>",
@@ -156,9 +174,26 @@ for (const family of tinyModelFamilies) {
         [],
         `${differences.length} of ${samples.length} strings differ`,
       );
-      // Special tokens are single tokens when special parsing is on.
-      const eos = source.config.eos_token as string;
-      assert.equal(model.tokenize(eos, true).length, 1, eos);
+    });
+
+    it("tokenizes text with special tokens like the Hugging Face tokenizer", async () => {
+      const source = loadFamilyTokenizer(family);
+      const reference = await loadHfTokenizer(source.tokenizer, source.config);
+      const random = seededRandom(5);
+      const specials = expected[family].specialTokens;
+      const words = ["hello", " ", "\n", "user", "model", " world", "{", "}", "  "];
+      const pick = (list: string[]) => list[Math.floor(random() * list.length)] as string;
+      const differences: string[] = [];
+      for (let sample = 0; sample < 200; sample++) {
+        let text = "";
+        for (let index = 0; index < 6; index++) text += random() < 0.4 ? pick(specials) : pick(words);
+        const expectedIds = reference.encode(text, { add_special_tokens: false }).ids;
+        const actualIds = Array.from(model.tokenize(text, true));
+        if (JSON.stringify(expectedIds) !== JSON.stringify(actualIds))
+          differences.push(`${JSON.stringify(text)}: hf ${expectedIds} llama.cpp ${actualIds}`);
+      }
+      assert.deepEqual(differences.slice(0, 5), [], `${differences.length} of 200 strings differ`);
+      for (const special of specials) assert.equal(model.tokenize(special, true).length, 1, special);
     });
 
     it(`renders its chat template through node-llama-cpp's wrapper (${expected[family].wrapper})`, () => {
