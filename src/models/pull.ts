@@ -105,16 +105,22 @@ export function parseModelSpec(spec: string, registry: ModelRegistry = loadRegis
 }
 
 function adHocEntry(spec: string, source: ModelSource): ModelEntry {
+  // The cache file name keeps the repository or host, so that two `model.gguf` files differ.
   const location = spec
     .replace(/^hf:/, "")
     .replace(/^https?:\/\//, "")
     .replace(/[?#].*$/, "");
-  const last = basename(location);
-  const file = last.endsWith(".gguf") ? last : `${location.replace(/[^\w.-]+/g, "_")}.gguf`;
+  const parts = location.split("/").filter((part) => part !== "");
+  const last = parts.at(-1) ?? "model";
+  const prefix = source.type === "hf" ? parts.slice(0, 2) : parts.slice(0, 1);
+  const name = last.endsWith(".gguf") ? [...prefix, last] : [location.replace(/[/:]+/g, "_")];
   return {
     name: spec,
     description: `given as ${spec}`,
-    file: file.replace(/[^\w.-]/g, "_"),
+    file: `${name
+      .join("--")
+      .replace(/[^\w.-]/g, "_")
+      .replace(/\.gguf$/, "")}.gguf`,
     size: null,
     sha256: null,
     chatFormat: "jinja",
@@ -224,7 +230,13 @@ async function checkPresent(
 ): Promise<{ size: number; sha256: string } | undefined> {
   const record = await readCacheRecord(target);
   if (record) {
-    if (matchesEntry(entry, record.size, record.sha256)) return { size: record.size, sha256: record.sha256 };
+    // Without a checksum, only the source tells whether the file is the one asked for.
+    const otherSource =
+      entry.sha256 === null &&
+      record.source !== undefined &&
+      !entry.sources.some((source) => describeSource(source) === record.source);
+    if (!otherSource && matchesEntry(entry, record.size, record.sha256))
+      return { size: record.size, sha256: record.sha256 };
     return undefined;
   }
   try {

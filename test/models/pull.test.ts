@@ -261,6 +261,25 @@ describe("mentor pull", () => {
     assert.equal(record.sha256, modelSha);
   });
 
+  it("fetches again when a file without checksum came from another source", async () => {
+    const first = join(root, "first-source.gguf");
+    const second = join(root, "second-source.gguf");
+    writeFileSync(first, modelBytes);
+    writeFileSync(second, modelBytes);
+    const directory = freshCache();
+    const unmeasured = { size: null, sha256: null };
+    await pullModel("test-model", {
+      directory,
+      registry: registryWith([{ type: "file", path: first }], unmeasured),
+    });
+    const again = await pullModel("test-model", {
+      directory,
+      registry: registryWith([{ type: "file", path: second }], unmeasured),
+    });
+    assert.equal(again.fetched, true);
+    assert.equal(again.source, `file:${second}`);
+  });
+
   it("checks a file put into the cache by hand instead of fetching it", async () => {
     const directory = freshCache();
     writeFileSync(join(directory, "test-model.gguf"), modelBytes);
@@ -319,7 +338,7 @@ describe("mentor pull", () => {
     const registry: ModelRegistry = registryWith([{ type: "file", path: modelPath }]);
     const hf = parseModelSpec("hf:someone/Some-Model-GGUF/some-model-Q4_K_M.gguf", registry);
     assert.ok(hf.kind === "entry");
-    assert.equal(hf.entry.file, "some-model-Q4_K_M.gguf");
+    assert.equal(hf.entry.file, "someone--Some-Model-GGUF--some-model-Q4_K_M.gguf");
     assert.deepEqual(hf.entry.sources, [
       { type: "hf", uri: "hf:someone/Some-Model-GGUF/some-model-Q4_K_M.gguf" },
     ]);
@@ -328,7 +347,7 @@ describe("mentor pull", () => {
     assert.match(quant.entry.file, /^[\w.-]+\.gguf$/);
     const url = parseModelSpec("https://example.com/models/m.gguf?download=1", registry);
     assert.ok(url.kind === "entry");
-    assert.equal(url.entry.file, "m.gguf");
+    assert.equal(url.entry.file, "example.com--m.gguf");
   });
 });
 
