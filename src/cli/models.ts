@@ -154,11 +154,13 @@ class PullReporter {
       this.#label = label;
       this.#started = Date.now();
       this.#bar = new SingleBar({
-        format: `  ${label} [{bar}] {percentage}% {done}/{size} {rate} ETA {eta}`,
+        format: `  ${label} [{bar}] {percentage}% {done}/{size} {rate} ETA {remaining}`,
         barsize: 30,
         hideCursor: true,
         stream: process.stderr,
-        noTTYOutput: false,
+        // Without a terminal (logs, CI), print a progress line every 5 s instead of redrawing.
+        noTTYOutput: true,
+        notTTYSchedule: 5000,
         fps: 10,
       });
       this.#bar.start(total ?? 0, downloaded, this.#payload(downloaded, total));
@@ -175,7 +177,7 @@ class PullReporter {
       done: formatBytes(downloaded),
       size: total ? formatBytes(total) : "?",
       rate: `${formatBytes(rate)}/s`,
-      eta: eta === undefined ? "?" : formatDuration(eta),
+      remaining: eta === undefined ? "?" : formatDuration(eta),
     };
   }
 
