@@ -144,6 +144,7 @@ export async function pullModel(spec: string, options: PullOptions = {}): Promis
 
   const present = await checkPresent(entry, target);
   if (present) return { name: entry.name, path: target, entry, fetched: false, ...present };
+  await removeStaleWorkDirectories(directory, entry.file);
 
   const attempts: FetchAttempt[] = [];
   for (const [index, source] of entry.sources.entries()) {
@@ -166,6 +167,21 @@ export async function pullModel(spec: string, options: PullOptions = {}): Promis
     }
   }
   throw new ModelFetchError(entry.name, attempts);
+}
+
+/** Work directories of pulls that were interrupted (killed) more than a day ago. */
+async function removeStaleWorkDirectories(directory: string, file: string): Promise<void> {
+  const prefix = `.pull-${file}-`;
+  for (const name of await readdir(directory)) {
+    if (!name.startsWith(prefix)) continue;
+    const path = join(directory, name);
+    try {
+      if (Date.now() - (await stat(path)).mtimeMs > 24 * 3600_000)
+        await rm(path, { recursive: true, force: true });
+    } catch {
+      // Another pull may have removed it.
+    }
+  }
 }
 
 export interface ResolveModelOptions extends Omit<PullOptions, "onProgress"> {

@@ -52,7 +52,7 @@ export const familyArchitectures: Record<TinyModelFamily, string> = {
 
 /**
  * Writes a model with a few layers of random weights and the family's real tokenizer and chat
- * template. It loads in about 2 s and generates random text at 150–250 tokens/s on one thread: a
+ * template. It loads in about 2 s and generates random text at 130–270 tokens/s on one thread: a
  * stand-in for real weights in tests of everything around the model.
  *
  * What llama.cpp (in node-llama-cpp 3.21.1) needs, found by leaving out one key or tensor at a

@@ -8,6 +8,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -278,6 +279,21 @@ describe("mentor pull", () => {
     });
     assert.equal(again.fetched, true);
     assert.equal(again.source, `file:${second}`);
+  });
+
+  it("removes work directories that interrupted pulls left behind a day ago", async () => {
+    const directory = freshCache();
+    const stale = join(directory, ".pull-test-model.gguf-old");
+    const recent = join(directory, ".pull-test-model.gguf-new");
+    mkdirSync(stale);
+    mkdirSync(recent);
+    const dayAgo = new Date(Date.now() - 25 * 3600_000);
+    utimesSync(stale, dayAgo, dayAgo);
+    const source = join(root, "stale-source.gguf");
+    writeFileSync(source, modelBytes);
+    await pullModel("test-model", { directory, registry: registryWith([{ type: "file", path: source }]) });
+    assert.equal(existsSync(stale), false);
+    assert.equal(existsSync(recent), true, "a recent one may belong to a pull in progress");
   });
 
   it("checks a file put into the cache by hand instead of fetching it", async () => {
