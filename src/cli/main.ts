@@ -3,6 +3,7 @@ import { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { registerLtlCommands } from "./ltl.js";
 import { registerPolicyCommands } from "./policy.js";
+import { registerModelCommands } from "./models.js";
 
 const program = new Command()
   .name("mentor")
@@ -12,6 +13,7 @@ const program = new Command()
 
 registerLtlCommands(program);
 registerPolicyCommands(program);
+registerModelCommands(program);
 
 try {
   await program.parseAsync(process.argv);

