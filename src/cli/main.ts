@@ -2,8 +2,8 @@
 import { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { registerLtlCommands } from "./ltl.js";
-import { registerPolicyCommands } from "./policy.js";
 import { registerModelCommands } from "./models.js";
+import { registerPolicyCommands } from "./policy.js";
 
 const program = new Command()
   .name("mentor")
