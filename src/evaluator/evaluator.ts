@@ -79,6 +79,9 @@ export interface NextAnswer {
 
 export type EvaluatorOptions = GameOptions;
 
+/** Runs kept by conversation content (see `Evaluator.run`). */
+const RUN_CACHE_SIZE = 32;
+
 /**
  * The evaluator's two questions, answered from a policy and the run so far (an OpenAI
  * `messages` array or a trace): may this call be made (`decide`), and what may come next (`next`).
@@ -89,10 +92,29 @@ export class Evaluator {
     readonly options: EvaluatorOptions = {},
   ) {}
 
+  /**
+   * The run after a conversation (an OpenAI `messages` array or a trace). The server rebuilds it
+   * on every request and asks several questions about the same conversation (next, then decide on
+   * each attempt), so recent runs are kept by content.
+   */
   run(history: unknown): Run {
     const trace = isTrace(history) ? history : traceFromMessages(history, this.policy);
-    return Run.fromTrace(this.policy, trace);
+    const key = JSON.stringify(trace);
+    const cached = this.runs.get(key);
+    if (cached) {
+      this.runs.delete(key);
+      this.runs.set(key, cached);
+      return cached;
+    }
+    const run = Run.fromTrace(this.policy, trace);
+    this.runs.set(key, run);
+    if (this.runs.size > RUN_CACHE_SIZE) this.runs.delete(this.runs.keys().next().value as string);
+    return run;
   }
+
+  private readonly runs = new Map<string, Run>();
+  /** Whether a call of a tool for a binding not seen yet is blocked, by tool, task and state of rules without entities. */
+  private readonly freshCalls = new Map<string, boolean>();
 
   decide(history: unknown, proposed: ProposedCall): Decision {
     return this.decideOn(this.run(history), proposed, true);
@@ -381,11 +403,25 @@ export class Evaluator {
         Object.keys(candidate.bindingPattern).length > 0,
     );
     if (!proposition) return true;
+    // A fresh binding starts its own instances from scratch: the answer depends only on the task and
+    // on the rules without entities.
+    const global = run.globalInstances();
+    const key = JSON.stringify([
+      tool,
+      run.task,
+      run.beliefs.map((belief) => global.map((index) => belief[index])),
+    ]);
+    const known = this.freshCalls.get(key);
+    if (known !== undefined) return known;
     // Argument values no binding can have, so the call introduces a new one.
     const args: Record<string, Value> = {};
-    for (const [variable, path] of Object.entries(proposition.bindingPattern))
+    for (const [variable, path] of Object.entries(proposition.bindingPattern)) {
       args[String(path[0])] = `\u0000unseen ${variable}`;
-    return this.decideOn(run, { name: tool, arguments: args }, false).verdict === "block";
+    }
+    const unsafe = this.decideOn(run, { name: tool, arguments: args }, false).verdict === "block";
+    if (this.freshCalls.size > RUN_CACHE_SIZE * 16) this.freshCalls.clear();
+    this.freshCalls.set(key, unsafe);
+    return unsafe;
   }
 }
 
