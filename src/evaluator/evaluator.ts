@@ -157,10 +157,7 @@ export class Evaluator {
           // A trap without a single doomed rule: every rule with an open duty shares the blame.
           for (const index of doomed.length > 0 ? doomed : template.openInstances(belief)) {
             const instance = after.instances[index] as Instance;
-            add({
-              ...ruleFinding(instance.rule.id, instance.rule.sentence, "block", "temporal"),
-              ...bindingField(instance.bindings),
-            });
+            add(finding(instance.rule.id, instance.rule.sentence, "block", "temporal", instance.bindings));
           }
         }
       }
@@ -174,10 +171,15 @@ export class Evaluator {
           (belief) => instance.rule.automaton.colour(belief[index] as number) === "PERM_VIOL",
         )
       ) {
-        add({
-          ...ruleFinding(instance.rule.id, instance.rule.sentence, instance.rule.mode, "temporal"),
-          ...bindingField(instance.bindings),
-        });
+        add(
+          finding(
+            instance.rule.id,
+            instance.rule.sentence,
+            instance.rule.mode,
+            "temporal",
+            instance.bindings,
+          ),
+        );
       }
     });
 
@@ -185,10 +187,7 @@ export class Evaluator {
     for (const constraint of this.policy.constraints) {
       for (const bindings of this.constraintTargets(after, constraint, call)) {
         if (!holdsIn(constraint.require, after.scopeFor(bindings, call.arguments))) {
-          add({
-            ...ruleFinding(constraint.id, constraint.sentence, constraint.mode, "constraint"),
-            ...bindingField(bindings),
-          });
+          add(finding(constraint.id, constraint.sentence, constraint.mode, "constraint", bindings));
         }
       }
     }
@@ -437,8 +436,14 @@ function lostInstances(run: Run): Set<number> {
   return lost;
 }
 
-function ruleFinding(rule: string, sentence: string, mode: Mode, kind: RuleFinding["kind"]): RuleFinding {
-  return { rule, sentence, mode, kind };
+function finding(
+  rule: string,
+  sentence: string,
+  mode: Mode,
+  kind: RuleFinding["kind"],
+  bindings: readonly Binding[],
+): RuleFinding {
+  return { rule, sentence, mode, kind, ...bindingField(bindings) };
 }
 
 function bindingField(bindings: readonly Binding[]): { binding?: string } {
