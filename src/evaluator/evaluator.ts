@@ -426,15 +426,21 @@ export class Evaluator {
 
 /** Instances permanently violated in every belief: nothing the agent does can repair them. */
 function lostInstances(run: Run): Set<number> {
-  const lost = new Set<number>();
-  run.instances.forEach((instance, index) => {
-    if (
-      run.beliefs.every((belief) => instance.rule.automaton.colour(belief[index] as number) === "PERM_VIOL")
-    )
-      lost.add(index);
-  });
+  let lost = lostByRun.get(run);
+  if (!lost) {
+    const found = new Set<number>();
+    run.instances.forEach((instance, index) => {
+      const automaton = instance.rule.automaton;
+      if (run.beliefs.every((belief) => automaton.colour(belief[index] as number) === "PERM_VIOL"))
+        found.add(index);
+    });
+    lost = found;
+    lostByRun.set(run, lost);
+  }
   return lost;
 }
+
+const lostByRun = new WeakMap<Run, Set<number>>();
 
 function finding(
   rule: string,

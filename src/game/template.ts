@@ -52,42 +52,33 @@ export class StrategyTemplate {
   /** Indices of the instances the game is about: block-mode rules, minus `exclude`. */
   private readonly enforced: number[];
   private readonly components: Component[];
-  private readonly componentOfCandidate = new Map<CandidateCall, Component>();
+  private readonly componentOfCandidate: Map<CandidateCall, Component>;
+  /** Distances per state object (states are never mutated once built): total and per component. */
+  private readonly stateDistances = new WeakMap<
+    Int32Array,
+    { total?: number | undefined; parts: Map<Component, number | undefined> }
+  >();
   readonly maxStates: number;
   /** Component states visited by this template's own searches (others were already known). */
   statesExplored = 0;
+  /** True when some search stopped at `maxStates`: its distances are unknown (reported as undefined). */
+  limitReached = false;
 
   /** Component states whose distance is known for this policy (searches share them). */
   get knownStates(): number {
     return distancesByPolicy.get(this.run.policy)?.size ?? 0;
   }
-  /** True when some search stopped at `maxStates`: its distances are unknown (reported as undefined). */
-  limitReached = false;
 
   constructor(
     readonly run: Run,
     readonly options: TemplateOptions = {},
   ) {
     this.maxStates = options.maxStates ?? 20_000;
-    this.enforced = run.instances.flatMap((instance, index) =>
-      instance.rule.mode === "block" && !options.exclude?.has(index) ? [index] : [],
-    );
-    this.candidates = candidatesByInstances.get(run.instances) ?? candidateCalls(run);
-    candidatesByInstances.set(run.instances, this.candidates);
-    let distances = distancesByPolicy.get(run.policy);
-    if (!distances) {
-      distances = new Map();
-      distancesByPolicy.set(run.policy, distances);
-    }
-    const byEnforced = componentsByInstances.get(run.instances) ?? new Map<string, Component[]>();
-    componentsByInstances.set(run.instances, byEnforced);
-    const enforcedKey = this.enforced.join(",");
-    this.components =
-      byEnforced.get(enforcedKey) ?? componentsOf(run, this.enforced, this.candidates, distances);
-    byEnforced.set(enforcedKey, this.components);
-    for (const component of this.components) {
-      for (const candidate of component.candidates) this.componentOfCandidate.set(candidate, component);
-    }
+    const structure = structureOf(run, options.exclude);
+    this.candidates = structure.candidates;
+    this.enforced = structure.enforced;
+    this.components = structure.components;
+    this.componentOfCandidate = structure.componentOfCandidate;
   }
 
   isAccepting(state: Int32Array): boolean {
@@ -128,8 +119,8 @@ export class StrategyTemplate {
    * components: their distances add up, and each is searched in its own small game.
    */
   distance(state: Int32Array): number | undefined {
-    const key = state.join(",");
-    if (this.lastDistance?.key === key) return this.lastDistance.value;
+    const cache = this.cacheFor(state);
+    if ("total" in cache) return cache.total;
     let total: number | undefined = 0;
     for (const component of this.components) {
       const distance = this.componentDistance(component, state);
@@ -139,14 +130,31 @@ export class StrategyTemplate {
       }
       total += distance;
     }
-    this.lastDistance = { key, value: total };
+    cache.total = total;
     return total;
   }
 
-  /** The last state whose total distance was summed (classifying many calls asks about the same state). */
-  private lastDistance: { key: string; value: number | undefined } | undefined;
+  private cacheFor(state: Int32Array): {
+    total?: number | undefined;
+    parts: Map<Component, number | undefined>;
+  } {
+    let cache = this.stateDistances.get(state);
+    if (!cache) {
+      cache = { parts: new Map() };
+      this.stateDistances.set(state, cache);
+    }
+    return cache;
+  }
 
   private componentDistance(component: Component, state: Int32Array): number | undefined {
+    const parts = this.cacheFor(state).parts;
+    if (parts.has(component)) return parts.get(component);
+    const distance = this.searchComponent(component, state);
+    parts.set(component, distance);
+    return distance;
+  }
+
+  private searchComponent(component: Component, state: Int32Array): number | undefined {
     const project = (full: Int32Array): string => component.instances.map((index) => full[index]).join(",");
     const key = `${component.shape}|${project(state)}`;
     const known = component.distances.get(key);
@@ -241,8 +249,41 @@ const candidatesByInstances = new WeakMap<readonly Instance[], CandidateCall[]>(
  */
 const distancesByPolicy = new WeakMap<object, Map<string, number>>();
 
-/** Components depend on the instances and on which of them are enforced. */
-const componentsByInstances = new WeakMap<readonly Instance[], Map<string, Component[]>>();
+/** What a template needs besides states: it depends only on the instances and on `exclude`. */
+interface Structure {
+  candidates: CandidateCall[];
+  enforced: number[];
+  components: Component[];
+  componentOfCandidate: Map<CandidateCall, Component>;
+}
+
+const structures = new WeakMap<readonly Instance[], Map<string, Structure>>();
+
+function structureOf(run: Run, exclude: ReadonlySet<number> | undefined): Structure {
+  const byExclude = structures.get(run.instances) ?? new Map<string, Structure>();
+  structures.set(run.instances, byExclude);
+  const key = exclude ? [...exclude].sort((left, right) => left - right).join(",") : "";
+  const known = byExclude.get(key);
+  if (known) return known;
+  const candidates = candidatesByInstances.get(run.instances) ?? candidateCalls(run);
+  candidatesByInstances.set(run.instances, candidates);
+  let distances = distancesByPolicy.get(run.policy);
+  if (!distances) {
+    distances = new Map();
+    distancesByPolicy.set(run.policy, distances);
+  }
+  const enforced = run.instances.flatMap((instance, index) =>
+    instance.rule.mode === "block" && !exclude?.has(index) ? [index] : [],
+  );
+  const components = componentsOf(run, enforced, candidates, distances);
+  const componentOfCandidate = new Map<CandidateCall, Component>();
+  for (const component of components) {
+    for (const candidate of component.candidates) componentOfCandidate.set(candidate, component);
+  }
+  const structure = { candidates, enforced, components, componentOfCandidate };
+  byExclude.set(key, structure);
+  return structure;
+}
 
 /** Enforced instances linked by calls that affect them together, and the calls that affect them. */
 interface Component {
