@@ -158,7 +158,7 @@ export class StrategyTemplate {
     const project = (full: Int32Array): string => component.instances.map((index) => full[index]).join(",");
     const key = `${component.shape}|${project(state)}`;
     const known = component.distances.get(key);
-    if (known !== undefined) return Number.isNaN(known) ? undefined : known;
+    if (known !== undefined) return known;
     const automaton = (index: number): Automaton => (this.run.instances[index] as Instance).rule.automaton;
     const doomed = (full: Int32Array): boolean =>
       component.instances.some((index) => automaton(index).colour(full[index] as number) === "PERM_VIOL");
@@ -196,7 +196,8 @@ export class StrategyTemplate {
       }
       this.statesExplored += seen.size;
     }
-    component.distances.set(key, result ?? Number.NaN);
+    // Only exact answers are shared: a search cut by one template's limit may finish under another's.
+    if (result !== undefined) component.distances.set(key, result);
     return result;
   }
 
@@ -291,7 +292,7 @@ interface Component {
   candidates: CandidateCall[];
   /** The rules of its instances and the effects of its calls, in instance order. */
   shape: string;
-  /** Distance by shape and projected state, shared by all templates of the policy; NaN where a search hit its limit. */
+  /** Distance by shape and projected state, shared by all templates of the policy (exact answers only). */
   distances: Map<string, number>;
 }
 

@@ -215,4 +215,14 @@ describe("travel scenarios", () => {
       ["P2"],
     );
   });
+
+  test("when the game search hits its limit, the shield blocks and says why", () => {
+    const tight = new Evaluator(loadPolicy(policyFile), { maxStates: 1 });
+    const run = new Conversation([request(toronto)]);
+    const decision = tight.decide(run.messages, { name: "check_distance", arguments: toronto });
+    assert.equal(decision.verdict, "block");
+    assert.match(decision.failClosed ?? "", /exceeded 1 states/);
+    assert.match(blockedText(decision), /could not decide/);
+    assert.ok(tight.next(run.messages).failClosed);
+  });
 });
