@@ -17,7 +17,7 @@ export class VocabularyIndex {
   readonly escapeTokens: ReadonlySet<number>;
   /** Tokens with U+FFFD (part of a multi-byte character). */
   readonly partialCharacterTokens: ReadonlySet<number>;
-  /** Tokens made only of ASCII digits. */
+  /** Tokens that are a JSON integer on their own (ASCII digits, no leading zero). */
   readonly digitTokens: readonly number[];
 
   constructor(vocabulary: TokenVocabulary) {
@@ -37,7 +37,7 @@ export class VocabularyIndex {
       else this.byText.set(text, [id]);
       if (hasEscapeOrControl(text)) escapes.push(id);
       if (text.includes("\uFFFD")) partial.push(id);
-      if (/^[0-9]+$/.test(text)) digits.push(id);
+      if (/^(0|[1-9][0-9]*)$/.test(text)) digits.push(id);
     }
     this.texts = texts;
     this.maxTextLength = maxTextLength;
