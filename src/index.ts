@@ -11,7 +11,25 @@ export {
   type RuleFinding,
 } from "./evaluator/index.js";
 export { type LintFinding, lintPolicy } from "./game/index.js";
+export {
+  assistantMessage,
+  type ChatMessage,
+  type ChatTool,
+  Engine,
+  type EngineOptions,
+  type GenerateOptions,
+  type GenerationResult,
+  type ShieldOptions,
+  type ToolChoice,
+} from "./llm/index.js";
 export { Automaton, type Colour, declareTemplates, parseFormula } from "./logic/index.js";
 export { type Trace, traceFromMessages } from "./monitor/index.js";
 export { loadPolicy, type Policy, parsePolicy } from "./policy/index.js";
 export { blockedText, doneRefusedText, formatCall, reminderText } from "./shield/index.js";
+export {
+  computeTokenMask,
+  type ShieldSets,
+  shieldSetsFromNextAnswer,
+  type TokenMask,
+  VocabularyIndex,
+} from "./shield/token/index.js";

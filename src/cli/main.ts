@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from "commander";
 import { MentorError } from "../errors/index.js";
+import { registerChatCommands } from "./chat.js";
 import { registerLtlCommands } from "./ltl.js";
 import { registerModelCommands } from "./models.js";
 import { registerPolicyCommands } from "./policy.js";
@@ -14,6 +15,7 @@ const program = new Command()
 registerLtlCommands(program);
 registerPolicyCommands(program);
 registerModelCommands(program);
+registerChatCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -87,6 +87,22 @@ export const errorCodes = {
     status: 400,
     fix: "Correct the input as the message describes.",
   },
+  MNT_ERR_ENGINE_TOOL_NAME: {
+    status: 400,
+    fix: "Rename the tool: its name contains the character that ends a name in the model's call syntax.",
+  },
+  MNT_ERR_ENGINE_NO_CONTINUATION: {
+    status: 422,
+    fix: "The shield allows nothing that continues the call (no allowed tool or value); relax the policy or tool_choice.",
+  },
+  MNT_ERR_ENGINE_CALL_INCOMPLETE: {
+    status: 500,
+    fix: "The token budget ran out inside a tool call; raise maxTokens (or the request's max_tokens).",
+  },
+  MNT_ERR_ENGINE_MODEL: {
+    status: 500,
+    fix: "The model could not be loaded or run; check the file path and that it is a GGUF file llama.cpp supports.",
+  },
 } as const satisfies Record<string, { status: number; fix: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -1,0 +1,118 @@
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { MentorError } from "../errors/index.js";
+import { Evaluator } from "../evaluator/index.js";
+import type { ChatMessage, ChatTool, ToolChoice } from "../llm/index.js";
+import { resolveModel } from "../models/index.js";
+import { loadPolicy } from "../policy/index.js";
+import { type ShieldSets, shieldSetsFromNextAnswer } from "../shield/token/index.js";
+
+interface ChatCommandOptions {
+  model: string;
+  messages: string;
+  tools?: string;
+  toolChoice?: string;
+  shield: string;
+  shieldSets?: string;
+  policy?: string;
+  eta?: string;
+  seed?: string;
+  temperature?: string;
+  maxTokens?: string;
+}
+
+export function registerChatCommands(program: Command): void {
+  program
+    .command("chat")
+    .description(
+      "Generate one assistant message with a local model (and the token shield) and print it as JSON (OpenAI shape)",
+    )
+    .requiredOption("-m, --model <model>", "a registry name, a cached model or a .gguf path")
+    .requiredOption("--messages <file>", "OpenAI chat messages (JSON array, or an object with `messages`)")
+    .option("--tools <file>", "OpenAI tools (JSON array, or an object with `tools`)")
+    .option("--tool-choice <choice>", "none, auto, required, or a tool name", "auto")
+    .option("--shield <mode>", "none or token", "none")
+    .option(
+      "--shield-sets <file>",
+      "token shield sets (JSON: unsafeTools, progressingTools, arguments, doneAllowed)",
+    )
+    .option("--policy <file>", "derive the token shield's sets from this policy and the messages")
+    .option("--eta <number>", "logit boost of progressing names/values (η/T in log-probability)", "0.5")
+    .option("--seed <number>", "sampling seed", "0")
+    .option("--temperature <number>", "sampling temperature", "0.7")
+    .option("--max-tokens <number>", "sampled tokens at most", "256")
+    .action(async (options: ChatCommandOptions) => {
+      const messagesFile = readJson(options.messages) as unknown;
+      const messages = (
+        Array.isArray(messagesFile) ? messagesFile : (messagesFile as { messages?: unknown }).messages
+      ) as ChatMessage[] | undefined;
+      if (!Array.isArray(messages))
+        throw new MentorError("MNT_ERR_BAD_INPUT", `${options.messages}: expected a JSON array of messages`);
+      let tools: ChatTool[] = [];
+      if (options.tools !== undefined) {
+        const toolsFile = readJson(options.tools) as unknown;
+        tools = (
+          Array.isArray(toolsFile) ? toolsFile : ((toolsFile as { tools?: ChatTool[] }).tools ?? [])
+        ) as ChatTool[];
+      }
+      if (options.shield !== "none" && options.shield !== "token")
+        throw new MentorError("MNT_ERR_BAD_INPUT", `--shield must be none or token, not ${options.shield}`);
+      let sets: ShieldSets | undefined;
+      if (options.shieldSets !== undefined) sets = readJson(options.shieldSets) as ShieldSets;
+      if (options.policy !== undefined)
+        sets = {
+          ...shieldSetsFromNextAnswer(new Evaluator(loadPolicy(options.policy)).next(messages)),
+          ...sets,
+        };
+      const toolChoice: ToolChoice = ["none", "auto", "required"].includes(options.toolChoice ?? "auto")
+        ? (options.toolChoice as ToolChoice)
+        : { type: "function", function: { name: options.toolChoice as string } };
+      const modelPath = await resolveModel(options.model, { pull: false });
+      const { Engine, assistantMessage } = await import("../llm/index.js");
+      const engine = await Engine.load({ modelPath });
+      try {
+        const result = await engine.generate({
+          messages,
+          tools,
+          toolChoice,
+          shield: {
+            mode: options.shield,
+            ...(sets !== undefined ? { sets } : {}),
+            eta: number(options.eta, "--eta"),
+          },
+          seed: number(options.seed, "--seed"),
+          temperature: number(options.temperature, "--temperature"),
+          maxTokens: number(options.maxTokens, "--max-tokens"),
+        });
+        const output = {
+          ...assistantMessage(result),
+          mentor: {
+            finish_reason: result.finishReason,
+            ...(result.refusal !== undefined ? { refusal: result.refusal } : {}),
+            shield: options.shield,
+            ...(sets !== undefined ? { sets } : {}),
+            stats: result.stats,
+          },
+        };
+        process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+        if (result.finishReason === "refused") process.exitCode = 1;
+      } finally {
+        await engine.dispose();
+      }
+    });
+}
+
+function readJson(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new MentorError("MNT_ERR_BAD_INPUT", `${file}: ${(error as Error).message}`);
+  }
+}
+
+function number(text: string | undefined, option: string): number {
+  const value = Number(text);
+  if (text === undefined || !Number.isFinite(value))
+    throw new MentorError("MNT_ERR_BAD_INPUT", `${option} must be a number, not ${text}`);
+  return value;
+}

@@ -1,0 +1,339 @@
+import {
+  type ChatWrapper,
+  getLlama,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaModel,
+  LlamaText,
+  resolveChatWrapper,
+  type Token,
+  TokenBias,
+} from "node-llama-cpp";
+import { MentorError } from "../errors/index.js";
+import {
+  decodeGgufTokens,
+  defaultEta,
+  defaultStrength,
+  type ShieldSets,
+  TextVocabulary,
+  type TokenMask,
+  VocabularyIndex,
+} from "../shield/token/index.js";
+import { type ChatMessage, type ChatTool, chatFunctions, chatHistoryFromMessages } from "./chat.js";
+import {
+  type ArgumentSets,
+  CallDecoder,
+  type CallSyntax,
+  type DecodedCall,
+  type DecodePlan,
+  type DecodeStats,
+  type ToolDefinition,
+} from "./decoder.js";
+
+export interface EngineOptions {
+  /** Path of a GGUF file. */
+  modelPath: string;
+  /** Context size in tokens. Default 4096. */
+  contextSize?: number;
+  /** Threads per context. Default 1 (on a 2-core machine more threads are far slower). */
+  threads?: number;
+}
+
+export type ToolChoice = "none" | "auto" | "required" | { type: "function"; function: { name: string } };
+
+export interface ShieldOptions {
+  /** `none`: syntax only (names of declared tools, JSON skeleton); `token`: the sets below too. Default `none`. */
+  mode?: "none" | "token";
+  /** What the shield allows, bans and boosts (token mode). */
+  sets?: ShieldSets;
+  /**
+   * Added to the logit of tokens toward progressing names/values; with temperature T the boost
+   * is eta/T in log-probability. Default 0.5.
+   */
+  eta?: number;
+  /** Logit added to the allowed tokens of an allow-list slot. Default 100. */
+  strength?: number;
+}
+
+export interface GenerateOptions {
+  messages: readonly ChatMessage[];
+  tools?: readonly ChatTool[];
+  /** Default `auto` when tools are given. */
+  toolChoice?: ToolChoice;
+  shield?: ShieldOptions;
+  /** Sampling seed. Default 0. */
+  seed?: number;
+  /** Default 0.7. */
+  temperature?: number;
+  /** Sampled tokens (forced structure not counted). Default 256. */
+  maxTokens?: number;
+  /** A free string argument is closed after this many tokens. Default 24. */
+  maxStringTokens?: number;
+}
+
+export interface GenerationStats extends DecodeStats {
+  promptTokens: number;
+  /** Wall time of the generation (prompt evaluation included). */
+  ms: number;
+}
+
+export interface GenerationResult {
+  content: string | null;
+  toolCalls: DecodedCall[];
+  finishReason: "stop" | "tool_calls" | "length" | "refused";
+  /** Why nothing was generated (`refused`): nothing is allowed. */
+  refusal?: string;
+  /** The raw text of the call as the model wrote it (prefix to suffix). */
+  rawCall?: string;
+  stats: GenerationStats;
+}
+
+let sharedLlama: Promise<Llama> | undefined;
+
+function loadLlama(threads: number): Promise<Llama> {
+  sharedLlama ??= getLlama({ gpu: false, build: "never", maxThreads: threads, logLevel: "error" as never });
+  return sharedLlama;
+}
+
+/**
+ * A local model with one context and one sequence, and the token shield's generation loop on
+ * `LlamaContextSequence.evaluate()`. Generations run one at a time.
+ */
+export class Engine {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    readonly model: LlamaModel,
+    private readonly context: LlamaContext,
+    private readonly sequence: LlamaContextSequence,
+    readonly wrapper: ChatWrapper,
+    readonly syntax: CallSyntax,
+    readonly vocabulary: VocabularyIndex,
+  ) {}
+
+  static async load(options: EngineOptions): Promise<Engine> {
+    const threads = options.threads ?? 1;
+    try {
+      const llama = await loadLlama(threads);
+      const model = await llama.loadModel({ modelPath: options.modelPath });
+      const context = await model.createContext({
+        contextSize: options.contextSize ?? 4096,
+        threads,
+        sequences: 1,
+      });
+      const wrapper = resolveChatWrapper(model) as ChatWrapper;
+      const call = wrapper.settings.functions.call;
+      const syntax: CallSyntax = {
+        prefix: LlamaText(call.prefix).toString(),
+        paramsPrefix: LlamaText(call.paramsPrefix).toString(),
+        suffix: LlamaText(call.suffix).toString(),
+      };
+      const metadata = model.fileInfo.metadata.tokenizer.ggml as unknown as {
+        model: string;
+        tokens: string[];
+        token_type?: number[];
+      };
+      const texts = decodeGgufTokens({
+        tokenizerModel: metadata.model,
+        tokens: metadata.tokens,
+        ...(metadata.token_type ? { tokenTypes: metadata.token_type } : {}),
+      });
+      const vocabulary = new VocabularyIndex(new TextVocabulary(texts));
+      return new Engine(model, context, context.getSequence(), wrapper, syntax, vocabulary);
+    } catch (error) {
+      if (error instanceof MentorError) throw error;
+      throw new MentorError(
+        "MNT_ERR_ENGINE_MODEL",
+        `cannot load ${options.modelPath}: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  async dispose(): Promise<void> {
+    await this.context.dispose();
+    await this.model.dispose();
+  }
+
+  /** Renders the prompt with the model's chat wrapper (messages and tool descriptions). */
+  renderPrompt(messages: readonly ChatMessage[], tools: readonly ChatTool[] = []): Token[] {
+    const definitions = tools.map((tool) => tool.function);
+    const { contextText } = this.wrapper.generateContextState({
+      chatHistory: chatHistoryFromMessages(messages),
+      ...(definitions.length > 0 ? { availableFunctions: chatFunctions(definitions) } : {}),
+    });
+    return contextText.tokenize(this.model.tokenizer);
+  }
+
+  generate(options: GenerateOptions): Promise<GenerationResult> {
+    const run = this.queue.then(() => this.generateNow(options));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async generateNow(options: GenerateOptions): Promise<GenerationResult> {
+    const started = performance.now();
+    const tools = (options.tools ?? []).map((tool) => tool.function);
+    const planned = planGeneration(options, tools, this.syntax);
+    const emptyStats: GenerationStats = {
+      sampled: 0,
+      forced: 0,
+      vetoed: 0,
+      maskSteps: 0,
+      maskMs: 0,
+      promptTokens: 0,
+      ms: 0,
+    };
+    if (typeof planned === "string")
+      return { content: null, toolCalls: [], finishReason: "refused", refusal: planned, stats: emptyStats };
+    const model = this.model;
+    const decoder = new CallDecoder(
+      planned,
+      this.vocabulary,
+      (text, special) => Array.from(model.tokenize(text, special)) as number[],
+      (token) => model.isEogToken(token as Token),
+      (token) => model.isSpecialToken(token as Token),
+    );
+    const prompt = [
+      ...this.renderPrompt(options.messages, options.tools),
+      ...(decoder.initialTokens() as Token[]),
+    ];
+    const maxTokens = options.maxTokens ?? 256;
+    if (prompt.length + maxTokens * 2 > this.context.contextSize)
+      throw new MentorError(
+        "MNT_ERR_BAD_INPUT",
+        `the prompt (${prompt.length} tokens) and max_tokens (${maxTokens}) do not fit the context (${this.context.contextSize})`,
+      );
+    // Reuse the evaluated prefix shared with the previous generation (same conversation and tools).
+    const previous = this.sequence.contextTokens;
+    let common = 0;
+    while (common < previous.length && common < prompt.length - 1 && previous[common] === prompt[common])
+      common++;
+    if (common < this.sequence.nextTokenIndex)
+      await this.sequence.eraseContextTokenRanges([{ start: common, end: this.sequence.nextTokenIndex }]);
+    const empty = new TokenBias(model.tokenizer);
+    const biasFor = (mask: TokenMask | undefined): TokenBias => {
+      if (mask === undefined) return empty;
+      const bias = new TokenBias(model.tokenizer);
+      for (const [token, logit] of mask.bias) bias.set(token as Token, { logit });
+      for (const token of mask.banned) bias.set(token as Token, "never");
+      return bias;
+    };
+    const iterator = this.sequence.evaluate(prompt.slice(common), {
+      temperature: options.temperature ?? 0.7,
+      seed: options.seed ?? 0,
+      yieldEogToken: true,
+      tokenBias: () => biasFor(decoder.mask()),
+    });
+    let cut = false;
+    try {
+      let step = await iterator.next();
+      while (!step.done) {
+        const action = decoder.accept(step.value as number);
+        if (action.stop) break;
+        if (decoder.stats.sampled >= maxTokens) {
+          cut = true;
+          break;
+        }
+        step = await iterator.next(action.replace as Token[] | undefined);
+      }
+    } finally {
+      await iterator.return();
+    }
+    if (decoder.inCall)
+      throw new MentorError(
+        "MNT_ERR_ENGINE_CALL_INCOMPLETE",
+        cut
+          ? `the call could not be completed within ${maxTokens} tokens`
+          : "the generation ended inside a call",
+      );
+    const text = model.detokenize(decoder.textTokens as Token[]).trim();
+    const stats: GenerationStats = {
+      ...decoder.stats,
+      promptTokens: prompt.length,
+      ms: performance.now() - started,
+    };
+    const result: GenerationResult = {
+      content: text === "" ? null : text,
+      toolCalls: decoder.calls,
+      finishReason: decoder.calls.length > 0 ? "tool_calls" : cut ? "length" : "stop",
+      stats,
+    };
+    // From the raw token texts: llama.cpp's detokenize drops spaces before punctuation (Llama 3).
+    if (decoder.calls.length > 0)
+      result.rawCall = decoder.callTokens.map((token) => this.vocabulary.text(token)).join("");
+    return result;
+  }
+}
+
+/**
+ * Resolves tool_choice and the shield's sets into a decode plan, or the reason nothing may be
+ * generated (a call is required but no tool is allowed).
+ */
+export function planGeneration(
+  options: GenerateOptions,
+  tools: readonly ToolDefinition[],
+  syntax: CallSyntax,
+): DecodePlan | string {
+  const mode = options.shield?.mode ?? "none";
+  const sets = mode === "token" ? (options.shield?.sets ?? {}) : {};
+  const choice = options.toolChoice ?? (tools.length > 0 ? "auto" : "none");
+  let names = tools.map((tool) => tool.name);
+  if (typeof choice === "object") {
+    if (!names.includes(choice.function.name))
+      throw new MentorError("MNT_ERR_BAD_INPUT", `tool_choice names an unknown tool ${choice.function.name}`);
+    names = [choice.function.name];
+  }
+  if (choice === "none") names = [];
+  if (sets.allowedTools !== undefined) names = names.filter((name) => sets.allowedTools?.includes(name));
+  const unsafe = new Set(sets.unsafeTools ?? []);
+  names = names.filter((name) => !unsafe.has(name));
+  const doneAllowed = sets.doneAllowed ?? true;
+  const callRequired = choice === "required" || typeof choice === "object";
+  if (names.length === 0) {
+    if (callRequired) return "a tool call is required, but the shield allows no tool";
+    if (!doneAllowed && tools.length > 0)
+      return "ending the turn is not allowed (open duties) and the shield allows no tool: nothing is allowed";
+  }
+  const argumentSets = new Map<string, Map<string, ArgumentSets>>();
+  for (const entry of sets.arguments ?? []) {
+    const perTool = argumentSets.get(entry.tool) ?? new Map<string, ArgumentSets>();
+    perTool.set(entry.argument, {
+      ...(entry.allowed !== undefined ? { allowed: entry.allowed } : {}),
+      ...(entry.unsafe !== undefined ? { unsafe: entry.unsafe } : {}),
+      ...(entry.progressing !== undefined ? { progressing: entry.progressing } : {}),
+    });
+    argumentSets.set(entry.tool, perTool);
+  }
+  return {
+    syntax,
+    tools: [...tools],
+    names,
+    progressingNames: (sets.progressingTools ?? []).filter((name) => names.includes(name)),
+    argumentSets,
+    startInCall: names.length > 0 && (callRequired || !doneAllowed),
+    callsAllowed: names.length > 0,
+    endAllowed: doneAllowed || names.length === 0,
+    eta: options.shield?.eta ?? defaultEta,
+    strength: options.shield?.strength ?? defaultStrength,
+    boost: mode === "token",
+    maxStringTokens: options.maxStringTokens ?? 24,
+  };
+}
+
+/** A result as an OpenAI assistant message (`arguments` a JSON string). */
+export function assistantMessage(result: GenerationResult): Record<string, unknown> {
+  return {
+    role: "assistant",
+    content: result.content,
+    ...(result.toolCalls.length > 0
+      ? {
+          tool_calls: result.toolCalls.map((call, position) => ({
+            id: `call_${position}`,
+            type: "function",
+            function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+          })),
+        }
+      : {}),
+  };
+}

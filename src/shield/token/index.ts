@@ -1,0 +1,15 @@
+export {
+  type AllowListSlot,
+  computeTokenMask,
+  type DenyListSlot,
+  defaultEta,
+  defaultStrength,
+  fallbackToken,
+  isTokenAllowed,
+  type ShieldSlot,
+  type TokenMask,
+  type TokenMaskOptions,
+} from "./mask.js";
+export { type ShieldSets, shieldSetsFromNextAnswer, type ToolShieldSets } from "./sets.js";
+export { decodeGgufTokens, TextVocabulary, type TokenVocabulary } from "./vocabulary.js";
+export { VocabularyIndex } from "./vocabulary-index.js";

@@ -1,0 +1,48 @@
+import type { NextAnswer } from "../../evaluator/index.js";
+
+/** Per-argument value sets of one tool. Values are compared as the text inside the JSON string. */
+export interface ToolShieldSets {
+  tool: string;
+  argument: string;
+  /** When set, the argument's value must be one of these (an allow-list slot). */
+  allowed?: string[];
+  /** Values the argument must not take (a deny-list slot). */
+  unsafe?: string[];
+  /** Values that make progress (boosted by eta). */
+  progressing?: string[];
+}
+
+/**
+ * What the token shield enforces at one point of a run: which tools may be named, which make
+ * progress, which argument values are banned or boosted, and whether ending the turn is allowed.
+ */
+export interface ShieldSets {
+  /** When set, only these tools may be called (intersected with the declared tools). */
+  allowedTools?: string[];
+  /** Tools that must not be called. */
+  unsafeTools?: string[];
+  /** Tools whose calls make progress (boosted by eta). */
+  progressingTools?: string[];
+  arguments?: ToolShieldSets[];
+  /** Whether the turn may end without a call (`done`). Default true. */
+  doneAllowed?: boolean;
+}
+
+/** The sets of an evaluator's `next` answer: unsafe tools banned, progressing ones boosted. */
+export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
+  return {
+    unsafeTools: answer.tools.filter((tool) => tool.class === "unsafe").map((tool) => tool.name),
+    progressingTools: answer.tools.filter((tool) => tool.class === "progressing").map((tool) => tool.name),
+    arguments: answer.arguments.map((entry) => ({
+      tool: entry.tool,
+      argument: entry.argument,
+      unsafe: entry.unsafe.map(valueText),
+      progressing: entry.progressing.map(valueText),
+    })),
+    doneAllowed: answer.done.allowed,
+  };
+}
+
+function valueText(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}

@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { CallDecoder, type DecodePlan } from "../../src/llm/decoder.js";
+import { seededRandom } from "../../src/models/tiny-model.js";
+import { TextVocabulary, VocabularyIndex } from "../../src/shield/token/index.js";
+
+// No model: a toy vocabulary and a sampler that ignores the bias half of the time, so the veto
+// alone must keep every call well-formed and free of unsafe names and values.
+
+const specials = ["<eos>", "<call>"];
+const pieces = [
+  ...Array.from({ length: 95 }, (_, code) => String.fromCharCode(32 + code)),
+  '",',
+  '", "',
+  '"}',
+  "check",
+  "_distance",
+  "book",
+  "_train",
+  "_flight",
+  "Tor",
+  "onto",
+  'Toronto"',
+  'onto"',
+  "Chicago",
+  'go"',
+  "\\",
+  "\n",
+  "true",
+  "12",
+  "007",
+  ...specials,
+];
+const index = new VocabularyIndex(new TextVocabulary(pieces));
+const endToken = pieces.indexOf("<eos>");
+
+/** Greedy longest-match tokenization over the toy vocabulary. */
+function tokenize(text: string, special: boolean): number[] {
+  const tokens: number[] = [];
+  let position = 0;
+  while (position < text.length) {
+    let best = -1;
+    pieces.forEach((piece, id) => {
+      if (!special && specials.includes(piece)) return;
+      if (text.startsWith(piece, position) && (best < 0 || piece.length > (pieces[best] as string).length))
+        best = id;
+    });
+    assert.ok(best >= 0, text.slice(position));
+    tokens.push(best);
+    position += (pieces[best] as string).length;
+  }
+  return tokens;
+}
+
+const names = ["check_distance", "book_train", "book_flight"];
+const tools = names.map((name) => ({
+  name,
+  parameters: {
+    type: "object",
+    properties: {
+      origin: { type: "string" },
+      city: { enum: ["Toronto", "Chicago"] },
+      seats: { type: "integer" },
+      urgent: { type: "boolean" },
+      extra: { type: "object" },
+    },
+  },
+}));
+const temptations = [
+  "book",
+  "_train",
+  "Tor",
+  "onto",
+  'Toronto"',
+  'onto"',
+  "Chicago",
+  'go"',
+  "\\",
+  "\n",
+  "<eos>",
+].map((piece) => pieces.indexOf(piece));
+
+describe("call decoder with an adversarial sampler", () => {
+  it("writes only allowed names, never closes on unsafe values, and every call parses", () => {
+    const random = seededRandom(9);
+    let vetoed = 0;
+    for (let run = 0; run < 500; run++) {
+      const plan: DecodePlan = {
+        syntax: { prefix: '<call>{"name": "', paramsPrefix: '", "arguments": ', suffix: "}<eos>" },
+        tools,
+        names: ["check_distance", "book_flight"],
+        progressingNames: ["check_distance"],
+        argumentSets: new Map(
+          names.map((name) => [
+            name,
+            new Map([
+              ["origin", { unsafe: ["Toronto", "Tor"] }],
+              ["city", { unsafe: ["Toronto"] }],
+            ]),
+          ]),
+        ),
+        startInCall: run % 2 === 0,
+        callsAllowed: true,
+        endAllowed: false,
+        eta: 0.5,
+        strength: 100,
+        boost: true,
+        maxStringTokens: 6,
+      };
+      const decoder = new CallDecoder(plan, index, tokenize, (token) => token === endToken);
+      decoder.initialTokens();
+      for (let step = 0; step < 200 && !decoder.finished; step++) {
+        const mask = decoder.mask();
+        const draw = random();
+        const allowed = mask?.allowed !== undefined ? [...mask.allowed] : [];
+        const token =
+          draw < 0.3
+            ? Math.floor(random() * pieces.length)
+            : draw < 0.6 || allowed.length === 0
+              ? (temptations[Math.floor(random() * temptations.length)] as number)
+              : (allowed[Math.floor(random() * allowed.length)] as number);
+        const action = decoder.accept(token);
+        if (action.stop) break;
+      }
+      assert.ok(decoder.finished, `run ${run}`);
+      const call = decoder.calls[0];
+      assert.ok(call);
+      assert.ok(plan.names.includes(call.name), call.name);
+      assert.notEqual(call.arguments.origin, "Toronto");
+      assert.notEqual(call.arguments.origin, "Tor");
+      assert.equal(call.arguments.city, "Chicago");
+      assert.equal(typeof call.arguments.urgent, "boolean");
+      assert.ok(Number.isInteger(call.arguments.seats));
+      const raw = decoder.callTokens.map((token) => index.text(token)).join("");
+      const start = raw.indexOf(plan.syntax.paramsPrefix) + plan.syntax.paramsPrefix.length;
+      assert.ok(raw.endsWith(plan.syntax.suffix), raw);
+      assert.deepEqual(JSON.parse(raw.slice(start, -plan.syntax.suffix.length)), call.arguments, raw);
+      vetoed += decoder.stats.vetoed;
+    }
+    assert.ok(vetoed > 100, `${vetoed} vetoes`);
+  });
+});
