@@ -15,3 +15,14 @@ export { Automaton, type Colour, declareTemplates, parseFormula } from "./logic/
 export { type Trace, traceFromMessages } from "./monitor/index.js";
 export { loadPolicy, type Policy, parsePolicy } from "./policy/index.js";
 export { blockedText, doneRefusedText, formatCall, reminderText } from "./shield/index.js";
+export {
+  type ConstantScope,
+  type RepairRequest,
+  type RepairResult,
+  type SatisfiableRequest,
+  type SatisfiableResult,
+  SolverClient,
+  type SolverClientOptions,
+  type SolverStats,
+  type SolverTool,
+} from "./smt/index.js";

@@ -7,6 +7,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { MentorError } from "../errors/index.js";
 import { type Expression, evaluateExpression, forEachNode, type Value } from "../expression/index.js";
+import { repairWithCandidates } from "./candidates.js";
 import type {
   ConstantScope,
   HistoryEntry,
@@ -31,6 +32,11 @@ export interface SolverClientOptions {
   timeoutMs?: number;
   /** How long the process may take to start and load Z3, in ms (default 30000). */
   startTimeoutMs?: number;
+  /**
+   * For stress tests: start the solver process with `--expose-gc` and force a garbage collection
+   * every this many ms, also while checks run (default: never).
+   */
+  forcedGcIntervalMs?: number;
 }
 
 interface Running {
@@ -45,6 +51,7 @@ const workerPath = new URL("./worker.js", import.meta.url);
 export class SolverClient {
   readonly #timeoutMs: number;
   readonly #startTimeoutMs: number;
+  readonly #forcedGcIntervalMs: number | undefined;
   #running: Running | undefined;
   #tail: Promise<unknown> = Promise.resolve();
   #nextId = 1;
@@ -54,10 +61,22 @@ export class SolverClient {
   constructor(options: SolverClientOptions = {}) {
     this.#timeoutMs = positive(options.timeoutMs ?? 2000, "timeoutMs");
     this.#startTimeoutMs = positive(options.startTimeoutMs ?? 30000, "startTimeoutMs");
+    this.#forcedGcIntervalMs =
+      options.forcedGcIntervalMs === undefined
+        ? undefined
+        : positive(options.forcedGcIntervalMs, "forcedGcIntervalMs");
   }
 
   /** The arguments satisfying all constraints with the fewest repairable arguments changed. */
   repair(request: RepairRequest): Promise<RepairResult> {
+    if (request.candidatesFirst !== false) {
+      try {
+        const quick = repairWithCandidates(request);
+        if (quick !== undefined) return Promise.resolve(quick);
+      } catch {
+        // A history function that throws: let the solver path report it the same way.
+      }
+    }
     const timeoutMs = request.timeoutMs ?? this.#timeoutMs;
     return this.#request(
       {
@@ -168,9 +187,12 @@ export class SolverClient {
 
   #start(): Running {
     this.#starts++;
+    const gc = this.#forcedGcIntervalMs;
     const child = fork(workerPath, [], {
       stdio: ["ignore", "inherit", "inherit", "ipc"],
       serialization: "json",
+      execArgv: gc === undefined ? [] : ["--expose-gc"],
+      env: gc === undefined ? process.env : { ...process.env, MENTOR_SMT_FORCED_GC_MS: String(gc) },
     });
     const running: Running = { child, ready: Promise.resolve(), pending: undefined };
     this.#running = running;

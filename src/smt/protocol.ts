@@ -41,6 +41,11 @@ export interface RepairRequest {
   repairable: readonly string[];
   /** Preferred values per argument (task fields, history values, advice), besides enum members. */
   candidates?: Record<string, readonly Value[]>;
+  /**
+   * Try the proposal and single-argument changes to candidate values with the evaluator before
+   * asking Z3 (default true; false sends every request to the solver, for measurements).
+   */
+  candidatesFirst?: boolean;
   /** Overrides the client's `timeoutMs` for this request. */
   timeoutMs?: number;
 }

@@ -4,7 +4,7 @@
  * between Z3's arithmetic and JavaScript's can only turn a repair into "unsupported".
  * The caller (the solver process) must hold back garbage-collection finalizers while these run.
  */
-import type { Context, Expr, IntNum, Model, Optimize, Seq } from "z3-solver";
+import type { Bool, Context, Expr, IntNum, Model, Optimize, Seq, Solver } from "z3-solver";
 import { type HistoryFunctions, holdsIn, type Scope, type Value, valuesEqual } from "../expression/index.js";
 import {
   type ArgumentVariable,
@@ -133,37 +133,92 @@ function readString(model: Model<"main">, variable: Seq<"main">, value: Seq<"mai
   return text;
 }
 
+/**
+ * Fewest changes by search: with every repairable argument free, is there a solution at all?
+ * Then, for k = 1, 2, …, each set of k arguments in turn is freed while the others keep their
+ * proposed values, first with the freed arguments restricted to their preferred values (enum
+ * members and the caller's candidates), then without. Plain `Solver` checks with push/pop are
+ * much faster than `Optimize` on strings, and the arguments of one call are few.
+ */
 export async function repair(z3: Z3, request: WireRepair): Promise<RepairResult> {
   const required = new Set(request.tool.required ?? []);
   const read = argumentsRead(request.constraints);
   const chosen = [...read].filter((name) => request.repairable.includes(name));
   const constants: Record<string, Value> = { ...request.arguments };
   for (const name of chosen) delete constants[name];
-  const optimize = new z3.Optimize();
+  const solver = new z3.Solver();
+  const deadline = performance.now() + request.timeoutMs;
   try {
     const variables = makeVariables(z3, request.tool, chosen);
+    if (variables.size > maxSearchedArguments) {
+      throw new Unsupported(`more than ${maxSearchedArguments} repairable arguments in one repair`);
+    }
     for (const name of chosen) if (!variables.has(name)) constants[name] = request.arguments[name] ?? null;
     const encoder = new Encoder(z3, variables, scopeWith(request.scope, constants));
-    for (const constraint of request.constraints) optimize.add(encoder.holds(constraint));
-    const keepWeight = variables.size + 1;
-    for (const variable of variables.values()) {
-      optimize.add(encoder.domain(variable, required.has(variable.name)));
+    for (const constraint of request.constraints) solver.add(encoder.holds(constraint));
+    const list = [...variables.values()];
+    const keep = new Map<string, Bool<"main"> | undefined>();
+    const prefer = new Map<string, Bool<"main"> | undefined>();
+    for (const variable of list) {
+      solver.add(encoder.domain(variable, required.has(variable.name)));
       const proposed = request.arguments[variable.name] ?? null;
-      if (proposed === null) {
-        optimize.addSoft(z3.Not(variable.present), keepWeight);
-      } else if (fitsSort(proposed, variable.sort, variable.members)) {
-        optimize.addSoft(z3.And(variable.present, encoder.equalsValue(variable, proposed)), keepWeight);
-      }
-      const preferred = [...(variable.members ?? []), ...(request.candidates[variable.name] ?? [])].filter(
-        (value) => fitsSort(value, variable.sort, variable.members),
+      keep.set(
+        variable.name,
+        proposed === null
+          ? z3.Not(variable.present)
+          : fitsSort(proposed, variable.sort, variable.members)
+            ? z3.And(variable.present, encoder.equalsValue(variable, proposed))
+            : undefined,
       );
-      if (preferred.length > 0) {
-        optimize.addSoft(z3.Or(...preferred.map((value) => encoder.equalsValue(variable, value))), 1);
+      const preferred = [...(variable.members ?? []), ...(request.candidates[variable.name] ?? [])].filter(
+        (value) => fitsSort(value, variable.sort, variable.members) && !valuesEqual(value, proposed),
+      );
+      prefer.set(
+        variable.name,
+        preferred.length === 0
+          ? undefined
+          : z3.And(
+              variable.present,
+              z3.Or(...preferred.map((value) => encoder.equalsValue(variable, value))),
+            ),
+      );
+    }
+    /** A model with the assumptions added, or undefined if there is none. */
+    const attempt = async (assumptions: Bool<"main">[]): Promise<Model<"main"> | undefined> => {
+      solver.push();
+      try {
+        if (assumptions.length > 0) solver.add(...assumptions);
+        return (await checkSolver(solver, deadline)) === "sat" ? solver.model() : undefined;
+      } finally {
+        solver.pop();
+      }
+    };
+    if ((await attempt([])) === undefined) return { status: "unsat" };
+    let model: Model<"main"> | undefined;
+    search: for (let size = 0; size <= list.length; size++) {
+      for (const freed of subsets(list.length, size)) {
+        const kept: Bool<"main">[] = [];
+        let possible = true;
+        for (const [index, variable] of list.entries()) {
+          if (freed.includes(index)) continue;
+          const expression = keep.get(variable.name);
+          if (expression === undefined) possible = false;
+          else kept.push(expression);
+        }
+        if (!possible) continue;
+        const preferred = freed.flatMap((index) => {
+          const expression = prefer.get((list[index] as ArgumentVariable).name);
+          return expression === undefined ? [] : [expression];
+        });
+        for (const assumptions of preferred.length > 0 ? [[...kept, ...preferred], kept] : [kept]) {
+          model = await attempt(assumptions);
+          if (model !== undefined) break search;
+        }
       }
     }
-    if ((await check(optimize, request.timeoutMs)) === "unsat") return { status: "unsat" };
+    if (model === undefined) return { status: "unsat" };
     const repaired: Record<string, Value> = { ...request.arguments };
-    readModel(z3, optimize.model(), variables, repaired);
+    readModel(z3, model, variables, repaired);
     const scope = scopeWith(request.scope, repaired);
     const failing = request.constraints.findIndex((constraint) => !holdsIn(constraint, scope));
     if (failing >= 0) {
@@ -180,8 +235,31 @@ export async function repair(z3: Z3, request: WireRepair): Promise<RepairResult>
     if (error instanceof Unsupported) return { status: "unsupported", reason: error.message };
     throw error;
   } finally {
-    optimize.release();
+    solver.release();
   }
+}
+
+/** A repair searches subsets of the repairable arguments: 2^n checks at worst. */
+const maxSearchedArguments = 6;
+
+/** The index sets of the given size, in lexicographic order. */
+function* subsets(count: number, size: number, from = 0): Generator<number[]> {
+  if (size === 0) {
+    yield [];
+    return;
+  }
+  for (let first = from; first <= count - size; first++) {
+    for (const rest of subsets(count, size - 1, first + 1)) yield [first, ...rest];
+  }
+}
+
+async function checkSolver(solver: Solver<"main">, deadline: number): Promise<"sat" | "unsat"> {
+  const remaining = Math.round(deadline - performance.now());
+  if (remaining <= 0) throw new SolverTimeout("the repair search ran out of time");
+  solver.set("timeout", remaining);
+  const result = await solver.check();
+  if (result === "unknown") throw new SolverTimeout(`Z3 gave up (unknown) within the time limit`);
+  return result;
 }
 
 export async function satisfiable(z3: Z3, request: WireSatisfiable): Promise<SatisfiableResult> {

@@ -86,5 +86,10 @@ process.on("message", (message: WireMessage) => {
 
 process.on("disconnect", () => process.exit(0));
 
+// Stress tests: garbage collections at any moment, in-flight checks included.
+const forcedGcMs = Number(process.env.MENTOR_SMT_FORCED_GC_MS);
+const collect = (globalThis as { gc?: () => void }).gc;
+if (forcedGcMs > 0 && collect !== undefined) setInterval(collect, forcedGcMs).unref();
+
 const ready: WireReady = { ready: true, initMs };
 process.send?.(ready);
