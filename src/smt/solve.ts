@@ -134,8 +134,9 @@ function readString(model: Model<"main">, variable: Seq<"main">, value: Seq<"mai
 }
 
 /**
- * Fewest changes by search: with every repairable argument free, is there a solution at all?
- * Then, for k = 1, 2, …, each set of k arguments in turn is freed while the others keep their
+ * Fewest changes by search: a call that complies (checked with the evaluator) is kept; with
+ * more than two repairable arguments, one check rules out "no repair" at once. Then, for
+ * k = 1, 2, …, each set of k arguments in turn is freed while the others keep their
  * proposed values, first with the freed arguments restricted to their preferred values (enum
  * members and the caller's candidates), then without. Plain `Solver` checks with push/pop are
  * much faster than `Optimize` on strings, and the arguments of one call are few.
@@ -193,9 +194,14 @@ export async function repair(z3: Z3, request: WireRepair): Promise<RepairResult>
         solver.pop();
       }
     };
-    if ((await attempt([])) === undefined) return { status: "unsat" };
+    const proposedScope = scopeWith(request.scope, request.arguments);
+    if (request.constraints.every((constraint) => holdsIn(constraint, proposedScope))) {
+      return { status: "repaired", arguments: { ...request.arguments }, changed: [] };
+    }
+    // With few arguments the search below is short; with more, rule out "no repair" at once.
+    if (list.length > 2 && (await attempt([])) === undefined) return { status: "unsat" };
     let model: Model<"main"> | undefined;
-    search: for (let size = 0; size <= list.length; size++) {
+    search: for (let size = 1; size <= list.length; size++) {
       for (const freed of subsets(list.length, size)) {
         const kept: Bool<"main">[] = [];
         let possible = true;
