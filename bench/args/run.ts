@@ -106,6 +106,10 @@ for (let index = 0; index < memoryRepairs; index++) {
   } catch {
     failures++;
   }
+  if ((index + 1) % 2500 === 0 && index + 1 < memoryRepairs) {
+    const now = await client.stats();
+    console.log(`  after ${index + 1} repairs: solver process rss ${(now.rss / megabyte).toFixed(1)} MB`);
+  }
 }
 const after = await client.stats();
 console.log(
