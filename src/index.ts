@@ -33,3 +33,14 @@ export {
   type TokenMask,
   VocabularyIndex,
 } from "./shield/token/index.js";
+export {
+  type ConstantScope,
+  type RepairRequest,
+  type RepairResult,
+  type SatisfiableRequest,
+  type SatisfiableResult,
+  SolverClient,
+  type SolverClientOptions,
+  type SolverStats,
+  type SolverTool,
+} from "./smt/index.js";

@@ -83,6 +83,18 @@ export const errorCodes = {
     status: 500,
     fix: "Correct models/registry.json as the message describes.",
   },
+  MNT_ERR_SMT_TIMEOUT: {
+    status: 503,
+    fix: "The solver did not answer within `solverTimeoutMs`; the call is denied (fail closed). Simplify the constraint (string suffix and negated containment are slow) or raise the limit.",
+  },
+  MNT_ERR_SMT_CRASHED: {
+    status: 503,
+    fix: "The solver process died (often a string problem exhausting the 2 GiB WASM memory); the call is denied and the next request starts a new process. Simplify the constraint if it recurs.",
+  },
+  MNT_ERR_SMT_CLOSED: {
+    status: 503,
+    fix: "The solver client was closed; create a new SolverClient.",
+  },
   MNT_ERR_BAD_INPUT: {
     status: 400,
     fix: "Correct the input as the message describes.",

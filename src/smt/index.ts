@@ -1,0 +1,10 @@
+export { SolverClient, type SolverClientOptions } from "./client.js";
+export type {
+  ConstantScope,
+  RepairRequest,
+  RepairResult,
+  SatisfiableRequest,
+  SatisfiableResult,
+  SolverStats,
+  SolverTool,
+} from "./protocol.js";
