@@ -137,8 +137,10 @@ export class Evaluator {
     // before this call stay out of it, so an old violation does not block every later call.
     const exclude = lostInstances(run);
     const cases = run.outcomeCases(call.name, call.outcome);
-    const outcomes = cases.map((outcomeCase) => {
-      const after = run.after(call, [outcomeCase]);
+    // One run per outcome, and one for all of them together, sharing what the call introduces.
+    const runs = run.afterEach(call, [...cases.map((outcomeCase) => [outcomeCase]), cases]);
+    const after = runs.pop() as Run;
+    const outcomes = runs.map((after) => {
       const template = new StrategyTemplate(after, { ...this.options, exclude });
       let lost = false;
       for (const belief of after.beliefs) {
@@ -163,7 +165,6 @@ export class Evaluator {
       }
     }
     // Warn and record rules: noted when this call breaks one for good, whatever the outcome.
-    const after = run.after(call, cases);
     after.instances.forEach((instance, index) => {
       if (instance.rule.mode === "block" || exclude.has(index)) return;
       if (

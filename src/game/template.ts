@@ -1,6 +1,6 @@
 import type { Value } from "../expression/index.js";
 import type { Automaton } from "../logic/index.js";
-import type { Binding, Instance, OutcomeCase, Run } from "../monitor/index.js";
+import { type Binding, type Instance, type OutcomeCase, outcomeCaseOf, type Run } from "../monitor/index.js";
 import {
   type AbstractMove,
   abstractMoves,
@@ -396,16 +396,7 @@ function candidateCalls(run: Run): CandidateCall[] {
             ),
           ),
         );
-        const cases = moves.map(
-          (move): OutcomeCase => ({
-            description:
-              move.label !== undefined
-                ? (move.label ?? "no label")
-                : [...move.outcomeTrue].join(" && ") || "no outcome condition holds",
-            value: move.label !== undefined ? { label: move.label } : null,
-            abstract: move,
-          }),
-        );
+        const cases = moves.map(outcomeCaseOf);
         candidates.push({ tool: tool.name, arguments: args, binding, cases, affected, effects });
       }
     }

@@ -4,6 +4,7 @@ export {
   describeInstance,
   type Instance,
   type OutcomeCase,
+  outcomeCaseOf,
   Run,
 } from "./run.js";
 export {

@@ -85,28 +85,40 @@ export class Run {
 
   /** The run after `call`, for each of the given outcome cases (the belief grows if several). */
   after(call: ToolCallEvent, cases: readonly OutcomeCase[]): Run {
-    const introduced = this.introducedBindings(call);
+    return this.afterEach(call, [cases])[0] as Run;
+  }
+
+  /**
+   * The runs after `call`, one per group of outcome cases. The groups share the bindings and
+   * instances the call introduces (and so every cache keyed by them); only beliefs differ.
+   */
+  afterEach(call: ToolCallEvent, groups: readonly (readonly OutcomeCase[])[]): Run[] {
     let run: Run = this;
-    for (const binding of introduced) run = run.withBinding(binding.entity, binding.values, false, undefined);
-    run = run.withInstancesFor(run.bindings.slice(this.bindings.length));
-    const beliefs = new Map<string, Int32Array>();
-    for (const belief of run.beliefs) {
-      for (const outcomeCase of cases) {
-        const next = run.successor(belief, call, outcomeCase);
-        beliefs.set(next.join(","), next);
-      }
+    for (const binding of this.introducedBindings(call)) {
+      run = run.withBinding(binding.entity, binding.values, false, undefined);
     }
+    run = run.withInstancesFor(run.bindings.slice(this.bindings.length));
     const named = new Set(run.namedBindings(call).map((binding) => binding.id));
     const histories = run.histories.map((history, id) => (named.has(id) ? [...history, call] : history));
-    return new Run(
-      run.policy,
-      run.task,
-      run.bindings,
-      run.instances,
-      [...beliefs.values()],
-      [...run.calls, call],
-      histories,
-    );
+    const calls = [...run.calls, call];
+    return groups.map((cases) => {
+      const beliefs = new Map<string, Int32Array>();
+      for (const belief of run.beliefs) {
+        for (const outcomeCase of cases) {
+          const next = run.successor(belief, call, outcomeCase);
+          beliefs.set(next.join(","), next);
+        }
+      }
+      return new Run(
+        run.policy,
+        run.task,
+        run.bindings,
+        run.instances,
+        [...beliefs.values()],
+        calls,
+        histories,
+      );
+    });
   }
 
   /** The joint state after one call and one outcome case, from one belief. */
@@ -194,18 +206,10 @@ export class Run {
       return [{ description: "result", value: outcome.value, abstract: undefined }];
     const spec = this.policy.tools.get(tool);
     if (!spec) return [{ description: "result", value: null, abstract: undefined }];
-    const propositions = [...this.policy.propositions.values()];
     const cases = new Map<string, OutcomeCase>();
-    for (const move of abstractMoves(spec, propositions)) {
-      const key =
-        move.label !== undefined ? `label:${move.label}` : [...move.outcomeTrue].sort().join(" && ");
-      if (cases.has(key)) continue;
-      cases.set(
-        key,
-        move.label !== undefined
-          ? { description: move.label ?? "no label", value: { label: move.label }, abstract: undefined }
-          : { description: key || "no outcome condition holds", value: null, abstract: move },
-      );
+    for (const move of abstractMoves(spec, [...this.policy.propositions.values()])) {
+      const outcomeCase = outcomeCaseOf(move);
+      if (!cases.has(outcomeCase.description)) cases.set(outcomeCase.description, outcomeCase);
     }
     return [...cases.values()];
   }
@@ -401,6 +405,18 @@ export function describeInstance(instance: Instance): string {
   return instance.bindings.length === 0
     ? instance.rule.id
     : `${instance.rule.id} for ${instance.bindings.map(describeBinding).join(", ")}`;
+}
+
+/**
+ * The outcome an abstract move stands for: a text tool's label (exact), or which of the tool's
+ * outcome predicates hold (abstract, for JSON tools).
+ */
+export function outcomeCaseOf(move: AbstractMove): OutcomeCase {
+  if (move.label !== undefined) {
+    return { description: move.label ?? "no label", value: { label: move.label }, abstract: undefined };
+  }
+  const description = [...move.outcomeTrue].sort().join(" && ") || "no outcome condition holds";
+  return { description, value: null, abstract: move };
 }
 
 function outcomeHolds(proposition: PropositionSpec, outcomeCase: OutcomeCase, scope: Scope): boolean {
