@@ -115,6 +115,46 @@ export const errorCodes = {
     status: 500,
     fix: "The model could not be loaded or run; check the file path and that it is a GGUF file llama.cpp supports.",
   },
+  MNT_ERR_CANCELLED: {
+    status: 499,
+    fix: "The client went away or cancelled the request; nothing to fix on the server.",
+  },
+  MNT_ERR_TIMEOUT: {
+    status: 408,
+    fix: "The request took longer than the server's request timeout; ask for fewer tokens, or raise `--request-timeout`.",
+  },
+  MNT_ERR_NOTHING_ALLOWED: {
+    status: 422,
+    fix: "The shield allows nothing the request asks for (tool_choice intersected with the policy's safe calls is empty); relax tool_choice, or send the conversation the policy expects.",
+  },
+  MNT_ERR_TOKEN_SHIELD_UNAVAILABLE: {
+    status: 400,
+    fix: "The token shield needs the local engine; with an upstream endpoint use the prompt shield (`shield: prompt`).",
+  },
+  MNT_ERR_UPSTREAM: {
+    status: 502,
+    fix: "The upstream OpenAI-compatible endpoint failed or answered something that is not a chat completion; check its URL, key and model.",
+  },
+  MNT_ERR_QUEUE_FULL: {
+    status: 429,
+    fix: "The server's request queue is full; retry after the `Retry-After` seconds, or raise `--max-queue`.",
+  },
+  MNT_ERR_UNAUTHORIZED: {
+    status: 401,
+    fix: "Send one of the server's API keys as `Authorization: Bearer KEY` or `X-Api-Key: KEY`.",
+  },
+  MNT_ERR_POLICY_UNKNOWN: {
+    status: 400,
+    fix: "Name a policy the server loaded (`GET /v1/models` lists the models; the server's `--policy` flags the policies).",
+  },
+  MNT_ERR_TOOLS_MISMATCH: {
+    status: 400,
+    fix: "Declare the tool as the policy does: every parameter the policy names, with the same type and enum values.",
+  },
+  MNT_ERR_NOT_READY: {
+    status: 503,
+    fix: "The server is still loading its model; retry when `GET /health` answers 200.",
+  },
 } as const satisfies Record<string, { status: number; fix: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

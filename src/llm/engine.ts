@@ -38,6 +38,11 @@ export interface EngineOptions {
   contextSize?: number;
   /** Threads per context. Default 1 (on a 2-core machine more threads are far slower). */
   threads?: number;
+  /**
+   * Sequences in the context: generations that run at once (each with its own KV cache of
+   * `contextSize` tokens). Default 2.
+   */
+  sequences?: number;
 }
 
 export type ToolChoice = "none" | "auto" | "required" | { type: "function"; function: { name: string } };
@@ -66,6 +71,12 @@ export interface GenerateOptions {
   seed?: number;
   /** Default 0.7. */
   temperature?: number;
+  /** Nucleus sampling. Default 1 (off). */
+  topP?: number;
+  /** The free text ends before the first of these strings (never inside a call). */
+  stop?: readonly string[];
+  /** Aborts the generation: it rejects with `MNT_ERR_CANCELLED`. */
+  signal?: AbortSignal;
   /** Sampled tokens (forced structure not counted). Default 256. */
   maxTokens?: number;
   /** A free string argument is closed after this many tokens. Default 24. */
@@ -97,20 +108,29 @@ function loadLlama(threads: number): Promise<Llama> {
 }
 
 /**
- * A local model with one context and one sequence, and the token shield's generation loop on
- * `LlamaContextSequence.evaluate()`. Generations run one at a time.
+ * A local model with one context of several sequences, and the token shield's generation loop on
+ * `LlamaContextSequence.evaluate()`. Generations run at once on free sequences (llama.cpp
+ * batches them); when every sequence is busy they wait in arrival order.
  */
 export class Engine {
-  private queue: Promise<unknown> = Promise.resolve();
+  /** Sequences not generating now. */
+  private readonly idle: LlamaContextSequence[];
+  private readonly waiting: (() => void)[] = [];
 
   private constructor(
     readonly model: LlamaModel,
     private readonly context: LlamaContext,
-    private readonly sequence: LlamaContextSequence,
     readonly wrapper: ChatWrapper,
     readonly syntax: CallSyntax,
     readonly vocabulary: VocabularyIndex,
-  ) {}
+  ) {
+    this.idle = Array.from({ length: context.totalSequences }, () => context.getSequence());
+  }
+
+  /** Sequences in the context (generations that can run at once). */
+  get sequences(): number {
+    return this.context.totalSequences;
+  }
 
   static async load(options: EngineOptions): Promise<Engine> {
     const threads = options.threads ?? 1;
@@ -120,7 +140,7 @@ export class Engine {
       const context = await model.createContext({
         contextSize: options.contextSize ?? 4096,
         threads,
-        sequences: 1,
+        sequences: options.sequences ?? 2,
       });
       const wrapper = resolveChatWrapper(model) as ChatWrapper;
       const call = wrapper.settings.functions.call;
@@ -140,7 +160,7 @@ export class Engine {
         ...(metadata.token_type ? { tokenTypes: metadata.token_type } : {}),
       });
       const vocabulary = new VocabularyIndex(new TextVocabulary(texts));
-      return new Engine(model, context, context.getSequence(), wrapper, syntax, vocabulary);
+      return new Engine(model, context, wrapper, syntax, vocabulary);
     } catch (error) {
       if (error instanceof MentorError) throw error;
       throw new MentorError(
@@ -165,27 +185,14 @@ export class Engine {
     return contextText.tokenize(this.model.tokenizer);
   }
 
-  generate(options: GenerateOptions): Promise<GenerationResult> {
-    const run = this.queue.then(() => this.generateNow(options));
-    this.queue = run.catch(() => undefined);
-    return run;
-  }
-
-  private async generateNow(options: GenerateOptions): Promise<GenerationResult> {
+  async generate(options: GenerateOptions): Promise<GenerationResult> {
     const started = performance.now();
     const tools = (options.tools ?? []).map((tool) => tool.function);
     const planned = planGeneration(options, tools, this.syntax);
-    const emptyStats: GenerationStats = {
-      sampled: 0,
-      forced: 0,
-      vetoed: 0,
-      maskSteps: 0,
-      maskMs: 0,
-      promptTokens: 0,
-      ms: 0,
-    };
-    if (typeof planned === "string")
-      return { content: null, toolCalls: [], finishReason: "refused", refusal: planned, stats: emptyStats };
+    if (typeof planned === "string") {
+      const stats = { sampled: 0, forced: 0, vetoed: 0, maskSteps: 0, maskMs: 0, promptTokens: 0, ms: 0 };
+      return { content: null, toolCalls: [], finishReason: "refused", refusal: planned, stats };
+    }
     const model = this.model;
     const decoder = new CallDecoder(
       planned,
@@ -204,13 +211,56 @@ export class Engine {
         "MNT_ERR_BAD_INPUT",
         `the prompt (${prompt.length} tokens) and max_tokens (${maxTokens}) do not fit the context (${this.context.contextSize})`,
       );
-    // Reuse the evaluated prefix shared with the previous generation (same conversation and tools).
-    const previous = this.sequence.contextTokens;
-    let common = 0;
-    while (common < previous.length && common < prompt.length - 1 && previous[common] === prompt[common])
-      common++;
-    if (common < this.sequence.nextTokenIndex)
-      await this.sequence.eraseContextTokenRanges([{ start: common, end: this.sequence.nextTokenIndex }]);
+    const sequence = await this.acquire(prompt, options.signal);
+    try {
+      return await this.run(sequence, prompt, decoder, options, started);
+    } finally {
+      this.idle.push(sequence);
+      this.waiting.shift()?.();
+    }
+  }
+
+  /**
+   * A free sequence, the one whose cached tokens share the longest prefix with the prompt (a
+   * follow-up turn of a conversation finds its earlier turns still evaluated).
+   */
+  private async acquire(
+    prompt: readonly Token[],
+    signal: AbortSignal | undefined,
+  ): Promise<LlamaContextSequence> {
+    while (this.idle.length === 0) {
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      if (signal?.aborted) {
+        this.waiting.shift()?.();
+        throw cancelled();
+      }
+    }
+    let best = 0;
+    let bestLength = -1;
+    this.idle.forEach((sequence, index) => {
+      const length = commonPrefixLength(sequence.contextTokens, prompt);
+      if (length > bestLength) {
+        best = index;
+        bestLength = length;
+      }
+    });
+    return this.idle.splice(best, 1)[0] as LlamaContextSequence;
+  }
+
+  private async run(
+    sequence: LlamaContextSequence,
+    prompt: Token[],
+    decoder: CallDecoder,
+    options: GenerateOptions,
+    started: number,
+  ): Promise<GenerationResult> {
+    const model = this.model;
+    const maxTokens = options.maxTokens ?? 256;
+    // Reuse the evaluated prefix shared with the sequence's previous generation (at least one
+    // token is evaluated, so that there is something to sample from).
+    const common = Math.min(commonPrefixLength(sequence.contextTokens, prompt), prompt.length - 1);
+    if (common < sequence.nextTokenIndex)
+      await sequence.eraseContextTokenRanges([{ start: common, end: sequence.nextTokenIndex }]);
     const empty = new TokenBias(model.tokenizer);
     const biasFor = (mask: TokenMask | undefined): TokenBias => {
       if (mask === undefined) return empty;
@@ -219,17 +269,28 @@ export class Engine {
       for (const token of mask.banned) bias.set(token as Token, "never");
       return bias;
     };
-    const iterator = this.sequence.evaluate(prompt.slice(common), {
+    const iterator = sequence.evaluate(prompt.slice(common), {
       temperature: options.temperature ?? 0.7,
+      ...(options.topP !== undefined ? { topP: options.topP } : {}),
       seed: options.seed ?? 0,
       yieldEogToken: true,
       tokenBias: () => biasFor(decoder.mask()),
     });
     let cut = false;
+    const stops = options.stop?.filter((stop) => stop !== "") ?? [];
+    let freeText = "";
+    let stopAt: number | undefined;
     try {
       let step = await iterator.next();
       while (!step.done) {
+        if (options.signal?.aborted) throw cancelled();
+        const inCall = decoder.inCall;
         const action = decoder.accept(step.value as number);
+        if (stops.length > 0 && !inCall && !decoder.inCall) {
+          freeText += this.vocabulary.text(step.value as number);
+          stopAt = firstStop(freeText, stops);
+          if (stopAt !== undefined) break;
+        }
         if (action.stop) break;
         if (decoder.stats.sampled >= maxTokens) {
           cut = true;
@@ -247,7 +308,8 @@ export class Engine {
           ? `the call could not be completed within ${maxTokens} tokens`
           : "the generation ended inside a call",
       );
-    const text = model.detokenize(decoder.textTokens as Token[]).trim();
+    const detokenized = model.detokenize(decoder.textTokens as Token[]);
+    const text = (stopAt !== undefined ? freeText.slice(0, stopAt) : detokenized).trim();
     const stats: GenerationStats = {
       ...decoder.stats,
       promptTokens: prompt.length,
@@ -264,6 +326,26 @@ export class Engine {
       result.rawCall = decoder.callTokens.map((token) => this.vocabulary.text(token)).join("");
     return result;
   }
+}
+
+function commonPrefixLength(cached: readonly Token[], prompt: readonly Token[]): number {
+  let length = 0;
+  while (length < cached.length && length < prompt.length && cached[length] === prompt[length]) length++;
+  return length;
+}
+
+/** Where the first stop string begins in the text, if one occurs. */
+function firstStop(text: string, stops: readonly string[]): number | undefined {
+  let first: number | undefined;
+  for (const stop of stops) {
+    const at = text.indexOf(stop);
+    if (at >= 0 && (first === undefined || at < first)) first = at;
+  }
+  return first;
+}
+
+function cancelled(): MentorError {
+  return new MentorError("MNT_ERR_CANCELLED", "the generation was cancelled");
 }
 
 /**

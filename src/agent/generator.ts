@@ -1,0 +1,185 @@
+import { MentorError } from "../errors/index.js";
+import type { ChatMessage, ChatTool, Engine, ToolChoice } from "../llm/index.js";
+import type { ShieldSets } from "../shield/token/index.js";
+
+/** One generation request of a turn (OpenAI shapes). */
+export interface GenerationRequest {
+  messages: readonly ChatMessage[];
+  tools: readonly ChatTool[];
+  toolChoice: ToolChoice;
+  /** Token shield: what it bans and boosts during decoding. Only generators with `tokenShield`. */
+  tokenShield?: { sets: ShieldSets; eta: number };
+  seed?: number;
+  temperature?: number;
+  topP?: number;
+  maxTokens?: number;
+  stop?: readonly string[];
+  signal?: AbortSignal;
+}
+
+/** A call as the model wrote it; `invalid` says why its arguments could not be read. */
+export interface GeneratedCall {
+  name: string;
+  arguments: Record<string, unknown>;
+  invalid?: string;
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface Generation {
+  content: string | null;
+  toolCalls: GeneratedCall[];
+  finishReason: "stop" | "tool_calls" | "length" | "refused";
+  /** Why nothing was generated (`refused`). */
+  refusal?: string;
+  usage: Usage;
+}
+
+/** One model generation per call: the local engine, or an upstream OpenAI-compatible endpoint. */
+export interface TurnGenerator {
+  /** Whether the generator can apply the token shield (only the local engine can). */
+  readonly tokenShield: boolean;
+  generate(request: GenerationRequest): Promise<Generation>;
+}
+
+/** The local engine (token shield available). */
+export class EngineGenerator implements TurnGenerator {
+  readonly tokenShield = true;
+
+  constructor(readonly engine: Engine) {}
+
+  async generate(request: GenerationRequest): Promise<Generation> {
+    const result = await this.engine.generate({
+      messages: request.messages,
+      tools: request.tools,
+      toolChoice: request.toolChoice,
+      shield: request.tokenShield ? { mode: "token", ...request.tokenShield } : { mode: "none" },
+      seed: request.seed,
+      temperature: request.temperature,
+      topP: request.topP,
+      maxTokens: request.maxTokens,
+      stop: request.stop,
+      signal: request.signal,
+    });
+    return {
+      content: result.content,
+      toolCalls: result.toolCalls.map((call) => ({ name: call.name, arguments: call.arguments })),
+      finishReason: result.finishReason,
+      ...(result.refusal !== undefined ? { refusal: result.refusal } : {}),
+      usage: {
+        promptTokens: result.stats.promptTokens,
+        completionTokens: result.stats.sampled + result.stats.forced,
+      },
+    };
+  }
+}
+
+export interface UpstreamOptions {
+  /** Base URL of an OpenAI-compatible API, with or without the trailing `/v1`. */
+  url: string;
+  /** Sent as `Authorization: Bearer KEY`. */
+  apiKey?: string;
+  /** The model id the upstream serves. */
+  model: string;
+}
+
+/** An OpenAI-compatible endpoint (llama-server, vLLM, a hosted model): prompt shield only. */
+export class UpstreamGenerator implements TurnGenerator {
+  readonly tokenShield = false;
+  readonly endpoint: string;
+
+  constructor(readonly options: UpstreamOptions) {
+    const base = options.url.replace(/\/+$/, "");
+    this.endpoint = `${base.endsWith("/v1") ? base : `${base}/v1`}/chat/completions`;
+  }
+
+  async generate(request: GenerationRequest): Promise<Generation> {
+    if (request.tokenShield)
+      throw new MentorError(
+        "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
+        `the token shield needs the local engine; ${this.options.url} is an upstream endpoint`,
+      );
+    const body = {
+      model: this.options.model,
+      // The upstream sees plain OpenAI messages: mentor's grounding stays here.
+      messages: request.messages.map(({ mentor: _grounding, ...message }) => message),
+      ...(request.tools.length > 0 ? { tools: request.tools, tool_choice: request.toolChoice } : {}),
+      // Undefined fields are left out by JSON.stringify.
+      seed: request.seed,
+      temperature: request.temperature,
+      top_p: request.topP,
+      max_tokens: request.maxTokens,
+      stop: request.stop,
+      stream: false,
+    };
+    let response: Response;
+    try {
+      response = await fetch(this.endpoint, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(this.options.apiKey !== undefined ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+        },
+        body: JSON.stringify(body),
+        signal: request.signal ?? null,
+      });
+    } catch (error) {
+      if (request.signal?.aborted) throw new MentorError("MNT_ERR_CANCELLED", "the generation was cancelled");
+      throw new MentorError("MNT_ERR_UPSTREAM", `${this.endpoint}: ${(error as Error).message}`);
+    }
+    const text = await response.text();
+    if (!response.ok)
+      throw new MentorError(
+        "MNT_ERR_UPSTREAM",
+        `${this.endpoint} answered ${response.status}: ${text.slice(0, 500)}`,
+      );
+    return readCompletion(text, this.endpoint);
+  }
+}
+
+interface UpstreamCompletion {
+  choices?: {
+    message?: {
+      content?: string | null;
+      tool_calls?: { function?: { name?: string; arguments?: string } }[];
+    };
+    finish_reason?: string;
+  }[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number };
+}
+
+function readCompletion(text: string, endpoint: string): Generation {
+  let completion: UpstreamCompletion;
+  try {
+    completion = JSON.parse(text) as UpstreamCompletion;
+  } catch {
+    throw new MentorError("MNT_ERR_UPSTREAM", `${endpoint} answered something that is not JSON`);
+  }
+  const choice = completion.choices?.[0];
+  if (choice?.message === undefined)
+    throw new MentorError("MNT_ERR_UPSTREAM", `${endpoint} answered a completion without choices[0].message`);
+  const toolCalls = (choice.message.tool_calls ?? []).map((call): GeneratedCall => {
+    const name = call.function?.name ?? "";
+    try {
+      const parsed = JSON.parse(call.function?.arguments || "{}") as unknown;
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
+        return { name, arguments: parsed as Record<string, unknown> };
+      return { name, arguments: {}, invalid: "the arguments are not a JSON object" };
+    } catch {
+      return { name, arguments: {}, invalid: "the arguments are not valid JSON" };
+    }
+  });
+  const finish = choice.finish_reason;
+  return {
+    content: choice.message.content ?? null,
+    toolCalls,
+    finishReason: toolCalls.length > 0 ? "tool_calls" : finish === "length" ? "length" : "stop",
+    usage: {
+      promptTokens: completion.usage?.prompt_tokens ?? 0,
+      completionTokens: completion.usage?.completion_tokens ?? 0,
+    },
+  };
+}

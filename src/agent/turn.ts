@@ -1,0 +1,351 @@
+import { randomBytes } from "node:crypto";
+import { MentorError } from "../errors/index.js";
+import type { Advice, Decision, Duty, Evaluator, NextAnswer, ProposedCall } from "../evaluator/index.js";
+import type { Value } from "../expression/index.js";
+import type { ChatMessage, ChatTool, ToolChoice } from "../llm/index.js";
+import { blockedText, doneRefusedText, reminderText } from "../shield/index.js";
+import { type ShieldSets, shieldSetsFromNextAnswer } from "../shield/token/index.js";
+import type { GeneratedCall, Generation, TurnGenerator, Usage } from "./generator.js";
+import type { Grounder, GroundingNote } from "./grounder.js";
+
+/** `none`: generate once (the evaluator's verdicts are only recorded); `prompt`: feedback text; `token`: masks too. */
+export type ShieldMode = "none" | "prompt" | "token";
+
+export const shieldModes: readonly ShieldMode[] = ["none", "prompt", "token"];
+
+export interface TurnOptions {
+  /** The conversation (OpenAI messages); the turn answers its end. */
+  messages: readonly ChatMessage[];
+  tools?: readonly ChatTool[];
+  /** Default `auto` when tools are given, else `none`. */
+  toolChoice?: ToolChoice;
+  mode: ShieldMode;
+  /** Token shield boost of progressing names and values. Default 0.5. */
+  eta?: number;
+  /** The policy's evaluator; absent = no policy (every mode then just generates). */
+  evaluator?: Evaluator;
+  grounder: Grounder;
+  generator: TurnGenerator;
+  seed?: number;
+  temperature?: number;
+  topP?: number;
+  maxTokens?: number;
+  stop?: readonly string[];
+  signal?: AbortSignal;
+  /** Generations after the first one (blocked calls, refused answers). Default 4. */
+  maxRegenerations?: number;
+}
+
+/** A proposed call and the evaluator's decision on it. */
+export interface AttemptCall {
+  call: ProposedCall;
+  verdict: "allow" | "block";
+  /** Rules the call breaks (block mode: why it is blocked). */
+  rules: string[];
+  /** Warn-mode rules the call breaks (allowed with a warning). */
+  warnings: string[];
+  advice?: Advice;
+  /** Why the shield blocked without deciding (it fails closed). */
+  failClosed?: string;
+  /** The shield's feedback to the model when the call is blocked. */
+  feedback?: string;
+}
+
+/** One generation of the turn and what the shield made of it. */
+export interface TurnAttempt {
+  content: string | null;
+  calls: AttemptCall[];
+  finishReason: Generation["finishReason"];
+  /** For an answer without a call: whether the policy allowed ending, and whether the shield refused it. */
+  done?: { allowed: boolean; refused: boolean; feedback?: string };
+  usage: Usage;
+  generateMs: number;
+  decideMs: number;
+}
+
+/** What the shield did in a turn: the `mentor` field of a response and of a flight record. */
+export interface TurnRecord {
+  mode: ShieldMode;
+  policy?: string;
+  attempts: TurnAttempt[];
+  /** Calls blocked in this turn (never returned). */
+  blocked: number;
+  /** Blocked calls whose advice was the same call with repaired arguments. */
+  repairs: Advice[];
+  doneRefusals: number;
+  /** The bound on regenerations ran out: the message is the shield's last feedback. */
+  exhausted: boolean;
+  /** Duties open before the turn, and the game states behind the answer. */
+  openDuties: Duty[];
+  game?: NextAnswer["gameStates"];
+  /** The game search hit its limit: unclassified calls counted as unsafe. */
+  failClosed?: string;
+  grounding: GroundingNote[];
+  timings: { groundMs: number; totalMs: number };
+}
+
+export interface AssistantMessage extends ChatMessage {
+  role: "assistant";
+  content: string | null;
+  tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
+}
+
+export interface TurnResult {
+  message: AssistantMessage;
+  finishReason: "stop" | "tool_calls" | "length";
+  /** Summed over every generation of the turn (regenerations cost tokens too). */
+  usage: Usage;
+  mentor: TurnRecord;
+}
+
+/**
+ * One shielded assistant turn (DESIGN §7). The evaluator judges the client's conversation as
+ * grounded; the model sees a working copy of it with the shield's texts: the reminder of open
+ * duties after the latest text tool output, and for each blocked call the call and a tool result
+ * with the shield's feedback (then it generates again, up to `maxRegenerations`). An answer
+ * without a call while duties are open is refused (feedback as a user message) up to the
+ * policy's `done.max_refusals`, then allowed. When the bound runs out, the client receives an
+ * assistant message whose content is the shield's last feedback (`finish_reason: stop`,
+ * `mentor.exhausted: true`); a blocked call is never returned.
+ */
+export async function runTurn(options: TurnOptions): Promise<TurnResult> {
+  const started = performance.now();
+  const tools = options.tools ?? [];
+  const toolChoice: ToolChoice = options.toolChoice ?? (tools.length > 0 ? "auto" : "none");
+  if (options.mode === "token" && !options.generator.tokenShield)
+    throw new MentorError(
+      "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
+      "the token shield needs the local engine; this server forwards to an upstream endpoint (use shield prompt)",
+    );
+  const grounding = await options.grounder.ground(options.messages, { signal: options.signal });
+  const groundMs = performance.now() - started;
+  const history = grounding.messages;
+  const evaluator = options.evaluator;
+  const shielded = evaluator !== undefined && options.mode !== "none";
+  const next = evaluator?.next(history);
+  const record: TurnRecord = {
+    mode: options.mode,
+    ...(evaluator ? { policy: evaluator.policy.name } : {}),
+    attempts: [],
+    blocked: 0,
+    repairs: [],
+    doneRefusals: 0,
+    exhausted: false,
+    openDuties: next?.openDuties ?? [],
+    ...(next ? { game: next.gameStates } : {}),
+    ...(next?.failClosed !== undefined ? { failClosed: next.failClosed } : {}),
+    grounding: grounding.notes,
+    timings: { groundMs, totalMs: 0 },
+  };
+  const usage: Usage = { promptTokens: 0, completionTokens: 0 };
+  const finish = (message: AssistantMessage, finishReason: TurnResult["finishReason"]): TurnResult => {
+    record.timings.totalMs = performance.now() - started;
+    return { message, finishReason, usage, mentor: record };
+  };
+
+  if (shielded && next !== undefined) {
+    const refusal = nothingAllowed(next, tools, toolChoice);
+    if (refusal !== undefined) throw new MentorError("MNT_ERR_NOTHING_ALLOWED", refusal);
+  }
+  const working: ChatMessage[] = shielded
+    ? withReminder(history, evaluator, next as NextAnswer)
+    : [...history];
+  const tokenShield =
+    options.mode === "token" && next !== undefined
+      ? { sets: tokenSets(next, toolChoice), eta: options.eta ?? 0.5 }
+      : undefined;
+  const maxRegenerations = options.maxRegenerations ?? 4;
+  let lastFeedback = "";
+
+  for (let attempt = 0; attempt <= maxRegenerations; attempt++) {
+    if (options.signal?.aborted) throw new MentorError("MNT_ERR_CANCELLED", "the turn was cancelled");
+    const generationStarted = performance.now();
+    const generation = await options.generator.generate({
+      messages: working,
+      tools,
+      toolChoice,
+      ...(tokenShield ? { tokenShield } : {}),
+      // A regeneration samples anew (the prompt differs too, but a greedy model may repeat itself).
+      seed: options.seed !== undefined ? options.seed + attempt : undefined,
+      temperature: options.temperature,
+      topP: options.topP,
+      maxTokens: options.maxTokens,
+      stop: options.stop,
+      signal: options.signal,
+    });
+    usage.promptTokens += generation.usage.promptTokens;
+    usage.completionTokens += generation.usage.completionTokens;
+    const decideStarted = performance.now();
+    const entry: TurnAttempt = {
+      content: generation.content,
+      calls: [],
+      finishReason: generation.finishReason,
+      usage: generation.usage,
+      generateMs: decideStarted - generationStarted,
+      decideMs: 0,
+    };
+    record.attempts.push(entry);
+    if (generation.finishReason === "refused")
+      throw new MentorError("MNT_ERR_NOTHING_ALLOWED", generation.refusal ?? "the shield allows nothing");
+
+    if (generation.toolCalls.length > 0) {
+      entry.calls = generation.toolCalls.map((call) => judge(evaluator, history, call));
+      entry.decideMs = performance.now() - decideStarted;
+      const blocked = entry.calls.filter((call) => call.verdict === "block");
+      if (!shielded || blocked.length === 0)
+        return finish(toolCallMessage(generation.content, entry.calls), "tool_calls");
+      record.blocked += blocked.length;
+      for (const call of blocked) if (call.advice?.kind === "repair") record.repairs.push(call.advice);
+      // The model sees its blocked calls answered by the shield; allowed calls of the same
+      // message are dropped with them (it proposes again with the feedback in view).
+      const message = toolCallMessage(generation.content, blocked);
+      working.push(message);
+      blocked.forEach((call, index) => {
+        working.push({
+          role: "tool",
+          tool_call_id: message.tool_calls?.[index]?.id as string,
+          content: call.feedback as string,
+        });
+      });
+      lastFeedback = blocked.map((call) => call.feedback).join("\n");
+      continue;
+    }
+
+    const answer: AssistantMessage = { role: "assistant", content: generation.content };
+    if (generation.finishReason === "length" || evaluator === undefined)
+      return finish(answer, generation.finishReason === "length" ? "length" : "stop");
+    const done = (next as NextAnswer).done;
+    entry.done = { allowed: done.allowed, refused: false };
+    const refuse =
+      shielded &&
+      !done.allowed &&
+      toolChoice !== "none" &&
+      record.doneRefusals < evaluator.policy.maxDoneRefusals;
+    entry.decideMs = performance.now() - decideStarted;
+    if (!refuse) return finish(answer, "stop");
+    record.doneRefusals++;
+    const feedback = doneRefusedText((next as NextAnswer).openDuties);
+    entry.done = { ...entry.done, refused: true, feedback };
+    if (generation.content !== null) working.push(answer);
+    working.push({ role: "user", content: feedback });
+    lastFeedback = feedback;
+  }
+  record.exhausted = true;
+  return finish({ role: "assistant", content: lastFeedback }, "stop");
+}
+
+/** The evaluator's decision on a proposed call, with the feedback the model reads if it is blocked. */
+function judge(
+  evaluator: Evaluator | undefined,
+  history: readonly ChatMessage[],
+  call: GeneratedCall,
+): AttemptCall {
+  const proposed: ProposedCall = { name: call.name, arguments: call.arguments as Record<string, Value> };
+  if (call.invalid !== undefined)
+    return {
+      call: proposed,
+      verdict: "block",
+      rules: [],
+      warnings: [],
+      failClosed: call.invalid,
+      feedback: `[SHIELD] Blocked ${call.name}: ${call.invalid}. Write the arguments as a JSON object.`,
+    };
+  if (evaluator === undefined) return { call: proposed, verdict: "allow", rules: [], warnings: [] };
+  const decision = evaluator.decide(history, proposed);
+  const judged: AttemptCall = {
+    call: proposed,
+    verdict: decision.verdict,
+    rules: decision.violations.map((finding) => finding.rule),
+    warnings: decision.warnings.map((finding) => finding.rule),
+  };
+  if (decision.advice) judged.advice = decision.advice;
+  if (decision.failClosed !== undefined) judged.failClosed = decision.failClosed;
+  if (decision.verdict === "block") judged.feedback = blockedText(decision);
+  return judged;
+}
+
+/**
+ * Why nothing the request asks for is allowed (tool_choice intersected with the tools the
+ * shield does not find unsafe), or undefined. Tools the policy does not govern are always allowed.
+ */
+function nothingAllowed(
+  next: NextAnswer,
+  tools: readonly ChatTool[],
+  toolChoice: ToolChoice,
+): string | undefined {
+  const unsafe = new Set(next.tools.filter((tool) => tool.class === "unsafe").map((tool) => tool.name));
+  let names = tools.map((tool) => tool.function.name);
+  if (typeof toolChoice === "object") names = names.filter((name) => name === toolChoice.function.name);
+  if (toolChoice === "none") names = [];
+  const allowed = names.filter((name) => !unsafe.has(name));
+  if (allowed.length > 0) return undefined;
+  if (typeof toolChoice === "object")
+    return `tool_choice names ${toolChoice.function.name}, which the policy does not allow now`;
+  if (toolChoice === "required")
+    return "tool_choice is required, but the policy allows none of the tools now";
+  if (!next.done.allowed && toolChoice === "auto" && tools.length > 0)
+    return "the policy allows no tool now and the task may not end yet (open duties): nothing is allowed";
+  return undefined;
+}
+
+/** The token shield's sets; a client that asks for text (`tool_choice: none`) may end the turn. */
+function tokenSets(next: NextAnswer, toolChoice: ToolChoice): ShieldSets {
+  const sets = shieldSetsFromNextAnswer(next);
+  return toolChoice === "none" ? { ...sets, doneAllowed: true } : sets;
+}
+
+/**
+ * The working copy of the conversation: the latest text tool output (the one after the last
+ * assistant call) gets the reminder of open duties and any warning.
+ */
+function withReminder(
+  history: readonly ChatMessage[],
+  evaluator: Evaluator,
+  next: NextAnswer,
+): ChatMessage[] {
+  const working = [...history];
+  const lastCall = history.findLastIndex(
+    (message) => message.role === "assistant" && message.tool_calls?.length,
+  );
+  if (lastCall < 0) return working;
+  const calls = new Map((history[lastCall]?.tool_calls ?? []).map((call) => [call.id, call.function]));
+  for (let index = history.length - 1; index > lastCall; index--) {
+    const message = history[index] as ChatMessage;
+    if (message.role !== "tool") continue;
+    const called = calls.get(message.tool_call_id);
+    if (called === undefined || evaluator.policy.tools.get(called.name)?.output !== "text") continue;
+    let args: Record<string, Value>;
+    try {
+      args = JSON.parse(called.arguments || "{}") as Record<string, Value>;
+    } catch {
+      return working;
+    }
+    const decision: Decision = {
+      ...evaluator.decide(history.slice(0, lastCall), { name: called.name, arguments: args }),
+      openDuties: next.openDuties,
+    };
+    const reminder = reminderText(decision);
+    if (reminder !== undefined)
+      working[index] = { ...message, content: `${textOf(message.content)}\n\n${reminder}` };
+    return working;
+  }
+  return working;
+}
+
+function textOf(content: ChatMessage["content"]): string {
+  if (content === null || content === undefined) return "";
+  if (typeof content === "string") return content;
+  return content.map((part) => part.text ?? "").join("");
+}
+
+function toolCallMessage(content: string | null, calls: readonly AttemptCall[]): AssistantMessage {
+  return {
+    role: "assistant",
+    content,
+    tool_calls: calls.map((entry) => ({
+      id: `call_${randomBytes(12).toString("base64url")}`,
+      type: "function",
+      function: { name: entry.call.name, arguments: JSON.stringify(entry.call.arguments) },
+    })),
+  };
+}

@@ -1,0 +1,158 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import {
+  EngineGenerator,
+  givenGrounding,
+  runTurn,
+  type TurnOptions,
+  type TurnResult,
+  UpstreamGenerator,
+} from "../../src/agent/index.js";
+import { MentorError } from "../../src/errors/index.js";
+import { Evaluator } from "../../src/evaluator/index.js";
+import { type ChatMessage, type ChatTool, Engine } from "../../src/llm/index.js";
+import { makeTinyModel } from "../../src/models/tiny-model.js";
+import { loadPolicy } from "../../src/policy/index.js";
+
+// A tiny model (random weights, real Llama 3.1 tokenizer) and the real evaluator with the travel
+// policy. The model writes random calls; the cities are enums so that its calls name the route.
+const policy = loadPolicy(
+  fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url)),
+);
+const directory = mkdtempSync(join(tmpdir(), "mentor-agent-"));
+after(() => rmSync(directory, { recursive: true, force: true }));
+
+const city = { type: "string", enum: ["Toronto", "Chicago"] };
+const tool = (name: string): ChatTool => ({
+  type: "function",
+  function: {
+    name,
+    parameters: {
+      type: "object",
+      properties: { origin: city, destination: city },
+      required: ["origin", "destination"],
+    },
+  },
+});
+export const travelTools: ChatTool[] = [tool("check_distance"), tool("book_train")];
+const messages: ChatMessage[] = [
+  {
+    role: "user",
+    content: "Book me a train from Toronto to Chicago.",
+    mentor: {
+      task: [
+        { name: "request_travel", arguments: { origin: "Toronto", destination: "Chicago", urgent: false } },
+      ],
+    },
+  },
+];
+
+describe("a shielded turn on a tiny model with the travel policy", () => {
+  let engine: Engine;
+  let base: Omit<TurnOptions, "mode">;
+  const evaluator = new Evaluator(policy);
+  before(async () => {
+    const path = join(directory, "llama.gguf");
+    // Model seed 3 names both tools (seed 7 almost always writes book_train).
+    await makeTinyModel({ family: "llama3.1", outputPath: path, seed: 3 });
+    engine = await Engine.load({ modelPath: path, contextSize: 2048 });
+    base = {
+      messages,
+      tools: travelTools,
+      evaluator,
+      grounder: givenGrounding,
+      generator: new EngineGenerator(engine),
+      maxTokens: 48,
+    };
+  });
+  after(async () => {
+    await engine?.dispose();
+  });
+
+  const verdictOf = (result: TurnResult) => {
+    const call = result.message.tool_calls?.[0]?.function;
+    assert.ok(call, JSON.stringify(result.message));
+    return evaluator.decide(messages, { name: call.name, arguments: JSON.parse(call.arguments) }).verdict;
+  };
+
+  it("prompt mode: a blocked call is not returned; the model regenerates into an allowed one", async () => {
+    let regenerated: TurnResult | undefined;
+    for (let seed = 0; seed < 40 && regenerated === undefined; seed++) {
+      const result = await runTurn({ ...base, mode: "prompt", toolChoice: "required", seed });
+      if (result.mentor.exhausted) continue;
+      assert.equal(result.finishReason, "tool_calls");
+      assert.equal(verdictOf(result), "allow");
+      if (result.mentor.blocked > 0) regenerated = result;
+    }
+    assert.ok(regenerated, "some seed proposes a blocked call first");
+    const [first, ...rest] = regenerated.mentor.attempts;
+    assert.equal(first?.calls[0]?.verdict, "block");
+    assert.deepEqual(first?.calls[0]?.rules, ["P1"]);
+    assert.match(first?.calls[0]?.feedback ?? "", /^\[SHIELD\] Blocked book_train/);
+    const last = rest.at(-1);
+    assert.equal(last?.calls[0]?.verdict, "allow");
+    assert.equal(regenerated.message.tool_calls?.[0]?.function.name, last?.calls[0]?.call.name);
+    assert.ok(regenerated.usage.completionTokens > (first?.usage.completionTokens ?? 0));
+  });
+
+  it("prompt mode: ending while a duty is open is refused up to the policy's bound, then allowed", async () => {
+    let answered: TurnResult | undefined;
+    for (let seed = 0; seed < 40 && answered === undefined; seed++) {
+      // Stop strings end the random text early, so that the model answers without a call.
+      const result = await runTurn({ ...base, mode: "prompt", seed, stop: ["e", "a", "o"] });
+      if (result.mentor.doneRefusals > 0 && result.message.tool_calls === undefined) answered = result;
+    }
+    assert.ok(answered, "some seed answers without a call until the refusals run out");
+    assert.equal(answered.mentor.doneRefusals, policy.maxDoneRefusals);
+    assert.equal(answered.finishReason, "stop");
+    const refused = answered.mentor.attempts.filter((attempt) => attempt.done?.refused);
+    assert.equal(refused.length, policy.maxDoneRefusals);
+    assert.match(refused[0]?.done?.feedback ?? "", /^\[SHIELD\] You cannot finish yet\. Open duties: P4/);
+    assert.deepEqual(answered.mentor.attempts.at(-1)?.done, { allowed: false, refused: false });
+  });
+
+  it("token mode never returns a blocked call; none mode does and records the verdict", async () => {
+    let blockedInNone = 0;
+    for (let seed = 0; seed < 12; seed++) {
+      const shielded = await runTurn({ ...base, mode: "token", toolChoice: "required", seed });
+      if (!shielded.mentor.exhausted) assert.equal(verdictOf(shielded), "allow");
+      for (const attempt of shielded.mentor.attempts)
+        for (const call of attempt.calls) assert.notEqual(call.call.name, "book_train", "unsafe tool masked");
+      const plain = await runTurn({ ...base, mode: "none", toolChoice: "required", seed });
+      assert.equal(plain.mentor.attempts.length, 1);
+      const recorded = plain.mentor.attempts[0]?.calls[0];
+      assert.equal(recorded?.verdict, verdictOf(plain));
+      if (recorded?.verdict === "block") {
+        blockedInNone++;
+        assert.deepEqual(recorded.rules, ["P1"]);
+      }
+    }
+    assert.ok(blockedInNone > 0, "none mode returns calls the evaluator blocks");
+  });
+
+  it("refuses with a clear code when tool_choice asks for what the policy forbids", async () => {
+    await assert.rejects(
+      runTurn({
+        ...base,
+        mode: "prompt",
+        toolChoice: { type: "function", function: { name: "book_train" } },
+      }),
+      (error: unknown) => error instanceof MentorError && error.code === "MNT_ERR_NOTHING_ALLOWED",
+    );
+  });
+
+  it("refuses the token shield with an upstream generator", async () => {
+    await assert.rejects(
+      runTurn({
+        ...base,
+        mode: "token",
+        generator: new UpstreamGenerator({ url: "http://127.0.0.1:9", model: "any" }),
+      }),
+      (error: unknown) => error instanceof MentorError && error.code === "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
+    );
+  });
+});
