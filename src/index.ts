@@ -1,4 +1,26 @@
 /** mentor's public API: policies, the evaluator's two questions, the prompt shield's texts, and the logic core. */
+export {
+  type AssistantMessage,
+  type AttemptCall,
+  EngineGenerator,
+  type GeneratedCall,
+  type Generation,
+  type GenerationRequest,
+  type Grounder,
+  type Grounding,
+  type GroundingNote,
+  givenGrounding,
+  runTurn,
+  type ShieldMode,
+  type TurnAttempt,
+  type TurnGenerator,
+  type TurnOptions,
+  type TurnRecord,
+  type TurnResult,
+  UpstreamGenerator,
+  type UpstreamOptions,
+  type Usage,
+} from "./agent/index.js";
 export { type ErrorCode, errorCodes, MentorError, type SourceLocation } from "./errors/index.js";
 export {
   type Advice,
@@ -25,6 +47,7 @@ export {
 export { Automaton, type Colour, declareTemplates, parseFormula } from "./logic/index.js";
 export { type Trace, traceFromMessages } from "./monitor/index.js";
 export { loadPolicy, type Policy, parsePolicy } from "./policy/index.js";
+export { type RunningServer, type ServerOptions, startServer } from "./server/index.js";
 export { blockedText, doneRefusedText, formatCall, reminderText } from "./shield/index.js";
 export {
   computeTokenMask,

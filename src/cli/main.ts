@@ -5,6 +5,7 @@ import { registerChatCommands } from "./chat.js";
 import { registerLtlCommands } from "./ltl.js";
 import { registerModelCommands } from "./models.js";
 import { registerPolicyCommands } from "./policy.js";
+import { registerServeCommand } from "./serve.js";
 
 const program = new Command()
   .name("mentor")
@@ -16,6 +17,7 @@ registerLtlCommands(program);
 registerPolicyCommands(program);
 registerModelCommands(program);
 registerChatCommands(program);
+registerServeCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import {
   EngineGenerator,
   givenGrounding,
@@ -14,51 +13,22 @@ import {
 } from "../../src/agent/index.js";
 import { MentorError } from "../../src/errors/index.js";
 import { Evaluator } from "../../src/evaluator/index.js";
-import { type ChatMessage, type ChatTool, Engine } from "../../src/llm/index.js";
-import { makeTinyModel } from "../../src/models/tiny-model.js";
+import { Engine } from "../../src/llm/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
+import { makeTravelModel, travelMessages, travelPolicyFile, travelTools } from "../support/tiny-travel.js";
 
-// A tiny model (random weights, real Llama 3.1 tokenizer) and the real evaluator with the travel
-// policy. The model writes random calls; the cities are enums so that its calls name the route.
-const policy = loadPolicy(
-  fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url)),
-);
+// A tiny model and the real evaluator with the travel policy (see test/support/tiny-travel.ts).
+const policy = loadPolicy(travelPolicyFile);
+const messages = travelMessages;
 const directory = mkdtempSync(join(tmpdir(), "mentor-agent-"));
 after(() => rmSync(directory, { recursive: true, force: true }));
-
-const city = { type: "string", enum: ["Toronto", "Chicago"] };
-const tool = (name: string): ChatTool => ({
-  type: "function",
-  function: {
-    name,
-    parameters: {
-      type: "object",
-      properties: { origin: city, destination: city },
-      required: ["origin", "destination"],
-    },
-  },
-});
-export const travelTools: ChatTool[] = [tool("check_distance"), tool("book_train")];
-const messages: ChatMessage[] = [
-  {
-    role: "user",
-    content: "Book me a train from Toronto to Chicago.",
-    mentor: {
-      task: [
-        { name: "request_travel", arguments: { origin: "Toronto", destination: "Chicago", urgent: false } },
-      ],
-    },
-  },
-];
 
 describe("a shielded turn on a tiny model with the travel policy", () => {
   let engine: Engine;
   let base: Omit<TurnOptions, "mode">;
   const evaluator = new Evaluator(policy);
   before(async () => {
-    const path = join(directory, "llama.gguf");
-    // Model seed 3 names both tools (seed 7 almost always writes book_train).
-    await makeTinyModel({ family: "llama3.1", outputPath: path, seed: 3 });
+    const path = await makeTravelModel(join(directory, "llama.gguf"));
     engine = await Engine.load({ modelPath: path, contextSize: 2048 });
     base = {
       messages,

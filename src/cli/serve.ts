@@ -1,0 +1,147 @@
+import { type Command, Option } from "commander";
+import { shieldModes } from "../agent/index.js";
+import { MentorError } from "../errors/index.js";
+
+interface ServeCommandOptions {
+  model?: string;
+  policy: string[];
+  shield?: string;
+  host: string;
+  port: string;
+  upstream?: string;
+  upstreamKey?: string;
+  apiKey: string[];
+  recorder?: string;
+  cors: string;
+  maxQueue: string;
+  requestTimeout: string;
+  sequences: string;
+  contextSize: string;
+  eta: string;
+}
+
+/** A repeatable flag; from the environment, a comma-separated list. */
+const collect = (value: string, previous: string[] | undefined): string[] => [
+  ...(previous ?? []),
+  ...value
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== ""),
+];
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command("serve")
+    .description(
+      "Serve a shielded model over an OpenAI-compatible HTTP API (POST /v1/chat/completions, GET /v1/models, /health, /metrics)",
+    )
+    .addOption(
+      new Option(
+        "-m, --model <model>",
+        "local model: registry name, cached model or .gguf path (pulled on first use); with --upstream: the upstream model id",
+      ).env("MENTOR_MODEL"),
+    )
+    .addOption(
+      new Option(
+        "--policy <id|path...>",
+        "policy id (bench/domains/<id>) or file; repeat for more; the first is the default",
+      )
+        .env("MENTOR_POLICY")
+        .argParser(collect),
+    )
+    .addOption(
+      new Option("--shield <mode>", "default shield mode (token, or prompt with --upstream)")
+        .choices([...shieldModes])
+        .env("MENTOR_SHIELD"),
+    )
+    .addOption(new Option("--host <host>", "address to listen on").default("127.0.0.1").env("MENTOR_HOST"))
+    .addOption(new Option("--port <port>", "port (0 = any free port)").default("8080").env("MENTOR_PORT"))
+    .addOption(
+      new Option("--upstream <url>", "serve this OpenAI-compatible endpoint instead of a local model").env(
+        "MENTOR_UPSTREAM",
+      ),
+    )
+    .addOption(new Option("--upstream-key <key>", "API key for the upstream").env("MENTOR_UPSTREAM_KEY"))
+    .addOption(
+      new Option("--api-key <key...>", "accepted API key; repeat for more; none = open")
+        .env("MENTOR_API_KEY")
+        .argParser(collect),
+    )
+    .addOption(
+      new Option("--recorder <dir>", "flight recorder directory (one JSONL record per request)").env(
+        "MENTOR_RECORDER",
+      ),
+    )
+    .addOption(
+      new Option("--cors <origin>", "Access-Control-Allow-Origin ('off' for none)")
+        .default("*")
+        .env("MENTOR_CORS"),
+    )
+    .addOption(
+      new Option("--max-queue <n>", "requests waiting beyond those running")
+        .default("16")
+        .env("MENTOR_MAX_QUEUE"),
+    )
+    .addOption(
+      new Option("--request-timeout <ms>", "cancel a request after this long")
+        .default("300000")
+        .env("MENTOR_REQUEST_TIMEOUT"),
+    )
+    .addOption(
+      new Option("--sequences <n>", "generations at once on the local model")
+        .default("2")
+        .env("MENTOR_SEQUENCES"),
+    )
+    .addOption(
+      new Option("--context-size <n>", "context tokens per sequence")
+        .default("4096")
+        .env("MENTOR_CONTEXT_SIZE"),
+    )
+    .addOption(new Option("--eta <x>", "default token shield boost").default("0.5").env("MENTOR_ETA"))
+    .action(async (options: ServeCommandOptions) => {
+      const { startServer } = await import("../server/index.js");
+      const server = await startServer({
+        ...(options.model !== undefined && !options.upstream ? { model: options.model } : {}),
+        ...(options.upstream !== undefined
+          ? {
+              upstream: {
+                url: options.upstream,
+                ...(options.upstreamKey !== undefined ? { apiKey: options.upstreamKey } : {}),
+                ...(options.model !== undefined ? { model: options.model } : {}),
+              },
+            }
+          : {}),
+        ...(options.policy !== undefined ? { policies: options.policy } : {}),
+        ...(options.shield !== undefined ? { shield: options.shield as (typeof shieldModes)[number] } : {}),
+        host: options.host,
+        port: integer(options.port, "--port", 0),
+        apiKeys: options.apiKey ?? [],
+        ...(options.recorder !== undefined ? { recorderDirectory: options.recorder } : {}),
+        cors: options.cors === "off" ? false : options.cors,
+        maxQueue: integer(options.maxQueue, "--max-queue", 0),
+        requestTimeoutMs: integer(options.requestTimeout, "--request-timeout", 1),
+        sequences: integer(options.sequences, "--sequences", 1),
+        contextSize: integer(options.contextSize, "--context-size", 256),
+        eta: Number(options.eta),
+      });
+      // Graceful stop: no new requests, those in flight finish, the recorder is flushed.
+      const stop = (): void => {
+        server.close().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      };
+      process.once("SIGTERM", stop);
+      process.once("SIGINT", stop);
+    });
+}
+
+function integer(text: string, option: string, min: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min)
+    throw new MentorError(
+      "MNT_ERR_BAD_INPUT",
+      `${option} must be an integer of at least ${min}, not ${text}`,
+    );
+  return value;
+}
