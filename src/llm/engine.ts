@@ -85,6 +85,8 @@ export interface GenerateOptions {
 
 export interface GenerationStats extends DecodeStats {
   promptTokens: number;
+  /** Prompt tokens found already evaluated in the sequence's cache (not evaluated again). */
+  reusedTokens: number;
   /** Wall time of the generation (prompt evaluation included). */
   ms: number;
 }
@@ -190,7 +192,16 @@ export class Engine {
     const tools = (options.tools ?? []).map((tool) => tool.function);
     const planned = planGeneration(options, tools, this.syntax);
     if (typeof planned === "string") {
-      const stats = { sampled: 0, forced: 0, vetoed: 0, maskSteps: 0, maskMs: 0, promptTokens: 0, ms: 0 };
+      const stats = {
+        sampled: 0,
+        forced: 0,
+        vetoed: 0,
+        maskSteps: 0,
+        maskMs: 0,
+        promptTokens: 0,
+        reusedTokens: 0,
+        ms: 0,
+      };
       return { content: null, toolCalls: [], finishReason: "refused", refusal: planned, stats };
     }
     const model = this.model;
@@ -313,6 +324,7 @@ export class Engine {
     const stats: GenerationStats = {
       ...decoder.stats,
       promptTokens: prompt.length,
+      reusedTokens: common,
       ms: performance.now() - started,
     };
     const result: GenerationResult = {
