@@ -1,0 +1,66 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { after, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { makeTinyModel } from "../../src/models/tiny-model.js";
+
+// Needs a model: writes a tiny one.
+const main = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+const directory = mkdtempSync(join(tmpdir(), "mentor-cli-serve-"));
+after(() => rmSync(directory, { recursive: true, force: true }));
+
+describe("mentor serve (command line)", () => {
+  it("takes its settings from the environment and finishes the request in flight on SIGTERM", async () => {
+    const model = join(directory, "llama.gguf");
+    await makeTinyModel({ family: "llama3.1", outputPath: model, seed: 3 });
+    const recorder = join(directory, "flights");
+    const child = spawn(process.execPath, [main, "serve", "--port", "0"], {
+      env: { ...process.env, MENTOR_MODEL: model, MENTOR_SHIELD: "prompt", MENTOR_RECORDER: recorder },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const exited = once(child, "exit");
+    // Structured logs: one JSON object per line; the ready line carries the URL.
+    let url: string | undefined;
+    for await (const line of createInterface({ input: child.stdout })) {
+      const entry = JSON.parse(line) as { msg?: string; url?: string; shield?: string; model?: string };
+      if (entry.msg === "mentor ready") {
+        assert.deepEqual([entry.shield, entry.model], ["prompt", "llama"]);
+        url = entry.url;
+        break;
+      }
+    }
+    assert.ok(url);
+    child.stdout.resume();
+    const response = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "llama",
+        messages: [{ role: "user", content: "Tell me a story." }],
+        max_tokens: 200,
+        stream: true,
+      }),
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read(); // the role chunk: the request is being answered
+    child.kill("SIGTERM");
+    let text = "";
+    const decoder = new TextDecoder();
+    for (let part = await reader.read(); !part.done; part = await reader.read())
+      text += decoder.decode(part.value);
+    assert.ok(text.endsWith("data: [DONE]\n\n"), text.slice(-200));
+    assert.match(text, /"finish_reason":"length"/);
+    const [code] = await exited;
+    assert.equal(code, 0);
+    const [file] = readdirSync(recorder);
+    const record = JSON.parse(readFileSync(join(recorder, file as string), "utf8").trim()) as {
+      status: number;
+    };
+    assert.equal(record.status, 200);
+  });
+});
