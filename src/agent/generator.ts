@@ -1,5 +1,5 @@
 import { MentorError } from "../errors/index.js";
-import type { ChatMessage, ChatTool, Engine, ToolChoice } from "../llm/index.js";
+import type { ChatMessage, ChatTool, Engine, GenerationResult, ToolChoice } from "../llm/index.js";
 import type { ShieldSets } from "../shield/token/index.js";
 
 /** One generation request of a turn (OpenAI shapes). */
@@ -52,18 +52,31 @@ export class EngineGenerator implements TurnGenerator {
   constructor(readonly engine: Engine) {}
 
   async generate(request: GenerationRequest): Promise<Generation> {
-    const result = await this.engine.generate({
-      messages: request.messages,
-      tools: request.tools,
-      toolChoice: request.toolChoice,
-      shield: request.tokenShield ? { mode: "token", ...request.tokenShield } : { mode: "none" },
-      seed: request.seed,
-      temperature: request.temperature,
-      topP: request.topP,
-      maxTokens: request.maxTokens,
-      stop: request.stop,
-      signal: request.signal,
-    });
+    let result: GenerationResult;
+    try {
+      result = await this.engine.generate({
+        messages: request.messages,
+        tools: request.tools,
+        toolChoice: request.toolChoice,
+        shield: request.tokenShield ? { mode: "token", ...request.tokenShield } : { mode: "none" },
+        seed: request.seed,
+        temperature: request.temperature,
+        topP: request.topP,
+        maxTokens: request.maxTokens,
+        stop: request.stop,
+        signal: request.signal,
+      });
+    } catch (error) {
+      // The token budget ran out inside a call: for the client, a cut answer (OpenAI's `length`).
+      if (error instanceof MentorError && error.code === "MNT_ERR_ENGINE_CALL_INCOMPLETE")
+        return {
+          content: null,
+          toolCalls: [],
+          finishReason: "length",
+          usage: { promptTokens: 0, completionTokens: request.maxTokens ?? 0 },
+        };
+      throw error;
+    }
     return {
       content: result.content,
       toolCalls: result.toolCalls.map((call) => ({ name: call.name, arguments: call.arguments })),

@@ -28,7 +28,7 @@ export interface ServerOptions {
   model?: string;
   /** Fetch a registry model that is not cached yet (with a progress bar). Default true. */
   pull?: boolean;
-  /** An engine already loaded (the server does not dispose it). Replaces `model`. */
+  /** An engine already loaded (the server does not dispose it). Replaces `model`; the id defaults to `local`. */
   engine?: Engine;
   /** Engine settings when the server loads the model. */
   contextSize?: number;
@@ -305,6 +305,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       clearTimeout(timer);
       reply.raw.off("close", onClose);
       release?.();
+      // A streamed reply is hijacked from fastify, whose onResponse hook then does not run.
+      if (stream)
+        metrics.increment("mentor_requests_total", {
+          route: "/v1/chat/completions",
+          status: String(flight.status),
+        });
       flight.ms = performance.now() - started;
       recorder?.write(flight);
     }
@@ -371,7 +377,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         });
         ownedEngine = engine;
       }
-      state.modelId = options.modelId ?? modelIdOf(model);
+      state.modelId = options.modelId ?? (options.engine ? "local" : modelIdOf(model));
       state.admission = new Admission(options.concurrency ?? engine.sequences, options.maxQueue ?? 16);
       state.generator = new EngineGenerator(engine);
     }
