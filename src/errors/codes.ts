@@ -115,6 +115,10 @@ export const errorCodes = {
     status: 500,
     fix: "The model could not be loaded or run; check the file path and that it is a GGUF file llama.cpp supports.",
   },
+  MNT_ERR_BENCH_INPUT: {
+    status: 400,
+    fix: "Correct the benchmark input (option, task file, domain data) as the message describes.",
+  },
 } as const satisfies Record<string, { status: number; fix: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;
