@@ -81,6 +81,13 @@ export interface ServerAgentOptions {
   limits?: RunLimits;
   /** Token shield boost (`mentor.eta`). */
   eta?: number;
+  /** Tokens per generation at most (`max_tokens`). */
+  maxTokens: number;
+  /**
+   * `server`: the server grounds the task and labels text outputs (its labeler); `oracle`: the
+   * runner sends the domain's ground truth in `mentor` fields, measuring the shield alone.
+   */
+  grounding: "server" | "oracle";
   apiKey?: string;
 }
 
@@ -100,9 +107,11 @@ export function serverAgent(options: ServerAgentOptions): Agent {
   const limits = options.limits ?? defaultLimits;
   return {
     async run({ domain, task, environment, dataDir, condition, seed }) {
+      const oracle = options.grounding === "oracle";
+      const grounding = oracle && domain.grounding ? { mentor: { task: domain.grounding(task) } } : {};
       const messages: ChatCompletionMessageParam[] = [
         { role: "system", content: domain.manual(dataDir) },
-        { role: "user", content: task.opening },
+        { role: "user", content: task.opening, ...grounding },
       ];
       const tools = domain.tools(dataDir) as unknown as ChatCompletionCreateParamsNonStreaming["tools"];
       const run: AgentRun = {
@@ -125,9 +134,11 @@ export function serverAgent(options: ServerAgentOptions): Agent {
           messages,
           tools,
           seed: seed * 1000 + turn,
+          max_tokens: options.maxTokens,
           temperature: options.temperature,
+          // The server loads policies at start (`mentor serve --policy travel --policy tau2-mock`) by id.
           mentor: {
-            policy: domain.policyPath,
+            policy: domain.name,
             shield: condition,
             ...(options.eta !== undefined ? { eta: options.eta } : {}),
           },
@@ -173,7 +184,13 @@ export function serverAgent(options: ServerAgentOptions): Agent {
           const executed = { name: call.function.name, arguments: args ?? {}, ...result };
           run.calls.push(executed);
           run.trace.push({ kind: "call", ...executed });
-          messages.push({ role: "tool", tool_call_id: call.id, content: result.output });
+          const label = oracle ? domain.label?.(executed) : undefined;
+          messages.push({
+            role: "tool",
+            tool_call_id: call.id,
+            content: result.output,
+            ...(label !== undefined ? { mentor: { label } } : {}),
+          });
         }
       }
       return run;

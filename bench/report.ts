@@ -30,6 +30,8 @@ export interface BenchResults {
     runs: number;
     seed: number;
     temperature: number;
+    grounding: string;
+    maxTokens: number;
     dataDir: string;
   };
   summary: ConditionSummary[];
@@ -193,7 +195,7 @@ td.pass{background:#e6ffed}td.fail{background:#ffeef0}td.mixed{background:#fff8e
 code{background:#f3f3f3;padding:1px 4px}
 </style></head><body>
 <h1>mentor benchmark</h1>
-<p>Agent <b>${escapeHtml(meta.agent)}</b>, model <b>${escapeHtml(meta.model)}</b>${meta.server ? ` via ${escapeHtml(meta.server)}` : ""}; ${meta.runs} run(s) per task, seed ${meta.seed}, temperature ${meta.temperature}; ${escapeHtml(meta.started)} – ${escapeHtml(meta.finished)}.</p>
+<p>Agent <b>${escapeHtml(meta.agent)}</b>, model <b>${escapeHtml(meta.model)}</b>${meta.server ? ` via ${escapeHtml(meta.server)}` : ""}; ${meta.runs} run(s) per task, seed ${meta.seed}, temperature ${meta.temperature}, at most ${meta.maxTokens} tokens per generation, grounding by ${escapeHtml(meta.grounding)}; ${escapeHtml(meta.started)} – ${escapeHtml(meta.finished)}.</p>
 <p>Command: <code>${escapeHtml(meta.command)}</code></p>
 <h2>Summary</h2>
 <table id="summary"><tr><th>domain</th><th>condition</th><th>tasks</th><th>runs</th><th>Pass@1</th><th>Pass@k</th><th>Pass^k</th><th>calls/task</th><th>blocked/task</th><th>repaired/task</th><th>s/call</th><th>overhead s/call</th></tr>

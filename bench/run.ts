@@ -27,6 +27,8 @@ export interface BenchOptions {
   temperature: number;
   eta?: number;
   maxCalls: number;
+  maxTokens: number;
+  grounding: "server" | "oracle";
   /** Progress bar on standard error (default true). */
   progress?: boolean;
   /** Recorded in the results as the command that produced them. */
@@ -62,6 +64,8 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchResults>
       runs: options.runs,
       seed: options.seed,
       temperature: options.temperature,
+      grounding: options.grounding,
+      maxTokens: options.maxTokens,
       dataDir,
     },
     summary: [],
@@ -116,6 +120,8 @@ function makeAgent(options: BenchOptions): Agent {
     model: options.model,
     temperature: options.temperature,
     limits: { ...defaultLimits, maxCalls: options.maxCalls },
+    maxTokens: options.maxTokens,
+    grounding: options.grounding,
     ...(options.eta !== undefined ? { eta: options.eta } : {}),
   });
 }
@@ -258,6 +264,12 @@ async function main(argv: string[]): Promise<void> {
       `--agent must be model or oracle, not ${JSON.stringify(raw.agent)}`,
     );
   }
+  if (raw.grounding !== "server" && raw.grounding !== "oracle") {
+    throw new MentorError(
+      "MNT_ERR_BENCH_INPUT",
+      `--grounding must be server or oracle, not ${JSON.stringify(raw.grounding)}`,
+    );
+  }
   for (const condition of raw.conditions as string[]) {
     if (!["none", "prompt", "token"].includes(condition)) {
       throw new MentorError(
@@ -281,6 +293,8 @@ async function main(argv: string[]): Promise<void> {
     temperature: raw.temperature,
     eta: raw.eta,
     maxCalls: raw.maxCalls,
+    maxTokens: raw.maxTokens,
+    grounding: raw.grounding,
     progress: raw.progress,
     command: `npm run bench -- ${argv.slice(2).join(" ")}`,
   });

@@ -19,6 +19,8 @@ const options = (overrides: Partial<BenchOptions>): BenchOptions => ({
   seed: 1,
   temperature: 0,
   maxCalls: 40,
+  maxTokens: 256,
+  grounding: "server",
   progress: false,
   ...overrides,
 });
@@ -122,6 +124,8 @@ describe("benchmark runner", () => {
         runs: 1,
         seed: 1,
         temperature: 0.7,
+        grounding: "oracle",
+        maxTokens: 256,
         dataDir: "/data",
       },
       summary: summarize(runs, 1),

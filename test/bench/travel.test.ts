@@ -265,14 +265,25 @@ describe("travel domain", () => {
     );
   });
 
+  test("ground truth for --grounding oracle: the task's trips and the labels of text outputs", () => {
+    assert.deepEqual(travel.grounding?.(taskNamed("t04")), [
+      { name: "request_travel", arguments: { origin: "Toronto", destination: "Vancouver", urgent: true } },
+    ]);
+    const env = travel.environment(taskNamed("t01"), "");
+    const labelOf = (name: string, args: Record<string, unknown>) =>
+      travel.label?.({ name, arguments: args, ...env.call(name, args) });
+    assert.equal(labelOf("check_distance", route("ottawa", "Montreal")), "short");
+    assert.equal(labelOf("check_distance", route("Toronto", "Montreal")), "long");
+    assert.equal(labelOf("check_seats", route("Toronto", "Montreal")), "full");
+    assert.equal(labelOf("check_seats", route("Toronto", "Chicago")), "available");
+    assert.equal(labelOf("check_seats", route("Winnipeg", "Calgary")), null);
+    assert.equal(labelOf("book_train", route("Toronto", "Chicago")), undefined);
+  });
+
   test("mentor's policy allows every call of every reference run (the references comply)", () => {
     const evaluator = new Evaluator(loadPolicy(travel.policyPath));
     for (const task of tasks) {
-      const requests = task.trips.map(({ origin, destination, urgent }) => ({
-        name: "request_travel",
-        arguments: { origin, destination, urgent },
-      }));
-      const run = new Conversation(requests, task.opening);
+      const run = new Conversation(travel.grounding?.(task) as never, task.opening);
       const environment = travel.environment(task, "");
       for (const call of task.reference ?? []) {
         const decision = evaluator.decide(
@@ -284,26 +295,12 @@ describe("travel domain", () => {
           "allow",
           `${task.id} ${call.name}: ${decision.violations.map((one) => one.rule)}`,
         );
-        const { output } = environment.call(call.name, call.arguments);
-        // The labels a labeler would give the plain-language outputs.
-        const km = /: (\d+) km/.exec(output)?.[1];
-        const label =
-          call.name === "check_distance" && km
-            ? Number(km) < 500
-              ? "short"
-              : "long"
-            : call.name === "check_seats"
-              ? /full/.test(output)
-                ? "full"
-                : /available/.test(output)
-                  ? "available"
-                  : null
-              : undefined;
-        run.call(
-          call.name,
-          call.arguments as Record<string, never>,
-          label === undefined ? { text: output } : { text: output, label },
-        );
+        const result = environment.call(call.name, call.arguments);
+        const label = travel.label?.({ ...call, ...result });
+        run.call(call.name, call.arguments as Record<string, never>, {
+          text: result.output,
+          ...(label !== undefined ? { label } : {}),
+        });
       }
       assert.equal(evaluator.next(run.messages).done.allowed, true, task.id);
     }

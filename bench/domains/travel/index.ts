@@ -5,7 +5,7 @@ import type { ChatTool } from "../../../src/llm/index.js";
 import { benchSource } from "../../paths.js";
 import type { BenchTask, Domain, Environment, ExecutedCall } from "../domain.js";
 import { readTaskArray, requireField } from "../tasks-file.js";
-import { cityNamed, readTravelDatabase, type TravelDatabase } from "./database.js";
+import { cityNamed, distanceKm, readTravelDatabase, shortRouteKm, type TravelDatabase } from "./database.js";
 import { TravelEnvironment } from "./environment.js";
 import { evaluateTravel, type Trip } from "./evaluate.js";
 
@@ -69,6 +69,25 @@ export const travel: Domain = {
   },
   environment(): Environment {
     return new TravelEnvironment(travelDatabase());
+  },
+  grounding: (task) =>
+    (task as TravelTask).trips.map(({ origin, destination, urgent }) => ({
+      name: "request_travel",
+      arguments: { origin, destination, urgent },
+    })),
+  label(call) {
+    if (call.error) return call.name.startsWith("check_") ? null : undefined;
+    if (call.name === "check_distance") {
+      const origin = cityNamed(travelDatabase(), call.arguments.origin) ?? "";
+      const km = distanceKm(
+        travelDatabase(),
+        origin,
+        cityNamed(travelDatabase(), call.arguments.destination) ?? "",
+      );
+      return km === undefined ? null : km < shortRouteKm ? "short" : "long";
+    }
+    if (call.name === "check_seats") return /\bfull\b/.test(call.output) ? "full" : "available";
+    return undefined;
   },
   evaluate(task: BenchTask, run: ExecutedCall[], environment: Environment) {
     return evaluateTravel(
