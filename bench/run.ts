@@ -255,6 +255,12 @@ async function main(argv: string[]): Promise<void> {
       integer("--max-calls", 1),
       defaultLimits.maxCalls,
     )
+    .option("--max-tokens <n>", "tokens per generation at most", integer("--max-tokens", 1), 256)
+    .option(
+      "--grounding <how>",
+      "server (its labeler grounds the task and labels outputs) or oracle (the domain's ground truth)",
+      "server",
+    )
     .option("--no-progress", "no progress bar");
   program.parse(argv);
   const raw = program.opts();

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { readTurnRecord } from "../../bench/agent.js";
 import { summarize } from "../../bench/metrics.js";
 import { type BenchResults, renderReport } from "../../bench/report.js";
@@ -139,6 +141,58 @@ describe("benchmark runner", () => {
     // One bar per condition in each of the four charts (none's Pass^1 is 0: a bar of height 0).
     assert.equal(html.match(/<rect [^>]*><title>/g)?.length, 8);
     assert.match(summaryTable(results.summary), /\| travel \| token \| 1 \| 2 \| 1\.00 ± 0 /);
+  });
+});
+
+describe("npm run bench (the command line)", () => {
+  const script = fileURLToPath(new URL("../../bench/run.js", import.meta.url));
+  const bench = (...args: string[]) => spawnSync(process.execPath, [script, ...args], { encoding: "utf8" });
+
+  test("runs the oracle with every option the model agent takes, and prints the table and the paths", () => {
+    const out = scratch();
+    const result = bench(
+      ...[
+        "--domain",
+        "travel",
+        "--agent",
+        "oracle",
+        "--limit",
+        "2",
+        "--runs",
+        "1",
+        "--out",
+        out,
+        "--no-progress",
+      ],
+      ...[
+        "--seed",
+        "3",
+        "--temperature",
+        "0",
+        "--max-calls",
+        "10",
+        "--max-tokens",
+        "64",
+        "--grounding",
+        "oracle",
+      ],
+    );
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /\| travel \| oracle \| 2 \| 1 \| 1\.00 ± 0 /);
+    assert.match(result.stdout, new RegExp(`report: +${out}/report.html`));
+    const saved = JSON.parse(readFileSync(join(out, "results.json"), "utf8")) as BenchResults;
+    assert.equal(saved.meta.grounding, "oracle");
+    assert.equal(saved.meta.seed, 3);
+    assert.match(saved.meta.command, /--domain travel --agent oracle/);
+  });
+
+  test("bad options exit with status 2 and say which", () => {
+    const grounding = bench("--domain", "travel", "--grounding", "labeler");
+    assert.equal(grounding.status, 2);
+    assert.match(grounding.stderr, /MNT_ERR_BENCH_INPUT: --grounding must be server or oracle/);
+    const condition = bench("--domain", "travel", "--conditions", "none,strict");
+    assert.match(condition.stderr, /unknown condition "strict"/);
+    assert.notEqual(bench("--domain", "travel", "--runs", "0").status, 0);
   });
 });
 
