@@ -35,7 +35,22 @@ export interface AgentRun {
   /** Wall time of the model's turns, and the part of it the server spent grounding and deciding. */
   seconds: number;
   shieldSeconds: number;
-  stopped: "answer" | "limit" | "reference";
+  stopped: "answer" | "limit" | "reference" | "error";
+}
+
+export function emptyRun(stopped: AgentRun["stopped"]): AgentRun {
+  return {
+    calls: [],
+    trace: [],
+    proposed: 0,
+    blocked: 0,
+    repaired: 0,
+    violations: 0,
+    doneRefusals: 0,
+    seconds: 0,
+    shieldSeconds: 0,
+    stopped,
+  };
 }
 
 export interface AgentRunOptions {
@@ -114,18 +129,7 @@ export function serverAgent(options: ServerAgentOptions): Agent {
         { role: "user", content: task.opening, ...grounding },
       ];
       const tools = domain.tools(dataDir) as unknown as ChatCompletionCreateParamsNonStreaming["tools"];
-      const run: AgentRun = {
-        calls: [],
-        trace: [],
-        proposed: 0,
-        blocked: 0,
-        repaired: 0,
-        violations: 0,
-        doneRefusals: 0,
-        seconds: 0,
-        shieldSeconds: 0,
-        stopped: "limit",
-      };
+      const run = emptyRun("limit");
       let replies = 0;
       let turn = 0;
       while (run.proposed < limits.maxCalls) {

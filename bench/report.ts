@@ -1,20 +1,16 @@
-import type { TraceEvent } from "./agent.js";
+import type { AgentRun } from "./agent.js";
 import type { ConditionSummary, Estimate, RunFigures } from "./metrics.js";
 
-/** One run of one task under one condition, as results.json keeps it. */
-export interface RunRecord extends RunFigures {
+/** One run of one task under one condition, as results.json keeps it (the trace, not the calls). */
+export interface RunRecord extends RunFigures, Omit<AgentRun, "calls"> {
   run: number;
   seed: number;
   unsolvableReason?: string;
+  /** The evaluator's reasons for a failure. */
   reasons: string[];
-  violations: number;
-  doneRefusals: number;
-  shieldSeconds: number;
   secondsPerCall: number;
-  stopped: string;
   /** The request failed (server error, network): the run counts as failed. */
   error?: string;
-  trace: TraceEvent[];
 }
 
 export interface BenchResults {

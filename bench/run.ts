@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { SingleBar } from "cli-progress";
 import { Command, InvalidArgumentError } from "commander";
 import { MentorError } from "../src/errors/index.js";
-import { type Agent, defaultLimits, oracleAgent, serverAgent } from "./agent.js";
+import { type Agent, type AgentRun, defaultLimits, emptyRun, oracleAgent, serverAgent } from "./agent.js";
 import type { BenchTask, Domain } from "./domains/domain.js";
 import { domainNamed } from "./domains/index.js";
 import { type ConditionSummary, summarize } from "./metrics.js";
@@ -146,43 +146,30 @@ async function runOnce(options: {
     solvable: task.solvable,
     ...(task.unsolvableReason ? { unsolvableReason: task.unsolvableReason } : {}),
   };
+  let result: AgentRun;
   try {
-    const result = await agent.run({ domain, task, environment, dataDir, condition, seed });
-    const verdict = domain.evaluate(task, result.calls, environment, dataDir);
-    return {
-      ...base,
-      pass: verdict.pass,
-      reasons: verdict.reasons,
-      proposed: result.proposed,
-      blocked: result.blocked,
-      repaired: result.repaired,
-      violations: result.violations,
-      doneRefusals: result.doneRefusals,
-      seconds: result.seconds,
-      shieldSeconds: result.shieldSeconds,
-      secondsPerCall: result.proposed > 0 ? result.seconds / result.proposed : 0,
-      stopped: result.stopped,
-      trace: result.trace,
-    };
+    result = await agent.run({ domain, task, environment, dataDir, condition, seed });
   } catch (error) {
     if (error instanceof MentorError) throw error;
+    const { calls: _, ...figures } = emptyRun("error");
     return {
       ...base,
+      ...figures,
       pass: false,
       reasons: [],
-      proposed: 0,
-      blocked: 0,
-      repaired: 0,
-      violations: 0,
-      doneRefusals: 0,
-      seconds: 0,
-      shieldSeconds: 0,
       secondsPerCall: 0,
-      stopped: "error",
       error: (error as Error).message,
-      trace: [],
     };
   }
+  const verdict = domain.evaluate(task, result.calls, environment, dataDir);
+  const { calls: _, ...figures } = result;
+  return {
+    ...base,
+    ...figures,
+    pass: verdict.pass,
+    reasons: verdict.reasons,
+    secondsPerCall: result.proposed > 0 ? result.seconds / result.proposed : 0,
+  };
 }
 
 function save(results: BenchResults, options: BenchOptions): void {

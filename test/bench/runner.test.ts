@@ -111,7 +111,7 @@ describe("benchmark runner", () => {
       seconds: 1.5,
       shieldSeconds: 0.1,
       secondsPerCall: 0.5,
-      stopped: "answer",
+      stopped: "answer" as const,
       trace: [],
     }));
     const results: BenchResults = {
