@@ -76,18 +76,13 @@ export const travel: Domain = {
       arguments: { origin, destination, urgent },
     })),
   label(call) {
-    if (call.error) return call.name.startsWith("check_") ? null : undefined;
-    if (call.name === "check_distance") {
-      const origin = cityNamed(travelDatabase(), call.arguments.origin) ?? "";
-      const km = distanceKm(
-        travelDatabase(),
-        origin,
-        cityNamed(travelDatabase(), call.arguments.destination) ?? "",
-      );
-      return km === undefined ? null : km < shortRouteKm ? "short" : "long";
-    }
+    if (!call.name.startsWith("check_")) return undefined;
+    if (call.error) return null;
     if (call.name === "check_seats") return /\bfull\b/.test(call.output) ? "full" : "available";
-    return undefined;
+    const database = travelDatabase();
+    const origin = cityNamed(database, call.arguments.origin) ?? "";
+    const km = distanceKm(database, origin, cityNamed(database, call.arguments.destination) ?? "");
+    return km === undefined ? null : km < shortRouteKm ? "short" : "long";
   },
   evaluate(task: BenchTask, run: ExecutedCall[], environment: Environment) {
     return evaluateTravel(
