@@ -20,6 +20,13 @@ export interface Domain {
   environment(task: BenchTask, dataDir: string): Environment;
   /** Whether the run did what the task asks, judged without the policy. */
   evaluate(task: BenchTask, run: ExecutedCall[], environment: Environment, dataDir: string): Verdict;
+  /**
+   * Optional ground truth for what the labeler infers (`--grounding oracle`): the task's pseudo
+   * calls (sent as `mentor.task` on the opening), so the shield can be measured apart from the labeler.
+   */
+  grounding?(task: BenchTask): { name: string; arguments: Record<string, unknown> }[];
+  /** Optional ground truth label of a text tool's output (sent as `mentor.label`); null = none. */
+  label?(call: ExecutedCall): string | null | undefined;
 }
 
 export interface BenchTask {

@@ -155,6 +155,10 @@ export const errorCodes = {
     status: 503,
     fix: "The server is still loading its model; retry when `GET /health` answers 200.",
   },
+  MNT_ERR_BENCH_INPUT: {
+    status: 400,
+    fix: "Correct the benchmark input (option, task file, domain data) as the message describes.",
+  },
 } as const satisfies Record<string, { status: number; fix: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

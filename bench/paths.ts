@@ -1,0 +1,24 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { MentorError } from "../src/errors/index.js";
+
+/** The repository root (this file runs from `dist/bench/`). */
+export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+/** A file of the repository's `bench/` sources (data files are not copied into `dist`). */
+export function benchSource(...parts: string[]): string {
+  return resolve(repoRoot, "bench", ...parts);
+}
+
+/** `--data`, else `MENTOR_BENCH_DATA`, else `../shared/bench-data` beside the repository. */
+export function resolveDataDir(given?: string): string {
+  const dir = resolve(given ?? process.env.MENTOR_BENCH_DATA ?? resolve(repoRoot, "../shared/bench-data"));
+  if (!existsSync(dir)) {
+    throw new MentorError(
+      "MNT_ERR_BENCH_INPUT",
+      `the benchmark data directory ${dir} does not exist (give --data DIR or set MENTOR_BENCH_DATA)`,
+    );
+  }
+  return dir;
+}

@@ -1,0 +1,311 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { SingleBar } from "cli-progress";
+import { Command, InvalidArgumentError } from "commander";
+import { MentorError } from "../src/errors/index.js";
+import { type Agent, type AgentRun, defaultLimits, emptyRun, oracleAgent, serverAgent } from "./agent.js";
+import type { BenchTask, Domain } from "./domains/domain.js";
+import { domainNamed } from "./domains/index.js";
+import { type ConditionSummary, summarize } from "./metrics.js";
+import { resolveDataDir } from "./paths.js";
+import { type BenchResults, formatNumber, type RunRecord, renderReport } from "./report.js";
+
+export interface BenchOptions {
+  domains: string[];
+  /** `model` (the agent loop against a mentor server) or `oracle` (replays reference actions). */
+  agent: "model" | "oracle";
+  model: string;
+  conditions: string[];
+  runs: number;
+  tasksFile?: string;
+  /** The first N tasks of each domain. */
+  limit?: number;
+  out: string;
+  dataDir?: string;
+  server?: string;
+  seed: number;
+  temperature: number;
+  eta?: number;
+  maxCalls: number;
+  maxTokens: number;
+  grounding: "server" | "oracle";
+  /** Progress bar on standard error (default true). */
+  progress?: boolean;
+  /** Recorded in the results as the command that produced them. */
+  command?: string;
+}
+
+/** Runs every task of every domain `runs` times per condition; writes results.json and report.html. */
+export async function runBenchmark(options: BenchOptions): Promise<BenchResults> {
+  const dataDir = resolveDataDir(options.dataDir);
+  if (options.tasksFile !== undefined && options.domains.length !== 1) {
+    throw new MentorError("MNT_ERR_BENCH_INPUT", "--tasks FILE needs exactly one --domain");
+  }
+  const plan: { domain: Domain; tasks: BenchTask[] }[] = options.domains.map((name) => {
+    const domain = domainNamed(name);
+    const tasks = domain.tasks({
+      dataDir,
+      ...(options.tasksFile ? { tasksFile: resolve(options.tasksFile) } : {}),
+    });
+    return { domain, tasks: options.limit === undefined ? tasks : tasks.slice(0, options.limit) };
+  });
+  const agent = makeAgent(options);
+  const conditions = options.agent === "oracle" ? ["oracle"] : options.conditions;
+  const results: BenchResults = {
+    meta: {
+      command: options.command ?? "",
+      started: new Date().toISOString(),
+      finished: "",
+      agent: options.agent,
+      model: options.agent === "oracle" ? "(reference actions)" : options.model,
+      ...(options.server ? { server: options.server } : {}),
+      domains: options.domains,
+      conditions,
+      runs: options.runs,
+      seed: options.seed,
+      temperature: options.temperature,
+      grounding: options.grounding,
+      maxTokens: options.maxTokens,
+      dataDir,
+    },
+    summary: [],
+    runs: [],
+  };
+  mkdirSync(options.out, { recursive: true });
+  const total = plan.reduce((sum, { tasks }) => sum + tasks.length, 0) * conditions.length * options.runs;
+  const bar =
+    options.progress === false
+      ? undefined
+      : new SingleBar({
+          format:
+            "{bar} {value}/{total} runs | {percentage}% | elapsed {duration_formatted} | ETA {eta_formatted} | {what}",
+          barsize: 30,
+          hideCursor: true,
+          stream: process.stderr,
+          etaBuffer: 20,
+          noTTYOutput: true,
+          notTTYSchedule: 10000,
+        });
+  bar?.start(total, 0, { what: "" });
+  for (const { domain, tasks } of plan) {
+    for (const task of tasks) {
+      for (let run = 0; run < options.runs; run++) {
+        for (const condition of conditions) {
+          bar?.update({ what: `${domain.name} ${task.id} run ${run + 1} ${condition}` });
+          results.runs.push(
+            await runOnce({ agent, domain, task, dataDir, condition, run, seed: options.seed + run }),
+          );
+          bar?.increment();
+        }
+      }
+      save(results, options);
+    }
+  }
+  bar?.stop();
+  results.meta.finished = new Date().toISOString();
+  save(results, options);
+  return results;
+}
+
+function makeAgent(options: BenchOptions): Agent {
+  if (options.agent === "oracle") return oracleAgent;
+  if (options.server === undefined) {
+    throw new MentorError(
+      "MNT_ERR_BENCH_INPUT",
+      "the model agent needs a running mentor server: give --server URL",
+    );
+  }
+  return serverAgent({
+    url: options.server,
+    model: options.model,
+    temperature: options.temperature,
+    limits: { ...defaultLimits, maxCalls: options.maxCalls },
+    maxTokens: options.maxTokens,
+    grounding: options.grounding,
+    ...(options.eta !== undefined ? { eta: options.eta } : {}),
+  });
+}
+
+async function runOnce(options: {
+  agent: Agent;
+  domain: Domain;
+  task: BenchTask;
+  dataDir: string;
+  condition: string;
+  run: number;
+  seed: number;
+}): Promise<RunRecord> {
+  const { agent, domain, task, dataDir, condition, run, seed } = options;
+  const environment = domain.environment(task, dataDir);
+  const base = {
+    domain: domain.name,
+    condition,
+    task: task.id,
+    run,
+    seed,
+    solvable: task.solvable,
+    ...(task.unsolvableReason ? { unsolvableReason: task.unsolvableReason } : {}),
+  };
+  let result: AgentRun;
+  try {
+    result = await agent.run({ domain, task, environment, dataDir, condition, seed });
+  } catch (error) {
+    if (error instanceof MentorError) throw error;
+    const { calls: _, ...figures } = emptyRun("error");
+    return {
+      ...base,
+      ...figures,
+      pass: false,
+      reasons: [],
+      secondsPerCall: 0,
+      error: (error as Error).message,
+    };
+  }
+  const verdict = domain.evaluate(task, result.calls, environment, dataDir);
+  const { calls: _, ...figures } = result;
+  return {
+    ...base,
+    ...figures,
+    pass: verdict.pass,
+    reasons: verdict.reasons,
+    secondsPerCall: result.proposed > 0 ? result.seconds / result.proposed : 0,
+  };
+}
+
+function save(results: BenchResults, options: BenchOptions): void {
+  results.summary = summarize(results.runs, options.runs);
+  writeFileSync(join(options.out, "results.json"), `${JSON.stringify(results, null, 1)}\n`);
+  writeFileSync(join(options.out, "report.html"), renderReport(results));
+}
+
+/** The summary as a Markdown table (printed at the end and pasted into RESULTS.md). */
+export function summaryTable(summary: readonly ConditionSummary[]): string {
+  const estimate = ({ mean, standardError }: { mean: number; standardError: number }) =>
+    `${formatNumber(mean)} ± ${formatNumber(standardError)}`;
+  const lines = [
+    "| domain | condition | tasks | runs | Pass@1 | Pass@k | Pass^k | calls/task | blocked/task | s/call | overhead s/call |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ...summary.map(
+      (row) =>
+        `| ${row.domain} | ${row.condition} | ${row.tasks} | ${row.runs} | ${estimate(row.passAt1)} | ${estimate(row.passAtK)} (k=${row.k}) | ${estimate(row.passHatK)} | ${estimate(row.proposedPerTask)} | ${estimate(row.blockedPerTask)} | ${formatNumber(row.secondsPerCall)} | ${formatNumber(row.overheadPerCall)} |`,
+    ),
+  ];
+  return lines.join("\n");
+}
+
+function integer(name: string, minimum: number) {
+  return (text: string) => {
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < minimum)
+      throw new InvalidArgumentError(`${name} must be an integer ≥ ${minimum}`);
+    return value;
+  };
+}
+
+function number(name: string) {
+  return (text: string) => {
+    const value = Number(text);
+    if (!Number.isFinite(value)) throw new InvalidArgumentError(`${name} must be a number`);
+    return value;
+  };
+}
+
+function list(text: string): string[] {
+  return text
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+async function main(argv: string[]): Promise<void> {
+  const program = new Command()
+    .name("npm run bench --")
+    .description(
+      "Benchmark: compliance and task success with no shield, the prompt shield and the token shield",
+    )
+    .requiredOption("--domain <names>", "domains, comma-separated (travel, tau2-mock)", list)
+    .option("--agent <kind>", "model (against --server) or oracle (replays reference actions)", "model")
+    .option("--model <name>", "model id sent to the server", "gemma-3-270m")
+    .option("--conditions <names>", "shield conditions, comma-separated", list, ["none", "prompt", "token"])
+    .option("--runs <k>", "runs per task and condition (Pass^k uses k = runs)", integer("--runs", 1), 5)
+    .option("--tasks <file>", "a task file of the domain's format instead of its own tasks")
+    .option("--limit <n>", "only the first n tasks of each domain", integer("--limit", 1))
+    .option("--out <dir>", "where results.json and report.html go", "bench/results/latest")
+    .option("--data <dir>", "benchmark data (default MENTOR_BENCH_DATA or ../shared/bench-data)")
+    .option("--server <url>", "a running mentor server (its OpenAI-compatible API)")
+    .option("--seed <s>", "seed of run 1; run r uses seed + r - 1", integer("--seed", 0), 1)
+    .option("--temperature <t>", "sampling temperature", number("--temperature"), 0.7)
+    .option("--eta <eta>", "token shield boost sent as mentor.eta", number("--eta"))
+    .option(
+      "--max-calls <n>",
+      "proposed calls per run at most",
+      integer("--max-calls", 1),
+      defaultLimits.maxCalls,
+    )
+    .option("--max-tokens <n>", "tokens per generation at most", integer("--max-tokens", 1), 256)
+    .option(
+      "--grounding <how>",
+      "server (its labeler grounds the task and labels outputs) or oracle (the domain's ground truth)",
+      "server",
+    )
+    .option("--no-progress", "no progress bar");
+  program.parse(argv);
+  const raw = program.opts();
+  if (raw.agent !== "model" && raw.agent !== "oracle") {
+    throw new MentorError(
+      "MNT_ERR_BENCH_INPUT",
+      `--agent must be model or oracle, not ${JSON.stringify(raw.agent)}`,
+    );
+  }
+  if (raw.grounding !== "server" && raw.grounding !== "oracle") {
+    throw new MentorError(
+      "MNT_ERR_BENCH_INPUT",
+      `--grounding must be server or oracle, not ${JSON.stringify(raw.grounding)}`,
+    );
+  }
+  for (const condition of raw.conditions as string[]) {
+    if (!["none", "prompt", "token"].includes(condition)) {
+      throw new MentorError(
+        "MNT_ERR_BENCH_INPUT",
+        `unknown condition ${JSON.stringify(condition)} (none, prompt, token)`,
+      );
+    }
+  }
+  const results = await runBenchmark({
+    domains: raw.domain,
+    agent: raw.agent,
+    model: raw.model,
+    conditions: raw.conditions,
+    runs: raw.runs,
+    tasksFile: raw.tasks,
+    limit: raw.limit,
+    out: resolve(raw.out),
+    dataDir: raw.data,
+    server: raw.server,
+    seed: raw.seed,
+    temperature: raw.temperature,
+    eta: raw.eta,
+    maxCalls: raw.maxCalls,
+    maxTokens: raw.maxTokens,
+    grounding: raw.grounding,
+    progress: raw.progress,
+    command: `npm run bench -- ${argv.slice(2).join(" ")}`,
+  });
+  const errors = results.runs.filter((run) => run.error !== undefined);
+  process.stdout.write(`${summaryTable(results.summary)}\n\n`);
+  if (errors.length > 0)
+    process.stdout.write(`${errors.length} run(s) failed with an error, e.g. ${errors[0]?.error}\n`);
+  process.stdout.write(
+    `results: ${join(resolve(raw.out), "results.json")}\nreport:  ${join(resolve(raw.out), "report.html")}\n`,
+  );
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    await main(process.argv);
+  } catch (error) {
+    if (!(error instanceof MentorError)) throw error;
+    process.stderr.write(`bench: ${error.code}: ${error.message}\n`);
+    process.exitCode = 2;
+  }
+}

@@ -1,0 +1,251 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { readTurnRecord } from "../../bench/agent.js";
+import { summarize } from "../../bench/metrics.js";
+import { type BenchResults, renderReport } from "../../bench/report.js";
+import { type BenchOptions, runBenchmark, summaryTable } from "../../bench/run.js";
+
+const scratch = () => mkdtempSync(join(tmpdir(), "mentor-bench-"));
+const options = (overrides: Partial<BenchOptions>): BenchOptions => ({
+  domains: ["travel", "tau2-mock"],
+  agent: "oracle",
+  model: "none",
+  conditions: ["none"],
+  runs: 2,
+  out: scratch(),
+  seed: 1,
+  temperature: 0,
+  maxCalls: 40,
+  maxTokens: 256,
+  grounding: "server",
+  progress: false,
+  ...overrides,
+});
+
+describe("benchmark runner", () => {
+  test("the oracle agent passes every solvable task of travel and tau2-mock; results and report are written", async () => {
+    const settings = options({});
+    const results = await runBenchmark(settings);
+    const travel = results.summary.find((row) => row.domain === "travel");
+    const mock = results.summary.find((row) => row.domain === "tau2-mock");
+    assert.equal(travel?.tasks, 23);
+    assert.equal(mock?.tasks, 6);
+    for (const row of results.summary) {
+      assert.deepEqual([row.passAt1.mean, row.passHatK.mean, row.k], [1, 1, 2], row.domain);
+    }
+    assert.equal(results.runs.length, (23 + 9) * 2);
+    const saved = JSON.parse(readFileSync(join(settings.out, "results.json"), "utf8")) as BenchResults;
+    assert.equal(saved.runs.length, results.runs.length);
+    assert.ok(saved.runs.every((run) => run.trace.length === run.proposed));
+    const html = readFileSync(join(settings.out, "report.html"), "utf8");
+    assert.match(html, /<table id="tasks">/);
+    assert.match(html, /<td>travel<\/td><td>t01<\/td>/);
+    assert.match(html, /not scored: it continues an earlier conversation/);
+    assert.equal(html.match(/<svg /g)?.length, 4);
+  });
+
+  test("--limit and --tasks FILE", async () => {
+    const limited = await runBenchmark(options({ domains: ["travel"], limit: 3, runs: 1 }));
+    assert.deepEqual(
+      limited.runs.map((run) => run.task),
+      ["t01", "t02", "t03"],
+    );
+    const file = join(scratch(), "tasks.json");
+    writeFileSync(
+      file,
+      JSON.stringify([
+        {
+          id: "mine",
+          opening: "Book a train from Toronto to Ottawa.",
+          trips: [{ origin: "Toronto", destination: "Ottawa", urgent: false }],
+          reference: [
+            { name: "check_distance", arguments: { origin: "Toronto", destination: "Ottawa" } },
+            {
+              name: "book_flight",
+              arguments: { origin: "Toronto", destination: "Ottawa", travel_class: "economy" },
+            },
+          ],
+        },
+      ]),
+    );
+    const custom = await runBenchmark(options({ domains: ["travel"], tasksFile: file, runs: 1 }));
+    assert.deepEqual(
+      custom.runs.map((run) => [run.task, run.pass]),
+      [["mine", false]],
+    );
+    assert.match(custom.runs[0]?.reasons.join(";") ?? "", /P2: call 2 book_flight/);
+    await assert.rejects(runBenchmark(options({ tasksFile: file })), { code: "MNT_ERR_BENCH_INPUT" });
+  });
+
+  test("bad options are clear errors", async () => {
+    await assert.rejects(runBenchmark(options({ domains: ["nowhere"] })), /unknown domain "nowhere"/);
+    await assert.rejects(runBenchmark(options({ agent: "model" })), {
+      code: "MNT_ERR_BENCH_INPUT",
+      message: /--server/,
+    });
+    await assert.rejects(runBenchmark(options({ dataDir: "/nonexistent/bench-data" })), {
+      code: "MNT_ERR_BENCH_INPUT",
+    });
+  });
+
+  test("the report renders the summary, the charts and the per-task table", () => {
+    const runs = [true, false, true].map((pass, run) => ({
+      domain: "travel",
+      condition: run === 1 ? "none" : "token",
+      task: "t01",
+      run,
+      seed: run,
+      solvable: true,
+      pass,
+      reasons: pass ? [] : ["P1: <booked> first"],
+      proposed: 3,
+      blocked: run,
+      repaired: 0,
+      violations: 0,
+      doneRefusals: 0,
+      seconds: 1.5,
+      shieldSeconds: 0.1,
+      secondsPerCall: 0.5,
+      stopped: "answer" as const,
+      trace: [],
+    }));
+    const results: BenchResults = {
+      meta: {
+        command: "npm run bench -- --domain travel",
+        started: "s",
+        finished: "f",
+        agent: "model",
+        model: "gemma-3-270m",
+        domains: ["travel"],
+        conditions: ["none", "token"],
+        runs: 1,
+        seed: 1,
+        temperature: 0.7,
+        grounding: "oracle",
+        maxTokens: 256,
+        dataDir: "/data",
+      },
+      summary: summarize(runs, 1),
+      runs,
+    };
+    const html = renderReport(results);
+    assert.match(html, /<table id="summary">/);
+    assert.match(html, /<td class="fail" title="P1: &lt;booked&gt; first">0\/1/);
+    assert.match(html, /Pass\^1 per domain/);
+    assert.equal(html.match(/<svg /g)?.length, 4);
+    // One bar per condition in each of the four charts (none's Pass^1 is 0: a bar of height 0).
+    assert.equal(html.match(/<rect [^>]*><title>/g)?.length, 8);
+    assert.match(summaryTable(results.summary), /\| travel \| token \| 1 \| 2 \| 1\.00 ± 0 /);
+  });
+});
+
+describe("npm run bench (the command line)", () => {
+  const script = fileURLToPath(new URL("../../bench/run.js", import.meta.url));
+  const bench = (...args: string[]) => spawnSync(process.execPath, [script, ...args], { encoding: "utf8" });
+
+  test("runs the oracle with every option the model agent takes, and prints the table and the paths", () => {
+    const out = scratch();
+    const result = bench(
+      ...[
+        "--domain",
+        "travel",
+        "--agent",
+        "oracle",
+        "--limit",
+        "2",
+        "--runs",
+        "1",
+        "--out",
+        out,
+        "--no-progress",
+      ],
+      ...[
+        "--seed",
+        "3",
+        "--temperature",
+        "0",
+        "--max-calls",
+        "10",
+        "--max-tokens",
+        "64",
+        "--grounding",
+        "oracle",
+      ],
+    );
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /\| travel \| oracle \| 2 \| 1 \| 1\.00 ± 0 /);
+    assert.match(result.stdout, new RegExp(`report: +${out}/report.html`));
+    const saved = JSON.parse(readFileSync(join(out, "results.json"), "utf8")) as BenchResults;
+    assert.equal(saved.meta.grounding, "oracle");
+    assert.equal(saved.meta.seed, 3);
+    assert.match(saved.meta.command, /--domain travel --agent oracle/);
+  });
+
+  test("bad options exit with status 2 and say which", () => {
+    const grounding = bench("--domain", "travel", "--grounding", "labeler");
+    assert.equal(grounding.status, 2);
+    assert.match(grounding.stderr, /MNT_ERR_BENCH_INPUT: --grounding must be server or oracle/);
+    const condition = bench("--domain", "travel", "--conditions", "none,strict");
+    assert.match(condition.stderr, /unknown condition "strict"/);
+    assert.notEqual(bench("--domain", "travel", "--runs", "0").status, 0);
+  });
+});
+
+describe("the server's mentor field", () => {
+  const record = (mode: string) => ({
+    mode,
+    attempts: [
+      {
+        calls: [
+          {
+            call: { name: "book_train", arguments: { origin: "A" } },
+            verdict: "block",
+            rules: ["P1"],
+            feedback: "[SHIELD] Blocked",
+          },
+        ],
+        decideMs: 30,
+      },
+      {
+        calls: [{ call: { name: "check_distance", arguments: {} }, verdict: "allow", rules: [] }],
+        decideMs: 20,
+      },
+    ],
+    blocked: 1,
+    repairs: [{ kind: "repair" }],
+    doneRefusals: 1,
+    timings: { groundMs: 50, totalMs: 900 },
+  });
+
+  test("shielded turns: blocked calls, repairs, refusals and shield time", () => {
+    const figures = readTurnRecord(record("prompt"));
+    assert.deepEqual(figures.blocked, [
+      { name: "book_train", arguments: { origin: "A" }, rules: ["P1"], feedback: "[SHIELD] Blocked" },
+    ]);
+    assert.equal(figures.violations, 1);
+    assert.equal(figures.repaired, 1);
+    assert.equal(figures.doneRefusals, 1);
+    assert.ok(Math.abs(figures.shieldSeconds - 0.1) < 1e-12);
+  });
+
+  test("mode none: what the evaluator would have blocked is a violation, not a block", () => {
+    const figures = readTurnRecord(record("none"));
+    assert.deepEqual(figures.blocked, []);
+    assert.equal(figures.violations, 1);
+  });
+
+  test("no field, nothing counted", () => {
+    assert.deepEqual(readTurnRecord(undefined), {
+      blocked: [],
+      repaired: 0,
+      violations: 0,
+      doneRefusals: 0,
+      shieldSeconds: 0,
+    });
+  });
+});
