@@ -4,7 +4,7 @@ import { MentorError } from "../../../src/errors/index.js";
 import type { Tables } from "../tau2-shared/database.js";
 import { tau2Domain } from "../tau2-shared/domain.js";
 import { readJson } from "../tau2-shared/tools.js";
-import { retailAccount, retailTools } from "./tools.js";
+import { retailAccount, retailCatalogue, retailTools } from "./tools.js";
 
 /** tau2's retail domain: orders, exchanges and returns over `tau2/retail/db.json`. */
 export const tau2Retail = tau2Domain({
@@ -24,4 +24,5 @@ export const tau2Retail = tau2Domain({
   },
   handlers: retailTools,
   account: retailAccount,
+  catalogue: retailCatalogue,
 });

@@ -334,3 +334,7 @@ export function retailAccount(
   }
   return { texts };
 }
+
+export function retailCatalogue(database: Database): string {
+  return JSON.stringify([...database.rows("products")]);
+}

@@ -29,13 +29,15 @@ export interface Tau2DomainSpec {
   /**
    * The account the reference acts on: whether the opening message identifies its user the way
    * the manual requires (undefined) or why not, and the records an agent that authenticated
-   * that user can read (profile, orders or reservations, the products ordered), as JSON texts.
+   * that user can read (profile, orders or reservations), as JSON texts.
    */
   account(
     database: Database,
     reference: readonly Action[],
     opening: string,
   ): { problem?: string; texts: string[] };
+  /** What any agent can look up without an account (retail: the products; airline: the flights), as JSON. */
+  catalogue(database: Database): string;
 }
 
 /** A reference action. */
@@ -120,9 +122,9 @@ export function tau2Domain(spec: Tau2DomainSpec): Domain & {
     tools: toolsOf,
     tasks: ({ dataDir, tasksFile }) => {
       const file = tasksFile ?? join(dataDir, "tau2", spec.folder, "tasks.json");
-      const tasks = readTau2Tasks(file);
-      return tasks.map((task) =>
-        withSolvability(task, freshEnvironment(dataDir), toolsOf(dataDir), spec.account),
+      const catalogue = spec.catalogue(freshEnvironment(dataDir).database).toLowerCase();
+      return readTau2Tasks(file).map((task) =>
+        withSolvability(task, freshEnvironment(dataDir), toolsOf(dataDir), spec, catalogue),
       );
     },
     environment: (_task, dataDir) => freshEnvironment(dataDir),
@@ -200,7 +202,8 @@ function openingOf(instructions: unknown): string | undefined {
  *    authentication needs (retail: email, or first name, last name and zip; airline: user id);
  * 2. every string the reference actions pass (also inside lists and objects) is found, ignoring
  *    case, in the opening message, in that user's records an authenticated agent can read (profile,
- *    orders or reservations, the products ordered), in the output of an earlier reference action
+ *    orders or reservations), in the catalogue anyone can search (retail: the products; airline:
+ *    the flights and their dates), in the output of an earlier reference action
  *    (replayed on a fresh database), or in the tool's own schema (an enum member, a value its
  *    description names, such as a cancellation reason).
  * Strings match whole words (`NY` is not found in `sunny`). Numbers are not checked (the agent
@@ -213,12 +216,14 @@ export function withSolvability(
   task: BenchTask,
   environment: Tau2Environment,
   tools: ChatTool[],
-  account: Tau2DomainSpec["account"],
+  spec: Pick<Tau2DomainSpec, "account">,
+  /** Lower case. */
+  catalogue: string,
 ): BenchTask {
   const reference = task.reference ?? [];
-  const { problem, texts } = account(environment.database, reference, task.opening.toLowerCase());
+  const { problem, texts } = spec.account(environment.database, reference, task.opening.toLowerCase());
   if (problem) return unsolvable(task, problem);
-  const known = [task.opening, ...texts].map((text) => text.toLowerCase());
+  const known = [...[task.opening, ...texts].map((text) => text.toLowerCase()), catalogue];
   const byName = new Map(tools.map((tool) => [tool.function.name, tool]));
   for (const [position, action] of reference.entries()) {
     const tool = byName.get(action.name);
@@ -235,7 +240,7 @@ export function withSolvability(
         if (!known.some((source) => containsWord(source, needle)) && !containsWord(schemaText, needle)) {
           return unsolvable(
             task,
-            `reference action ${position + 1} (${action.name}) needs ${name} = ${JSON.stringify(text)}, found neither in the instructions, nor in the user's records, nor in an earlier reference output`,
+            `reference action ${position + 1} (${action.name}) needs ${name} = ${JSON.stringify(text)}, found neither in the instructions, nor in the user's records or the catalogue, nor in an earlier reference output`,
           );
         }
       }
