@@ -58,8 +58,8 @@ export class Tau2Environment implements Environment {
     const problem = argumentProblem(tool, args);
     if (problem) return failure(`bad arguments for ${name}: ${problem}`);
     try {
-      const result = handler(this.database, args);
-      return { output: typeof result === "string" ? result : JSON.stringify(result), error: false };
+      // Every output is JSON (a user id too: `"sara_doe_496"`), so a policy reads it as an outcome.
+      return { output: JSON.stringify(handler(this.database, args)), error: false };
     } catch (error) {
       if (error instanceof ToolError) return failure(error.message);
       throw error;
