@@ -159,7 +159,7 @@ function valueProblem(schema: ParameterSchema, value: unknown, path: string): st
  * The `calculate` tool: + - * / and parentheses over decimal numbers, evaluated by a small
  * recursive-descent parser (never `eval`), rounded to 2 decimals.
  */
-export function calculate(expression: string): string {
+export function calculate(expression: string): number {
   if (!/^[0-9+\-*/(). ]*$/.test(expression)) throw new ToolError("invalid characters in expression");
   let position = 0;
   const peek = (): string | undefined => {
@@ -203,7 +203,7 @@ export function calculate(expression: string): string {
   const value = sum();
   if (peek() !== undefined) throw new ToolError(`unexpected ${peek()} at ${position} in expression`);
   if (!Number.isFinite(value)) throw new ToolError("the expression divides by zero");
-  return String(roundCents(value));
+  return roundCents(value);
 }
 
 export function roundCents(value: number): number {
