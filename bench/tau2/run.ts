@@ -38,7 +38,7 @@ for (const domain of [tau2Retail, tau2Airline]) {
 
   const views: number[] = [];
   for (let index = 0; index < ENVIRONMENTS; index++)
-    views.push(timed(() => domain.environment(tasks[0] as never, dataDir))[1]);
+    views.push(timed(() => domain.freshEnvironment(dataDir))[1]);
   const state = domain.freshEnvironment(dataDir).state();
   const clones: number[] = [];
   for (let index = 0; index < CLONES; index++) clones.push(timed(() => structuredClone(state))[1]);

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { tau2Retail } from "../../bench/domains/tau2-retail/index.js";
 import { v1Tools } from "../../bench/domains/tau2-shared/tools.js";
+import type { MentorError } from "../../src/errors/index.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
@@ -69,6 +70,38 @@ describe("tau2-retail: tools and tasks", () => {
     const anonymous = withOpening(task.id, "I want to cancel an order I no longer need.");
     assert.equal(anonymous.solvable, false);
     assert.match(anonymous.unsolvableReason ?? "", /neither the email nor the name and zip of user/);
+  });
+});
+
+describe("tau2-retail: bad data", () => {
+  test("a missing or malformed data file is a MNT_ERR_BENCH_DATA error naming the file and task", () => {
+    const missing = join(tmpdir(), "no-such-bench-data");
+    assert.throws(
+      () => domain.tools(missing),
+      (error: MentorError) => error.code === "MNT_ERR_BENCH_DATA" && error.message.includes(missing),
+    );
+    const directory = mkdtempSync(join(tmpdir(), "tau2-bad-"));
+    const file = join(directory, "tasks.json");
+    writeFileSync(
+      file,
+      JSON.stringify([{ id: "x", user_scenario: { instructions: "Hi." }, initial_state: { a: 1 } }]),
+    );
+    assert.throws(
+      () => domain.tasks({ dataDir, tasksFile: file }),
+      (error: MentorError) =>
+        error.code === "MNT_ERR_BENCH_DATA" &&
+        error.message.includes(`${file}: task 0 (id x) has an initial_state`),
+    );
+    writeFileSync(
+      file,
+      JSON.stringify([
+        { id: "y", user_scenario: { instructions: "Hi." }, evaluation_criteria: { actions: [{ name: 3 }] } },
+      ]),
+    );
+    assert.throws(
+      () => domain.tasks({ dataDir, tasksFile: file }),
+      /task 0 \(id y\): evaluation_criteria.actions\[0\] needs a name and arguments/,
+    );
   });
 });
 
@@ -141,8 +174,8 @@ describe("tau2-retail: evaluator (database comparison)", () => {
 
   test("runs do not share writes; the shared database cannot be changed", () => {
     const pending = findOrder("pending");
-    const first = domain.environment(tasks[0] as never, dataDir);
-    const second = domain.environment(tasks[0] as never, dataDir);
+    const first = domain.freshEnvironment(dataDir);
+    const second = domain.freshEnvironment(dataDir);
     assert.equal(
       first.call("cancel_pending_order", { order_id: pending, reason: "ordered by mistake" }).error,
       false,

@@ -105,14 +105,20 @@ export function tau2Domain(spec: Tau2DomainSpec): Domain & {
     const byName = new Map(toolsOf(dataDir).map((tool) => [tool.function.name, tool]));
     return new Tau2Environment(new Database(base), byName, spec.handlers);
   };
+  const writes = new Map<string, Set<string>>();
   const writeTools = (dataDir: string): Set<string> => {
-    const file = join(dataDir, "tau2", "tool_schemas.json");
-    const entries = (readJson(file) as Record<string, { name: string; tool_type: string }[]>)[
-      `${spec.folder}/tools.py`
-    ];
-    return new Set(
-      (entries ?? []).filter((entry) => entry.tool_type === "ToolType.WRITE").map((entry) => entry.name),
-    );
+    let names = writes.get(dataDir);
+    if (!names) {
+      const file = join(dataDir, "tau2", "tool_schemas.json");
+      const entries = (readJson(file) as Record<string, { name: string; tool_type: string }[]>)[
+        `${spec.folder}/tools.py`
+      ];
+      names = new Set(
+        (entries ?? []).filter((entry) => entry.tool_type === "ToolType.WRITE").map((entry) => entry.name),
+      );
+      writes.set(dataDir, names);
+    }
+    return names;
   };
 
   return {
@@ -146,6 +152,7 @@ function readText(file: string): string {
 interface Tau2Task {
   id?: unknown;
   user_scenario?: { instructions?: unknown };
+  initial_state?: unknown;
   evaluation_criteria?: { actions?: { name?: unknown; arguments?: unknown }[] | null } | null;
 }
 
@@ -163,6 +170,12 @@ export function readTau2Tasks(file: string): BenchTask[] {
       throw new MentorError(
         "MNT_ERR_BENCH_DATA",
         `${where} (id ${item.id}) has no user_scenario.instructions`,
+      );
+    }
+    if (item.initial_state !== null && item.initial_state !== undefined) {
+      throw new MentorError(
+        "MNT_ERR_BENCH_DATA",
+        `${where} (id ${item.id}) has an initial_state, which this harness does not apply (only tasks that start from the domain's database are supported)`,
       );
     }
     const actions = item.evaluation_criteria?.actions ?? [];
