@@ -225,7 +225,7 @@ function openingOf(instructions: unknown): string | undefined {
  * unavailable item: they change nothing). A string found nowhere is something only a
  * conversation could supply.
  */
-export function withSolvability(
+function withSolvability(
   task: BenchTask,
   environment: Tau2Environment,
   tools: ChatTool[],
@@ -295,7 +295,7 @@ function stringsIn(value: unknown): string[] {
  * leave the database unchanged). Reasons name each differing table, record and field, then the
  * reference writes the run has no identical call for and the run's writes the reference lacks.
  */
-export function evaluateByDatabase(
+function evaluateByDatabase(
   task: BenchTask,
   run: ExecutedCall[],
   environment: Environment,
