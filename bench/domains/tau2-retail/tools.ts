@@ -78,37 +78,38 @@ function changeGiftCard(database: Database, userId: string, methodId: string, am
 }
 
 /**
- * The order's items matched to the ids to change (duplicates count), each paired with its new
- * variant: same product, available. Returns the price difference new − old.
+ * The order's items to change, matched to the ids (duplicates count) by position in the order,
+ * each with its new variant (same product, available), and the price difference new − old.
  */
 function itemChange(
   database: Database,
   found: Row,
   itemIds: string[],
   newItemIds: string[],
-): { items: Item[]; variants: Variant[]; difference: number } {
+): { changes: { position: number; variant: Variant }[]; difference: number } {
   if (itemIds.length === 0) throw new ToolError("no items given");
   if (itemIds.length !== newItemIds.length) {
     throw new ToolError("item_ids and new_item_ids must have the same length");
   }
-  const remaining = [...(found.items as Item[])];
-  const items: Item[] = [];
-  const variants: Variant[] = [];
+  const items = found.items as Item[];
+  const changes: { position: number; variant: Variant }[] = [];
   let difference = 0;
   itemIds.forEach((itemId, index) => {
-    const position = remaining.findIndex((item) => item.item_id === itemId);
+    const position = items.findIndex(
+      (item, at) => item.item_id === itemId && !changes.some((change) => change.position === at),
+    );
     if (position < 0) throw new ToolError(`item ${itemId} not found in order ${found.order_id}`);
-    const item = remaining.splice(position, 1)[0] as Item;
+    const item = items[position] as Item;
     const newId = newItemIds[index] as string;
     const variant = (product(database, item.product_id).variants as Record<string, Variant>)[newId];
-    if (!variant)
+    if (!variant) {
       throw new ToolError(`new item ${newId} not found or not a variant of product ${item.product_id}`);
+    }
     if (!variant.available) throw new ToolError(`new item ${newId} is not available`);
-    items.push(item);
-    variants.push(variant);
+    changes.push({ position, variant });
     difference += variant.price - item.price;
   });
-  return { items, variants, difference: roundCents(difference) };
+  return { changes, difference: roundCents(difference) };
 }
 
 function address(args: Arguments): Row {
@@ -201,17 +202,12 @@ export const retailTools: Record<string, ToolHandler> = {
   modify_pending_order_items: (database, { order_id, item_ids, new_item_ids, payment_method_id }) => {
     const found = order(database, order_id);
     requireStatus(found, "pending", "modified");
-    const { difference } = itemChange(database, found, item_ids, new_item_ids);
+    const { changes, difference } = itemChange(database, found, item_ids, new_item_ids);
     const userId = found.user_id as string;
     requireBalance(paymentMethod(database, userId, payment_method_id), difference);
     const edited = database.edit("orders", order_id);
     const items = edited.items as Item[];
-    const changed = new Set<number>();
-    item_ids.forEach((itemId: string, index: number) => {
-      const position = items.findIndex((item, at) => item.item_id === itemId && !changed.has(at));
-      const variant = (
-        product(database, (items[position] as Item).product_id).variants as Record<string, Variant>
-      )[new_item_ids[index]] as Variant;
+    for (const { position, variant } of changes) {
       const item = items[position] as Item;
       items[position] = {
         ...item,
@@ -219,8 +215,7 @@ export const retailTools: Record<string, ToolHandler> = {
         price: variant.price,
         options: { ...variant.options },
       };
-      changed.add(position);
-    });
+    }
     if (difference !== 0) {
       (edited.payment_history as Payment[]).push({
         transaction_type: difference > 0 ? "payment" : "refund",
@@ -274,13 +269,13 @@ export const retailTools: Record<string, ToolHandler> = {
     if (!original && method.source !== "gift_card") {
       throw new ToolError("the refund must go to the original payment method or an existing gift card");
     }
+    if (item_ids.length === 0) throw new ToolError("no items given");
     const remaining = (found.items as Item[]).map((item) => item.item_id);
     for (const itemId of item_ids as string[]) {
       const position = remaining.indexOf(itemId);
       if (position < 0) throw new ToolError(`item ${itemId} not found in order ${order_id}`);
       remaining.splice(position, 1);
     }
-    if (item_ids.length === 0) throw new ToolError("no items given");
     const edited = database.edit("orders", order_id);
     edited.status = "return requested";
     edited.return_items = [...item_ids].sort();
