@@ -12,6 +12,7 @@ import {
   assertPolicyLintsClean,
   assertReferenceBlocksExplained,
   dataDir,
+  errorOf,
   execute,
   referenceWith,
   taskCalling,
@@ -50,10 +51,6 @@ const state = domain.freshEnvironment(dataDir).state() as unknown as {
   users: Record<string, User>;
   flights: Record<string, Flight>;
 };
-
-function errorOf(output: string): string {
-  return (JSON.parse(output) as { error: string }).error;
-}
 
 function reservationWhere(test: (reservation: Reservation) => boolean): Reservation {
   const found = Object.values(state.reservations).find(test);

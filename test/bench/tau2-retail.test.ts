@@ -15,6 +15,7 @@ import {
   assertPolicyLintsClean,
   assertReferenceBlocksExplained,
   dataDir,
+  errorOf,
   execute,
   referenceWith,
   taskCalling,
@@ -23,10 +24,6 @@ import {
 const domain = tau2Retail;
 const tasks = domain.tasks({ dataDir });
 const writes = domain.writeTools(dataDir);
-
-function errorOf(output: string): string {
-  return (JSON.parse(output) as { error: string }).error;
-}
 
 describe("tau2-retail: tools and tasks", () => {
   test("every tau2 retail tool is implemented; tools both benchmarks have take the same parameters", () => {

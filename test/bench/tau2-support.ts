@@ -20,6 +20,11 @@ export type Tau2Domain = Domain & {
   freshEnvironment(dataDir: string): Tau2Environment;
 };
 
+/** The message of a tool error output (`{"error": "..."}`). */
+export function errorOf(output: string): string {
+  return (JSON.parse(output) as { error: string }).error;
+}
+
 /** Runs calls on a fresh environment of the task, as the runner would, and returns the executed calls. */
 export function execute(
   domain: Domain,
