@@ -99,6 +99,10 @@ export const errorCodes = {
     status: 400,
     fix: "Correct the input as the message describes.",
   },
+  MNT_ERR_BENCH_DATA: {
+    status: 500,
+    fix: "Point the benchmark at a bench-data directory (--data or MENTOR_BENCH_DATA) that holds the file the message names, in the format its README describes.",
+  },
   MNT_ERR_ENGINE_TOOL_NAME: {
     status: 400,
     fix: "Rename the tool: its name contains the character that ends a name in the model's call syntax.",
