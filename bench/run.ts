@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { SingleBar } from "cli-progress";
 import { Command, InvalidArgumentError } from "commander";
 import { MentorError } from "../src/errors/index.js";
+import { type RunningServer, startServer } from "../src/server/index.js";
 import { type Agent, type AgentRun, defaultLimits, emptyRun, oracleAgent, serverAgent } from "./agent.js";
 import type { BenchTask, Domain } from "./domains/domain.js";
 import { domainNamed } from "./domains/index.js";
@@ -49,7 +50,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchResults>
     });
     return { domain, tasks: options.limit === undefined ? tasks : tasks.slice(0, options.limit) };
   });
-  const agent = makeAgent(options);
+  const { agent, server } = await makeAgent(options);
   const conditions = options.agent === "oracle" ? ["oracle"] : options.conditions;
   const results: BenchResults = {
     meta: {
@@ -58,7 +59,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchResults>
       finished: "",
       agent: options.agent,
       model: options.agent === "oracle" ? "(reference actions)" : options.model,
-      ...(options.server ? { server: options.server } : {}),
+      ...(options.agent === "model" ? { server: options.server ?? "in-process" } : {}),
       domains: options.domains,
       conditions,
       runs: options.runs,
@@ -87,36 +88,54 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchResults>
           notTTYSchedule: 10000,
         });
   bar?.start(total, 0, { what: "" });
-  for (const { domain, tasks } of plan) {
-    for (const task of tasks) {
-      for (let run = 0; run < options.runs; run++) {
-        for (const condition of conditions) {
-          bar?.update({ what: `${domain.name} ${task.id} run ${run + 1} ${condition}` });
-          results.runs.push(
-            await runOnce({ agent, domain, task, dataDir, condition, run, seed: options.seed + run }),
-          );
-          bar?.increment();
-        }
-      }
-      save(results, options);
-    }
+  try {
+    await runPlan();
+  } finally {
+    bar?.stop();
+    await server?.close();
   }
-  bar?.stop();
   results.meta.finished = new Date().toISOString();
   save(results, options);
   return results;
+
+  async function runPlan(): Promise<void> {
+    for (const { domain, tasks } of plan) {
+      for (const task of tasks) {
+        for (let run = 0; run < options.runs; run++) {
+          for (const condition of conditions) {
+            bar?.update({ what: `${domain.name} ${task.id} run ${run + 1} ${condition}` });
+            results.runs.push(
+              await runOnce({ agent, domain, task, dataDir, condition, run, seed: options.seed + run }),
+            );
+            bar?.increment();
+          }
+        }
+        save(results, options);
+      }
+    }
+  }
 }
 
-function makeAgent(options: BenchOptions): Agent {
-  if (options.agent === "oracle") return oracleAgent;
-  if (options.server === undefined) {
-    throw new MentorError(
-      "MNT_ERR_BENCH_INPUT",
-      "the model agent needs a running mentor server: give --server URL",
-    );
+/**
+ * The agent: the oracle, the model through `--server`, or else the model through a mentor server
+ * started in this process on a free port (the domains' policies loaded by name, one sequence).
+ */
+async function makeAgent(options: BenchOptions): Promise<{ agent: Agent; server?: RunningServer }> {
+  if (options.agent === "oracle") return { agent: oracleAgent };
+  let server: RunningServer | undefined;
+  let url = options.server;
+  if (url === undefined) {
+    server = await startServer({
+      model: options.model,
+      policies: options.domains,
+      port: 0,
+      sequences: 1,
+      logger: false,
+    });
+    url = server.url;
   }
-  return serverAgent({
-    url: options.server,
+  const agent = serverAgent({
+    url,
     model: options.model,
     temperature: options.temperature,
     limits: { ...defaultLimits, maxCalls: options.maxCalls },
@@ -124,6 +143,7 @@ function makeAgent(options: BenchOptions): Agent {
     grounding: options.grounding,
     ...(options.eta !== undefined ? { eta: options.eta } : {}),
   });
+  return server ? { agent, server } : { agent };
 }
 
 async function runOnce(options: {
@@ -232,7 +252,10 @@ async function main(argv: string[]): Promise<void> {
     .option("--limit <n>", "only the first n tasks of each domain", integer("--limit", 1))
     .option("--out <dir>", "where results.json and report.html go", "bench/results/latest")
     .option("--data <dir>", "benchmark data (default MENTOR_BENCH_DATA or ../shared/bench-data)")
-    .option("--server <url>", "a running mentor server (its OpenAI-compatible API)")
+    .option(
+      "--server <url>",
+      "a running mentor server (its OpenAI-compatible API); default: one started in this process for --model",
+    )
     .option("--seed <s>", "seed of run 1; run r uses seed + r - 1", integer("--seed", 0), 1)
     .option("--temperature <t>", "sampling temperature", number("--temperature"), 0.7)
     .option("--eta <eta>", "token shield boost sent as mentor.eta", number("--eta"))
