@@ -1,9 +1,10 @@
-import { holdsIn, type Value, valuesEqual } from "../expression/index.js";
+import { holdsIn, referencesOf, type Value, valuesEqual } from "../expression/index.js";
 import { type CallClass, type CandidateCall, type GameOptions, StrategyTemplate } from "../game/index.js";
 import {
   type Binding,
   describeBinding,
   type Instance,
+  type OutcomeCase,
   Run,
   type ToolCallEvent,
   type Trace,
@@ -77,7 +78,14 @@ export interface NextAnswer {
   failClosed?: string;
 }
 
-export type EvaluatorOptions = GameOptions;
+export interface EvaluatorOptions extends GameOptions {
+  /**
+   * Judge a call from the run's game template, stepping only what the call touches (default).
+   * `false` rebuilds the run after every call and sums every component: the reference
+   * computation the incremental one is tested against.
+   */
+  incremental?: boolean;
+}
 
 /** Runs kept by conversation content (see `Evaluator.run`). */
 const RUN_CACHE_SIZE = 32;
@@ -120,80 +128,137 @@ export class Evaluator {
     return this.decideOn(this.run(history), proposed, true);
   }
 
-  private decideOn(run: Run, proposed: ProposedCall, withAdvice: boolean): Decision {
-    const call: ToolCallEvent = {
-      id: "proposed",
-      name: proposed.name,
-      arguments: proposed.arguments,
-      outcome: { kind: "pending" },
-    };
-    const findings = new Map<string, RuleFinding>();
-    const add = (finding: RuleFinding): void => {
-      findings.set(`${finding.rule}|${finding.binding ?? ""}`, finding);
-    };
-    let failClosed: string | undefined;
+  /** The game template at a run (shared by every question about it). */
+  private template(run: Run): StrategyTemplate {
+    let template = this.templates.get(run);
+    if (!template) {
+      template = new StrategyTemplate(run, { ...this.options, exclude: lostInstances(run) });
+      this.templates.set(run, template);
+    }
+    return template;
+  }
 
-    // Block rules: what each outcome of the call leaves possible (the game). Instances lost
-    // before this call stay out of it, so an old violation does not block every later call.
+  private readonly templates = new WeakMap<Run, StrategyTemplate>();
+
+  private decideOn(run: Run, proposed: ProposedCall, withAdvice: boolean): Decision {
+    const call = proposedEvent(proposed);
+    if (this.options.incremental === false || run.introducedBindings(call).length > 0)
+      return this.decideByRuns(run, call, proposed, withAdvice);
+    const template = this.template(run);
+    const move = template.moveOf(call, run.outcomeCases(call.name, call.outcome));
+    const exclude = lostInstances(run);
+    const findings = new Findings();
+    // Block rules: what each outcome of the call leaves possible (the game).
+    const outcomes = this.outcomes(template, run.beliefs, move);
+    if (this.blocked(outcomes.lost)) {
+      outcomes.after.forEach((states, caseIndex) => {
+        if (outcomes.lost[caseIndex]) findings.addLost(template, states);
+      });
+    }
+    // Warn and record rules: noted when this call breaks one for good, whatever the outcome. Only
+    // the instances the call is an event of change; the others were lost before (excluded) or not.
+    const after = uniqueStates(outcomes.after.flat());
+    for (const index of move.affected) {
+      const instance = run.instances[index] as Instance;
+      if (instance.rule.mode === "block" || exclude.has(index)) continue;
+      if (after.every((state) => instance.rule.automaton.colour(state[index] as number) === "PERM_VIOL"))
+        findings.addInstance(instance, instance.rule.mode);
+    }
+    if (this.constrains(call.name)) findings.addAll(this.constraintFindings(run.after(call, []), call));
+    return this.conclude(run, proposed, findings, outcomes.failClosed, withAdvice, (verdict) =>
+      this.duties(template, verdict === "allow" ? after : run.beliefs),
+    );
+  }
+
+  /**
+   * Per outcome case of a move, the states after it from each belief, whether some of them
+   * has no compliant finish, and whether a search gave up (the shield then fails closed).
+   */
+  private outcomes(
+    template: StrategyTemplate,
+    beliefs: readonly Int32Array[],
+    move: CandidateCall,
+  ): { after: Int32Array[][]; lost: boolean[]; failClosed: string | undefined } {
+    let failClosed: string | undefined;
+    const after = move.cases.map((_, caseIndex) =>
+      uniqueStates(beliefs.map((belief) => template.step(belief, move, caseIndex))),
+    );
+    const lost = after.map((states) => {
+      const distances = states.map((state) => template.distance(state));
+      if (distances.includes(undefined)) failClosed = `the game search exceeded ${template.maxStates} states`;
+      return distances.includes(Number.POSITIVE_INFINITY);
+    });
+    return { after, lost, failClosed };
+  }
+
+  /** Whether a call whose outcome cases are lost as given is blocked. */
+  private blocked(lost: boolean[]): boolean {
+    return this.options.strict ? lost.some(Boolean) : lost.every(Boolean);
+  }
+
+  /** The reference computation: the run rebuilt after the call, for each outcome and for all. */
+  private decideByRuns(run: Run, call: ToolCallEvent, proposed: ProposedCall, withAdvice: boolean): Decision {
+    const findings = new Findings();
+    let failClosed: string | undefined;
+    // Instances lost before this call stay out of the game, so an old violation does not block every later call.
     const exclude = lostInstances(run);
     const cases = run.outcomeCases(call.name, call.outcome);
     // One run per outcome, and one for all of them together, sharing what the call introduces.
     const runs = run.afterEach(call, [...cases.map((outcomeCase) => [outcomeCase]), cases]);
     const after = runs.pop() as Run;
-    const outcomes = runs.map((after) => {
-      const template = new StrategyTemplate(after, { ...this.options, exclude });
-      let lost = false;
-      for (const belief of after.beliefs) {
-        const distance = template.distance(belief);
-        if (distance === undefined) failClosed = `the game search exceeded ${template.maxStates} states`;
-        if (distance === Number.POSITIVE_INFINITY) lost = true;
-      }
-      return { after, template, lost };
+    const template = new StrategyTemplate(after, { ...this.options, exclude });
+    const lost = runs.map((outcome) => {
+      const distances = outcome.beliefs.map((belief) => template.distance(belief));
+      if (distances.includes(undefined)) failClosed = `the game search exceeded ${template.maxStates} states`;
+      return distances.includes(Number.POSITIVE_INFINITY);
     });
-    const lost = outcomes.filter((outcome) => outcome.lost);
-    if (this.options.strict ? lost.length > 0 : lost.length === outcomes.length) {
-      for (const { after, template } of lost) {
-        for (const belief of after.beliefs) {
-          if (template.distance(belief) !== Number.POSITIVE_INFINITY) continue;
-          const doomed = template.doomedInstances(belief);
-          // A trap without a single doomed rule: every rule with an open duty shares the blame.
-          for (const index of doomed.length > 0 ? doomed : template.openInstances(belief)) {
-            const instance = after.instances[index] as Instance;
-            add(finding(instance.rule.id, instance.rule.sentence, "block", "temporal", instance.bindings));
-          }
-        }
-      }
+    if (this.blocked(lost)) {
+      runs.forEach((outcome, caseIndex) => {
+        if (lost[caseIndex]) findings.addLost(template, outcome.beliefs);
+      });
     }
-    // Warn and record rules: noted when this call breaks one for good, whatever the outcome.
     after.instances.forEach((instance, index) => {
       if (instance.rule.mode === "block" || exclude.has(index)) return;
       if (
         after.beliefs.every(
           (belief) => instance.rule.automaton.colour(belief[index] as number) === "PERM_VIOL",
         )
-      ) {
-        add(
-          finding(
-            instance.rule.id,
-            instance.rule.sentence,
-            instance.rule.mode,
-            "temporal",
-            instance.bindings,
-          ),
-        );
-      }
+      )
+        findings.addInstance(instance, instance.rule.mode);
     });
+    findings.addAll(this.constraintFindings(after, call));
+    return this.conclude(run, proposed, findings, failClosed, withAdvice, (verdict) => {
+      const state = verdict === "allow" ? after : run;
+      return this.duties(new StrategyTemplate(state, { ...this.options, exclude }), state.beliefs);
+    });
+  }
 
-    // Argument constraints, decided on the concrete arguments.
+  private constrains(tool: string): boolean {
+    return this.policy.constraints.some((constraint) => constraint.on.tool === tool);
+  }
+
+  /** Argument constraints, decided on the concrete arguments (`after` is the run with the call). */
+  private constraintFindings(after: Run, call: ToolCallEvent): RuleFinding[] {
+    const found: RuleFinding[] = [];
     for (const constraint of this.policy.constraints) {
       for (const bindings of this.constraintTargets(after, constraint, call)) {
         if (!holdsIn(constraint.require, after.scopeFor(bindings, call.arguments))) {
-          add(finding(constraint.id, constraint.sentence, constraint.mode, "constraint", bindings));
+          found.push(finding(constraint.id, constraint.sentence, constraint.mode, "constraint", bindings));
         }
       }
     }
+    return found;
+  }
 
-    const all = [...findings.values()];
+  private conclude(
+    run: Run,
+    proposed: ProposedCall,
+    findings: Findings,
+    failClosed: string | undefined,
+    withAdvice: boolean,
+    duties: (verdict: Decision["verdict"]) => Duty[],
+  ): Decision {
+    const all = findings.list();
     const violations = all.filter((finding) => finding.mode === "block");
     const verdict = violations.length > 0 || failClosed !== undefined ? "block" : "allow";
     const decision: Decision = {
@@ -206,12 +271,13 @@ export class Evaluator {
     };
     if (failClosed !== undefined) decision.failClosed = failClosed;
     if (!withAdvice) return decision;
-    const state = verdict === "allow" ? after : run;
-    decision.openDuties = this.duties(state, new StrategyTemplate(state, { ...this.options, exclude }));
+    decision.openDuties = duties(verdict);
     if (verdict === "block") {
       const onlyArguments =
         violations.length > 0 && violations.every((finding) => finding.kind === "constraint");
-      const advice = (onlyArguments ? this.repair(run, proposed) : undefined) ?? this.prerequisite(run, call);
+      const advice =
+        (onlyArguments ? this.repair(run, proposed) : undefined) ??
+        this.prerequisite(run, proposedEvent(proposed));
       if (advice) decision.advice = advice;
     }
     return decision;
@@ -219,7 +285,8 @@ export class Evaluator {
 
   next(history: unknown): NextAnswer {
     const run = this.run(history);
-    const template = new StrategyTemplate(run, { ...this.options, exclude: lostInstances(run) });
+    const template = this.template(run);
+    const exploredBefore = template.statesExplored;
     let failClosed: string | undefined;
     const classOf = (candidate: CandidateCall): CallClass => {
       const classes = run.beliefs.map((belief) => template.classifyCandidate(belief, candidate));
@@ -248,31 +315,20 @@ export class Evaluator {
       tools,
       calls,
       arguments: argumentValues(calls),
-      openDuties: this.duties(run, template),
-      gameStates: { explored: template.statesExplored, known: template.knownStates },
+      openDuties: this.duties(template, run.beliefs),
+      gameStates: { explored: template.statesExplored - exploredBefore, known: template.knownStates },
     };
     if (failClosed !== undefined) answer.failClosed = failClosed;
     return answer;
   }
 
-  /** Open duties: enforced rule instances that do not accept now, each with a call that helps if one is known. */
-  duties(run: Run, template: StrategyTemplate): Duty[] {
+  /** Open duties at `beliefs`: enforced rule instances that do not accept, each with a call that helps if one is known. */
+  private duties(template: StrategyTemplate, beliefs: readonly Int32Array[]): Duty[] {
     const duties: Duty[] = [];
-    const classes = new Map<string, CallClass | undefined>();
-    const classify = (
-      belief: Int32Array,
-      candidate: CandidateCall,
-      position: number,
-    ): CallClass | undefined => {
-      const key = `${run.beliefs.indexOf(belief)}|${position}`;
-      if (!classes.has(key)) classes.set(key, template.classifyCandidate(belief, candidate));
-      return classes.get(key);
-    };
-    run.instances.forEach((instance, index) => {
+    const helpers = helpingCandidates(template);
+    template.run.instances.forEach((instance, index) => {
       if (instance.rule.mode === "record") return;
-      const open = run.beliefs.find(
-        (belief) => !instance.rule.automaton.isAccepting(belief[index] as number),
-      );
+      const open = beliefs.find((belief) => !instance.rule.automaton.isAccepting(belief[index] as number));
       if (!open) return;
       const duty: Duty = {
         rule: instance.rule.id,
@@ -282,12 +338,8 @@ export class Evaluator {
       Object.assign(duty, bindingField(instance.bindings));
       // A progressing call on the duty's own bindings (it may touch the rule only later, like a
       // distance check before the booking that fulfils "book the trip").
-      const ids = new Set(instance.bindings.map((binding) => binding.id));
-      const fulfil = template.candidates.find(
-        (candidate, position) =>
-          (candidate.binding === undefined
-            ? candidate.affected.includes(index)
-            : ids.has(candidate.binding.id)) && classify(open, candidate, position) === "progressing",
+      const fulfil = helpers[index]?.find(
+        (candidate) => template.classifyCandidate(open, candidate) === "progressing",
       );
       if (fulfil) duty.fulfil = { name: fulfil.tool, arguments: fulfil.arguments };
       duties.push(duty);
@@ -317,7 +369,7 @@ export class Evaluator {
    * that, a call that progresses towards finishing.
    */
   private prerequisite(run: Run, call: ToolCallEvent): Advice | undefined {
-    const template = new StrategyTemplate(run, { ...this.options, exclude: lostInstances(run) });
+    const template = this.template(run);
     const named = new Set(
       run.bindings.filter((binding) => run.names(binding, call)).map((binding) => binding.id),
     );
@@ -335,17 +387,22 @@ export class Evaluator {
       (candidate) => candidate.binding === undefined || named.has(candidate.binding.id),
     );
     const proposed = { name: call.name, arguments: call.arguments };
-    const enabler = related.find((candidate) => {
-      const event: ToolCallEvent = {
-        id: "advice",
-        name: candidate.tool,
-        arguments: candidate.arguments,
-        outcome: { kind: "pending" },
-      };
-      return candidate.cases.some(
-        (outcomeCase) => this.decideOn(run.after(event, [outcomeCase]), proposed, false).verdict === "allow",
-      );
-    });
+    // The template judges from the run's states when the letters and instances stay those of
+    // the run: no history function decides a letter and the call introduces no binding.
+    const move =
+      this.options.incremental !== false &&
+      !readsHistory(this.policy) &&
+      run.introducedBindings(call).length === 0
+        ? template.moveOf(call, run.outcomeCases(call.name, call.outcome))
+        : undefined;
+    const enabler = related.find((candidate) =>
+      candidate.cases.some((outcomeCase, caseIndex) =>
+        move
+          ? this.allowedAfter(run, template, candidate, caseIndex, call, move)
+          : this.decideOn(run.after(candidateEvent(candidate), [outcomeCase]), proposed, false).verdict ===
+            "allow",
+      ),
+    );
     const progressing = (candidate: CandidateCall): boolean =>
       classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
     const chosen = enabler ?? related.find(progressing) ?? safe.find(progressing);
@@ -353,6 +410,58 @@ export class Evaluator {
       ? { kind: "prerequisite", call: { name: chosen.tool, arguments: chosen.arguments } }
       : undefined;
   }
+
+  /** Whether a call (with its move) would be allowed after a candidate call with one of its outcomes. */
+  private allowedAfter(
+    run: Run,
+    template: StrategyTemplate,
+    candidate: CandidateCall,
+    caseIndex: number,
+    call: ToolCallEvent,
+    move: CandidateCall,
+  ): boolean {
+    const event = candidateEvent(candidate);
+    const rebuilt = (): boolean =>
+      this.decideOn(run.after(event, [candidate.cases[caseIndex] as OutcomeCase]), call, false).verdict ===
+      "allow";
+    if (run.introducedBindings(event).length > 0) return rebuilt();
+    const step = this.enablerMove(template, candidate, event, caseIndex);
+    const beliefs = uniqueStates(run.beliefs.map((belief) => template.step(belief, step, 0)));
+    // Instances the candidate loses for good would leave the game for the call: rebuild then.
+    const exclude = lostInstances(run);
+    const losesMore = step.affected.some((index) => {
+      const automaton = (run.instances[index] as Instance).rule.automaton;
+      return (
+        !exclude.has(index) &&
+        beliefs.every((belief) => automaton.colour(belief[index] as number) === "PERM_VIOL")
+      );
+    });
+    if (losesMore) return rebuilt();
+    const outcomes = this.outcomes(template, beliefs, move);
+    if (outcomes.failClosed !== undefined || this.blocked(outcomes.lost)) return false;
+    if (!this.constrains(call.name)) return true;
+    return this.constraintFindings(run.after(event, []).after(call, []), call).every(
+      (found) => found.mode !== "block",
+    );
+  }
+
+  /** A candidate's move for one outcome case, read from its concrete arguments (letters may differ from the abstract choice). */
+  private enablerMove(
+    template: StrategyTemplate,
+    candidate: CandidateCall,
+    event: ToolCallEvent,
+    caseIndex: number,
+  ): CandidateCall {
+    let moves = this.enablerMoves.get(candidate);
+    if (!moves) {
+      moves = candidate.cases.map((outcomeCase) => template.moveOf(event, [outcomeCase]));
+      this.enablerMoves.set(candidate, moves);
+    }
+    return moves[caseIndex] as CandidateCall;
+  }
+
+  /** Per candidate (candidates belong to one instance array, so to runs of one task): its moves per outcome case. */
+  private readonly enablerMoves = new WeakMap<CandidateCall, CandidateCall[]>();
 
   /**
    * The same call with the fewest repairable arguments changed so that every constraint holds
@@ -442,6 +551,96 @@ function lostInstances(run: Run): Set<number> {
 }
 
 const lostByRun = new WeakMap<Run, Set<number>>();
+
+/** Whether a proposition's predicates read the history (then a call's letters depend on it). */
+function readsHistory(policy: Policy): boolean {
+  let reads = historyReaders.get(policy);
+  if (reads === undefined) {
+    reads = [...policy.propositions.values()].some((proposition) =>
+      [proposition.when, proposition.outcome].some(
+        (expression) =>
+          expression !== undefined &&
+          referencesOf(expression).some((reference) => HISTORY_FUNCTIONS.has(reference.kind)),
+      ),
+    );
+    historyReaders.set(policy, reads);
+  }
+  return reads;
+}
+
+const HISTORY_FUNCTIONS = new Set(["last", "held", "count", "values"]);
+const historyReaders = new WeakMap<Policy, boolean>();
+
+/**
+ * Per instance, the candidates that may fulfil its duty, in candidate order: those on its own
+ * bindings, and for candidates without a binding, those it is an event of.
+ */
+function helpingCandidates(template: StrategyTemplate): CandidateCall[][] {
+  let helpers = helpersByCandidates.get(template.candidates);
+  if (!helpers) {
+    helpers = template.run.instances.map((instance, index) => {
+      const ids = new Set(instance.bindings.map((binding) => binding.id));
+      return template.candidates.filter((candidate) =>
+        candidate.binding === undefined ? candidate.affected.includes(index) : ids.has(candidate.binding.id),
+      );
+    });
+    helpersByCandidates.set(template.candidates, helpers);
+  }
+  return helpers;
+}
+
+const helpersByCandidates = new WeakMap<readonly CandidateCall[], CandidateCall[][]>();
+
+function candidateEvent(candidate: CandidateCall): ToolCallEvent {
+  return { id: "advice", name: candidate.tool, arguments: candidate.arguments, outcome: { kind: "pending" } };
+}
+
+function proposedEvent(proposed: ProposedCall): ToolCallEvent {
+  return { id: "proposed", name: proposed.name, arguments: proposed.arguments, outcome: { kind: "pending" } };
+}
+
+/** States without repeats (by content), in first-seen order. */
+function uniqueStates(states: Int32Array[]): Int32Array[] {
+  if (states.length < 2) return states;
+  const unique = new Map<string, Int32Array>();
+  for (const state of states) {
+    const key = state.join(",");
+    if (!unique.has(key)) unique.set(key, state);
+  }
+  return [...unique.values()];
+}
+
+/** A decision's findings, one per rule and binding. */
+class Findings {
+  private readonly byKey = new Map<string, RuleFinding>();
+
+  add(found: RuleFinding): void {
+    this.byKey.set(`${found.rule}|${found.binding ?? ""}`, found);
+  }
+
+  addAll(found: RuleFinding[]): void {
+    for (const entry of found) this.add(entry);
+  }
+
+  addInstance(instance: Instance, mode: Mode): void {
+    this.add(finding(instance.rule.id, instance.rule.sentence, mode, "temporal", instance.bindings));
+  }
+
+  /** The rules to blame in states with no compliant finish. */
+  addLost(template: StrategyTemplate, states: readonly Int32Array[]): void {
+    for (const state of states) {
+      if (template.distance(state) !== Number.POSITIVE_INFINITY) continue;
+      const doomed = template.doomedInstances(state);
+      // A trap without a single doomed rule: every rule with an open duty shares the blame.
+      for (const index of doomed.length > 0 ? doomed : template.openInstances(state))
+        this.addInstance(template.run.instances[index] as Instance, "block");
+    }
+  }
+
+  list(): RuleFinding[] {
+    return [...this.byKey.values()];
+  }
+}
 
 function finding(
   rule: string,
