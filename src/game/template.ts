@@ -77,7 +77,9 @@ export class StrategyTemplate {
 
   /** Component states whose distance is known for this policy (searches share them). */
   get knownStates(): number {
-    return distancesByPolicy.get(this.run.policy)?.size ?? 0;
+    let known = 0;
+    for (const distances of distancesByPolicy.get(this.run.policy)?.values() ?? []) known += distances.size;
+    return known;
   }
 
   constructor(
@@ -133,6 +135,20 @@ export class StrategyTemplate {
   distance(state: Int32Array): number | undefined {
     const cache = this.cacheFor(state);
     if ("total" in cache) return cache.total;
+    const parent = cache.parent;
+    const before = parent && this.distance(parent.state);
+    if (parent && before !== undefined && before !== Number.POSITIVE_INFINITY) {
+      // Stepped from a state with a finite distance: only the touched components changed.
+      let total: number | undefined = before;
+      for (const component of parent.touched) {
+        const own = this.componentDistance(component, parent.state) as number;
+        const after = this.componentDistance(component, state);
+        total = after === undefined ? undefined : total - own + after;
+        if (total === undefined) break;
+      }
+      cache.total = total;
+      return total;
+    }
     let total: number | undefined = 0;
     for (const component of this.components) {
       const distance = this.componentDistance(component, state);
@@ -154,7 +170,7 @@ export class StrategyTemplate {
     const next = this.successor(state, move, caseIndex);
     this.stateCaches.set(next, {
       ...emptyCache(),
-      parent: { cache: this.cacheFor(state), touched: this.touchedBy(move) },
+      parent: { state, cache: this.cacheFor(state), touched: this.touchedBy(move) },
     });
     return next;
   }
@@ -194,25 +210,9 @@ export class StrategyTemplate {
     return cache;
   }
 
-  /** The state's table that knows `component`, looking through to the states it was stepped from. */
-  private knownIn<T>(
-    state: Int32Array,
-    component: Component,
-    table: (cache: StateCache) => Map<Component, T>,
-  ): Map<Component, T> | undefined {
-    let cache: StateCache | undefined = this.cacheFor(state);
-    while (cache) {
-      const entries = table(cache);
-      if (entries.has(component)) return entries;
-      if (!cache.parent || cache.parent.touched.includes(component)) return undefined;
-      cache = cache.parent.cache;
-    }
-    return undefined;
-  }
-
   /** The component's automaton states in `state`, as text. */
   private projection(component: Component, state: Int32Array): string {
-    const known = this.knownIn(state, component, (cache) => cache.keys)?.get(component);
+    const known = knownIn(this.cacheFor(state), component, (cache) => cache.keys)?.get(component);
     if (known !== undefined) return known;
     const key = component.instances.map((index) => state[index]).join(",");
     this.cacheFor(state).keys.set(component, key);
@@ -220,7 +220,7 @@ export class StrategyTemplate {
   }
 
   private componentDistance(component: Component, state: Int32Array): number | undefined {
-    const known = this.knownIn(state, component, (cache) => cache.parts);
+    const known = knownIn(this.cacheFor(state), component, (cache) => cache.parts);
     if (known) return known.get(component);
     const distance = this.searchComponent(component, state);
     this.cacheFor(state).parts.set(component, distance);
@@ -257,14 +257,14 @@ export class StrategyTemplate {
       const automaton = (this.run.instances[index] as Instance).rule.automaton;
       values[slot] = automaton.step(state[index] as number, masks[position] as number);
     });
-    const known = component.distances.get(`${component.shape}|${values.join(",")}`);
+    const known = component.distances.get(values.join(","));
     if (known !== undefined) return known;
     return this.componentDistance(component, this.successor(state, move, caseIndex));
   }
 
   private searchComponent(component: Component, state: Int32Array): number | undefined {
     const project = (full: Int32Array): string => component.instances.map((index) => full[index]).join(",");
-    const key = `${component.shape}|${this.projection(component, state)}`;
+    const key = this.projection(component, state);
     const known = component.distances.get(key);
     if (known !== undefined) return known;
     const automaton = (index: number): Automaton => (this.run.instances[index] as Instance).rule.automaton;
@@ -287,7 +287,7 @@ export class StrategyTemplate {
           for (const candidate of component.candidates) {
             for (let caseIndex = 0; caseIndex < candidate.cases.length; caseIndex++) {
               const successor = this.successor(current, candidate, caseIndex);
-              const successorKey = `${component.shape}|${project(successor)}`;
+              const successorKey = project(successor);
               if (seen.has(successorKey) || doomed(successor)) continue;
               seen.add(successorKey);
               next.push(successor);
@@ -390,7 +390,23 @@ interface StateCache {
   keys: Map<Component, string>;
   classes: Map<CandidateCall, CallClass>;
   /** The state this one was stepped from, and the components the step touched: the others read through. */
-  parent?: { cache: StateCache; touched: Component[] };
+  parent?: { state: Int32Array; cache: StateCache; touched: Component[] };
+}
+
+/** The table of a state's cache that knows `component`, looking through to the states it was stepped from. */
+function knownIn<T>(
+  start: StateCache,
+  component: Component,
+  table: (cache: StateCache) => Map<Component, T>,
+): Map<Component, T> | undefined {
+  let cache: StateCache | undefined = start;
+  while (cache) {
+    const entries = table(cache);
+    if (entries.has(component)) return entries;
+    if (!cache.parent || cache.parent.touched.includes(component)) return undefined;
+    cache = cache.parent.cache;
+  }
+  return undefined;
 }
 
 function emptyCache(): StateCache {
@@ -404,10 +420,10 @@ const touchedComponents = new WeakMap<CandidateCall, Component[]>();
 const candidatesByInstances = new WeakMap<readonly Instance[], CandidateCall[]>();
 
 /**
- * Component distances by the component's shape (its rules and the effects of its calls) and
+ * Component distances by the component's shape (its rules and the effects of its calls), then
  * projected state: every binding of an entity under the same rules is the same small game.
  */
-const distancesByPolicy = new WeakMap<object, Map<string, number>>();
+const distancesByPolicy = new WeakMap<object, Map<string, Map<string, number>>>();
 
 /** What a template needs besides states: it depends only on the instances and on `exclude`. */
 interface Structure {
@@ -453,9 +469,7 @@ interface Component {
   /** Position of each instance in `instances`. */
   slot: Map<number, number>;
   candidates: CandidateCall[];
-  /** The rules of its instances and the effects of its calls, in instance order. */
-  shape: string;
-  /** Distance by shape and projected state, shared by all templates of the policy (exact answers only). */
+  /** Distance by projected state, shared by the policy's components of the same shape (exact answers only). */
   distances: Map<string, number>;
 }
 
@@ -463,7 +477,7 @@ function componentsOf(
   run: Run,
   enforced: readonly number[],
   candidates: readonly CandidateCall[],
-  distances: Map<string, number>,
+  distances: Map<string, Map<string, number>>,
 ): Component[] {
   const parent = new Map(enforced.map((index) => [index, index]));
   const find = (index: number): number => {
@@ -484,8 +498,7 @@ function componentsOf(
       instances: [],
       slot: new Map(),
       candidates: [],
-      shape: "",
-      distances,
+      distances: new Map(),
     };
     component.instances.push(index);
     components.set(root, component);
@@ -506,7 +519,11 @@ function componentsOf(
       );
       return `${candidate.tool}[${effects.join("/")}]`;
     });
-    component.shape = `${rules}|${calls.sort().join(";")}`;
+    // The rules of its instances and the effects of its calls, in instance order.
+    const shape = `${rules}|${calls.sort().join(";")}`;
+    const shared = distances.get(shape) ?? component.distances;
+    distances.set(shape, shared);
+    component.distances = shared;
   }
   return [...components.values()];
 }
