@@ -1,4 +1,4 @@
-import { holdsIn, referencesOf, type Value, valuesEqual } from "../expression/index.js";
+import { type Expression, holdsIn, referencesOf, type Value, valuesEqual } from "../expression/index.js";
 import { type CallClass, type CandidateCall, type GameOptions, StrategyTemplate } from "../game/index.js";
 import {
   type Binding,
@@ -10,7 +10,9 @@ import {
   type Trace,
   traceFromMessages,
 } from "../monitor/index.js";
-import type { ConstraintSpec, Mode, Policy } from "../policy/index.js";
+import type { ConstraintSpec, Mode, Policy, ToolSpec } from "../policy/index.js";
+import { fitsDeclared } from "../smt/candidates.js";
+import type { SolverClient } from "../smt/index.js";
 
 export interface ProposedCall {
   name: string;
@@ -126,6 +128,59 @@ export class Evaluator {
 
   decide(history: unknown, proposed: ProposedCall): Decision {
     return this.decideOn(this.run(history), proposed, true);
+  }
+
+  /**
+   * `decide`, and for a call blocked only by argument constraints that the concrete search
+   * could not repair, a repair from the solver: only the tool's repairable arguments change,
+   * preferring values from the enum, the task, the history and the advice. The solver's answer
+   * must pass `decide` before it becomes the advice. A solver timeout or error leaves the call
+   * blocked and says so in `failClosed`.
+   */
+  async decideWithRepair(history: unknown, proposed: ProposedCall, solver: SolverClient): Promise<Decision> {
+    const run = this.run(history);
+    const decision = this.decideOn(run, proposed, true);
+    const tool = this.policy.tools.get(proposed.name);
+    const onlyArguments =
+      decision.violations.length > 0 && decision.violations.every((found) => found.kind === "constraint");
+    if (!tool || tool.repairable.length === 0 || !onlyArguments || decision.advice?.kind === "repair")
+      return decision;
+    const call = proposedEvent(proposed);
+    const after = run.after(call, []);
+    // The solver takes one scope per request: constraints are grouped by the bindings they apply for.
+    const groups = new Map<string, { bindings: Binding[]; constraints: ConstraintSpec[] }>();
+    for (const constraint of this.policy.constraints) {
+      for (const bindings of this.constraintTargets(after, constraint, call)) {
+        const key = bindings.map((binding) => binding.id).join(",");
+        const group = groups.get(key) ?? { bindings, constraints: [] };
+        group.constraints.push(constraint);
+        groups.set(key, group);
+      }
+    }
+    const candidates = Object.fromEntries(
+      tool.repairable.map((name) => [name, this.repairValues(run, tool, name, { advice: decision.advice })]),
+    );
+    try {
+      for (const { bindings, constraints } of groups.values()) {
+        const result = await solver.repair({
+          tool: { name: tool.name, parameters: tool.parameters, required: tool.required },
+          arguments: proposed.arguments,
+          constraints: constraints.map((constraint) => constraint.require),
+          scope: after.scopeFor(bindings, proposed.arguments),
+          repairable: tool.repairable,
+          candidates,
+        });
+        if (result.status !== "repaired" || result.changed.length === 0) continue;
+        const repaired = { name: proposed.name, arguments: result.arguments };
+        if (this.decideOn(run, repaired, false).verdict === "allow") {
+          decision.advice = { kind: "repair", call: repaired };
+          break;
+        }
+      }
+    } catch (error) {
+      decision.failClosed = `the solver could not repair the call: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    return decision;
   }
 
   /** The game template at a run (shared by every question about it). */
@@ -314,13 +369,83 @@ export class Evaluator {
       done: { allowed: accepting, progressing: accepting },
       tools,
       calls,
-      arguments: argumentValues(calls),
+      arguments: [],
       openDuties: this.duties(template, run.beliefs),
       gameStates: { explored: template.statesExplored - exploredBefore, known: template.knownStates },
     };
+    answer.arguments = mergeArgumentValues(
+      argumentValues(calls),
+      this.constrainedValues(run, calls, answer.openDuties),
+    );
     if (failClosed !== undefined) answer.failClosed = failClosed;
     return answer;
   }
+
+  /**
+   * For each argument a constraint reads, its candidate values (enum members, task and history
+   * values, values in the duties' advice) classed by deciding the considered calls of the tool
+   * with each value: unsafe if every such call is blocked, progressing if one is allowed and the
+   * call progresses. Constraints that also read other arguments of the call are left out of a
+   * value's verdict (its other arguments are unknown here).
+   */
+  private constrainedValues(run: Run, calls: CallVerdict[], duties: Duty[]): NextAnswer["arguments"] {
+    const entries: NextAnswer["arguments"] = [];
+    for (const [argument, tool, constraints] of this.constrainedArguments()) {
+      const considered = calls.filter((entry) => entry.call.name === tool.name);
+      if (considered.length === 0) continue;
+      const advice = duties.find((duty) => duty.fulfil?.name === tool.name)?.fulfil;
+      const type = tool.parameters.find((parameter) => parameter.name === argument)?.type ?? "any";
+      const values = this.repairValues(run, tool, argument, {
+        advice: advice && { kind: "prerequisite", call: advice },
+      }).filter((value) =>
+        typeof type === "object"
+          ? type.enum.some((member) => valuesEqual(member, value))
+          : fitsDeclared(value, type),
+      );
+      const entry = { tool: tool.name, argument, unsafe: [] as Value[], progressing: [] as Value[] };
+      for (const value of values) {
+        let unsafe = true;
+        let progressing = false;
+        for (const { call, class: callClass } of considered) {
+          const proposed = { name: tool.name, arguments: { ...call.arguments, [argument]: value } };
+          const decision = this.decideOn(run, proposed, false);
+          const blocked = decision.violations.some(
+            (found) => found.kind === "temporal" || constraints.has(found.rule),
+          );
+          if (blocked || decision.failClosed !== undefined) continue;
+          unsafe = false;
+          if (callClass === "progressing") progressing = true;
+        }
+        if (unsafe) entry.unsafe.push(value);
+        if (progressing) entry.progressing.push(value);
+      }
+      entries.push(entry);
+    }
+    return entries;
+  }
+
+  /** Per tool argument a block-mode constraint reads (and no other argument but those its proposition's `when` reads): those constraints' ids. */
+  private constrainedArguments(): [string, ToolSpec, Set<string>][] {
+    if (!this.constrained) {
+      const found = new Map<string, [string, ToolSpec, Set<string>]>();
+      for (const constraint of this.policy.constraints) {
+        const tool = this.policy.tools.get(constraint.on.tool);
+        if (!tool || constraint.mode !== "block") continue;
+        const naming = new Set(argumentsRead(constraint.on.when));
+        const read = argumentsRead(constraint.require).filter((name) => !naming.has(name));
+        if (new Set(read).size !== 1) continue;
+        const argument = read[0] as string;
+        const key = `${tool.name}.${argument}`;
+        const entry = found.get(key) ?? [argument, tool, new Set<string>()];
+        entry[2].add(constraint.id);
+        found.set(key, entry);
+      }
+      this.constrained = [...found.values()];
+    }
+    return this.constrained;
+  }
+
+  private constrained: [string, ToolSpec, Set<string>][] | undefined;
 
   /** Open duties at `beliefs`: enforced rule instances that do not accept, each with a call that helps if one is known. */
   private duties(template: StrategyTemplate, beliefs: readonly Int32Array[]): Duty[] {
@@ -470,22 +595,12 @@ export class Evaluator {
   private repair(run: Run, proposed: ProposedCall): Advice | undefined {
     const tool = this.policy.tools.get(proposed.name);
     if (!tool) return undefined;
-    const options = tool.repairable.map((name) => {
-      const parameter = tool.parameters.find((candidate) => candidate.name === name);
-      const values: Value[] = [];
-      const push = (value: Value | undefined): void => {
-        if (value !== undefined && !values.some((known) => valuesEqual(known, value))) values.push(value);
-      };
-      if (parameter && typeof parameter.type === "object")
-        for (const member of parameter.type.enum) push(member);
-      for (const call of run.task)
-        for (const value of Object.values(call.arguments)) if (typeof value !== "object") push(value);
-      for (const call of run.calls) if (call.name === tool.name) push(call.arguments[name]);
-      return {
-        name,
-        values: values.filter((value) => !valuesEqual(value, proposed.arguments[name] ?? null)),
-      };
-    });
+    const options = tool.repairable.map((name) => ({
+      name,
+      values: this.repairValues(run, tool, name).filter(
+        (value) => !valuesEqual(value, proposed.arguments[name] ?? null),
+      ),
+    }));
     // One changed argument first, then two.
     const attempts: Record<string, Value>[] = [];
     for (const option of options) for (const value of option.values) attempts.push({ [option.name]: value });
@@ -501,6 +616,38 @@ export class Evaluator {
         return { kind: "repair", call: candidate };
     }
     return undefined;
+  }
+
+  /**
+   * Values a repair of an argument prefers: the enum's members, the task's scalar fields, and
+   * the values the tool's earlier calls gave it; for the solver (`more`) also the advised call's
+   * value and the scalar fields of earlier outcomes (what lookups returned).
+   */
+  private repairValues(
+    run: Run,
+    tool: ToolSpec,
+    name: string,
+    more?: { advice: Advice | undefined },
+  ): Value[] {
+    const parameter = tool.parameters.find((candidate) => candidate.name === name);
+    const values: Value[] = [];
+    const push = (value: Value | undefined): void => {
+      if (value !== undefined && !values.some((known) => valuesEqual(known, value))) values.push(value);
+    };
+    if (parameter && typeof parameter.type === "object")
+      for (const member of parameter.type.enum) push(member);
+    for (const call of run.task)
+      for (const value of Object.values(call.arguments)) if (typeof value !== "object") push(value);
+    for (const call of run.calls) if (call.name === tool.name) push(call.arguments[name]);
+    if (!more) return values;
+    push(more.advice?.call.arguments[name]);
+    for (const call of run.calls) {
+      const outcome = call.outcome.kind === "json" ? call.outcome.value : null;
+      if (outcome === null || typeof outcome !== "object" || Array.isArray(outcome)) continue;
+      for (const value of Object.values(outcome))
+        if (value === null || typeof value !== "object") push(value);
+    }
+    return values;
   }
 
   /** Whether a call of `tool` for a binding not seen yet would be blocked whatever its outcome. */
@@ -684,6 +831,34 @@ function argumentValues(calls: CallVerdict[]): NextAnswer["arguments"] {
     unsafe: unsafe.filter((value) => !safe.some((known) => valuesEqual(known, value))),
     progressing,
   }));
+}
+
+/** Adds the classified values of constrained arguments to the binding values (one entry per tool argument). */
+function mergeArgumentValues(
+  fromBindings: NextAnswer["arguments"],
+  constrained: NextAnswer["arguments"],
+): NextAnswer["arguments"] {
+  const merged = fromBindings.map((entry) => ({ ...entry }));
+  for (const entry of constrained) {
+    const known = merged.find((other) => other.tool === entry.tool && other.argument === entry.argument);
+    if (!known) {
+      merged.push(entry);
+      continue;
+    }
+    for (const value of entry.unsafe)
+      if (!known.unsafe.some((other) => valuesEqual(other, value))) known.unsafe.push(value);
+    for (const value of entry.progressing)
+      if (!known.progressing.some((other) => valuesEqual(other, value))) known.progressing.push(value);
+  }
+  return merged;
+}
+
+/** The top-level argument names an expression reads (`a.x`, `a.x.y` → `x`). */
+function argumentsRead(expression: Expression | undefined): string[] {
+  if (!expression) return [];
+  return referencesOf(expression).flatMap((reference) =>
+    reference.kind === "arguments" && typeof reference.path[0] === "string" ? [reference.path[0]] : [],
+  );
 }
 
 function isTrace(value: unknown): value is Trace {
