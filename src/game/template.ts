@@ -67,6 +67,7 @@ export class StrategyTemplate {
   private readonly components: Component[];
   private readonly componentOfInstance: Map<number, Component>;
   private readonly classes: WeakMap<CandidateCall, Map<string, CallClass>>;
+  private readonly touched: WeakMap<CandidateCall, Component[]>;
   /** Per state object (states are never mutated once built): distances and projections. */
   private readonly stateCaches = new WeakMap<Int32Array, StateCache>();
   readonly maxStates: number;
@@ -93,6 +94,7 @@ export class StrategyTemplate {
     this.components = structure.components;
     this.componentOfInstance = structure.componentOfInstance;
     this.classes = structure.classes;
+    this.touched = structure.touched;
   }
 
   isAccepting(state: Int32Array): boolean {
@@ -229,7 +231,7 @@ export class StrategyTemplate {
 
   /** The components with an enforced instance the move is an event of. */
   private touchedBy(move: CandidateCall): Component[] {
-    let touched = touchedComponents.get(move);
+    let touched = this.touched.get(move);
     if (!touched) {
       const found = new Set<Component>();
       for (const index of move.affected) {
@@ -237,7 +239,7 @@ export class StrategyTemplate {
         if (component) found.add(component);
       }
       touched = [...found];
-      touchedComponents.set(move, touched);
+      this.touched.set(move, touched);
     }
     return touched;
   }
@@ -413,9 +415,6 @@ function emptyCache(): StateCache {
   return { parts: new Map(), keys: new Map(), classes: new Map() };
 }
 
-/** The components a move touches, per move (a move belongs to one structure). */
-const touchedComponents = new WeakMap<CandidateCall, Component[]>();
-
 /** Candidate calls depend only on the instances (and their bindings), which runs share until one is added. */
 const candidatesByInstances = new WeakMap<readonly Instance[], CandidateCall[]>();
 
@@ -433,6 +432,8 @@ interface Structure {
   componentOfInstance: Map<number, Component>;
   /** Call classes per candidate, by the projected states of the components it touches. */
   classes: WeakMap<CandidateCall, Map<string, CallClass>>;
+  /** The components each move touches. */
+  touched: WeakMap<CandidateCall, Component[]>;
 }
 
 const structures = new WeakMap<readonly Instance[], Map<string, Structure>>();
@@ -458,7 +459,14 @@ function structureOf(run: Run, exclude: ReadonlySet<number> | undefined): Struct
   for (const component of components) {
     for (const index of component.instances) componentOfInstance.set(index, component);
   }
-  const structure = { candidates, enforced, components, componentOfInstance, classes: new WeakMap() };
+  const structure = {
+    candidates,
+    enforced,
+    components,
+    componentOfInstance,
+    classes: new WeakMap(),
+    touched: new WeakMap(),
+  };
   byExclude.set(key, structure);
   return structure;
 }
