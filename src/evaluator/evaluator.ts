@@ -365,18 +365,15 @@ export class Evaluator {
       return { name, class: (unsafe ? "unsafe" : progressing ? "progressing" : "neutral") as CallClass };
     });
     const accepting = run.beliefs.every((belief) => template.isAccepting(belief));
+    const openDuties = this.duties(template, run.beliefs);
     const answer: NextAnswer = {
       done: { allowed: accepting, progressing: accepting },
       tools,
       calls,
-      arguments: [],
-      openDuties: this.duties(template, run.beliefs),
+      arguments: mergeArgumentValues(argumentValues(calls), this.constrainedValues(run, calls, openDuties)),
+      openDuties,
       gameStates: { explored: template.statesExplored - exploredBefore, known: template.knownStates },
     };
-    answer.arguments = mergeArgumentValues(
-      argumentValues(calls),
-      this.constrainedValues(run, calls, answer.openDuties),
-    );
     if (failClosed !== undefined) answer.failClosed = failClosed;
     return answer;
   }
