@@ -32,7 +32,7 @@ export {
   type ProposedCall,
   type RuleFinding,
 } from "./evaluator/index.js";
-export { type LintFinding, lintPolicy } from "./game/index.js";
+export { type LintFinding, lintConstraints, lintPolicy } from "./game/index.js";
 export {
   assistantMessage,
   type ChatMessage,

@@ -2,20 +2,30 @@ import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { type Decision, Evaluator, type ProposedCall } from "../evaluator/index.js";
-import { lintPolicy } from "../game/index.js";
+import { lintConstraints, lintPolicy } from "../game/index.js";
 import { parseArguments, Run, traceFromMessages } from "../monitor/index.js";
 import { loadPolicy } from "../policy/index.js";
+import { SolverClient } from "../smt/index.js";
 
 export function registerPolicyCommands(program: Command): void {
   program
     .command("lint")
     .description(
-      "Check a policy: contradictions and traps (errors), vacuous, dead and shadowed rules (warnings)",
+      "Check a policy: contradictions, traps and constraints that can never hold together (errors), vacuous, dead and shadowed rules (warnings)",
     )
     .argument("<policy>", "policy file (YAML)")
     .option("--json", "print the findings as JSON")
-    .action((file: string, options: { json?: boolean }) => {
-      const findings = lintPolicy(loadPolicy(file));
+    .action(async (file: string, options: { json?: boolean }) => {
+      const policy = loadPolicy(file);
+      const findings = lintPolicy(policy);
+      if (policy.constraints.length > 0) {
+        const solver = new SolverClient();
+        try {
+          findings.push(...(await lintConstraints(policy, solver)));
+        } finally {
+          await solver.close();
+        }
+      }
       if (options.json) {
         print(findings);
       } else {

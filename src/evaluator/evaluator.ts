@@ -1,15 +1,18 @@
-import { holdsIn, type Value, valuesEqual } from "../expression/index.js";
+import { type Expression, holdsIn, referencesOf, type Value, valuesEqual } from "../expression/index.js";
 import { type CallClass, type CandidateCall, type GameOptions, StrategyTemplate } from "../game/index.js";
 import {
   type Binding,
   describeBinding,
   type Instance,
+  type OutcomeCase,
   Run,
   type ToolCallEvent,
   type Trace,
   traceFromMessages,
 } from "../monitor/index.js";
-import type { ConstraintSpec, Mode, Policy } from "../policy/index.js";
+import type { ConstraintSpec, Mode, Policy, ToolSpec } from "../policy/index.js";
+import { fitsDeclared } from "../smt/candidates.js";
+import type { SolverClient } from "../smt/index.js";
 
 export interface ProposedCall {
   name: string;
@@ -77,7 +80,14 @@ export interface NextAnswer {
   failClosed?: string;
 }
 
-export type EvaluatorOptions = GameOptions;
+export interface EvaluatorOptions extends GameOptions {
+  /**
+   * Judge a call from the run's game template, stepping only what the call touches (default).
+   * `false` rebuilds the run after every call and sums every component: the reference
+   * computation the incremental one is tested against.
+   */
+  incremental?: boolean;
+}
 
 /** Runs kept by conversation content (see `Evaluator.run`). */
 const RUN_CACHE_SIZE = 32;
@@ -120,80 +130,190 @@ export class Evaluator {
     return this.decideOn(this.run(history), proposed, true);
   }
 
-  private decideOn(run: Run, proposed: ProposedCall, withAdvice: boolean): Decision {
-    const call: ToolCallEvent = {
-      id: "proposed",
-      name: proposed.name,
-      arguments: proposed.arguments,
-      outcome: { kind: "pending" },
-    };
-    const findings = new Map<string, RuleFinding>();
-    const add = (finding: RuleFinding): void => {
-      findings.set(`${finding.rule}|${finding.binding ?? ""}`, finding);
-    };
-    let failClosed: string | undefined;
+  /**
+   * `decide`, and for a call blocked only by argument constraints that the concrete search
+   * could not repair, a repair from the solver: only the tool's repairable arguments change,
+   * preferring values from the enum, the task, the history and the advice. The solver's answer
+   * must pass `decide` before it becomes the advice. A solver timeout or error leaves the call
+   * blocked and says so in `failClosed`.
+   */
+  async decideWithRepair(history: unknown, proposed: ProposedCall, solver: SolverClient): Promise<Decision> {
+    const run = this.run(history);
+    const decision = this.decideOn(run, proposed, true);
+    const tool = this.policy.tools.get(proposed.name);
+    const onlyArguments =
+      decision.violations.length > 0 && decision.violations.every((found) => found.kind === "constraint");
+    if (!tool || tool.repairable.length === 0 || !onlyArguments || decision.advice?.kind === "repair")
+      return decision;
+    const call = proposedEvent(proposed);
+    const after = run.after(call, []);
+    // The solver takes one scope per request: constraints are grouped by the bindings they apply for.
+    const groups = new Map<string, { bindings: Binding[]; constraints: ConstraintSpec[] }>();
+    for (const constraint of this.policy.constraints) {
+      for (const bindings of this.constraintTargets(after, constraint, call)) {
+        const key = bindings.map((binding) => binding.id).join(",");
+        const group = groups.get(key) ?? { bindings, constraints: [] };
+        group.constraints.push(constraint);
+        groups.set(key, group);
+      }
+    }
+    const candidates = Object.fromEntries(
+      tool.repairable.map((name) => [name, this.repairValues(run, tool, name, { advice: decision.advice })]),
+    );
+    try {
+      for (const { bindings, constraints } of groups.values()) {
+        const result = await solver.repair({
+          tool: { name: tool.name, parameters: tool.parameters, required: tool.required },
+          arguments: proposed.arguments,
+          constraints: constraints.map((constraint) => constraint.require),
+          scope: after.scopeFor(bindings, proposed.arguments),
+          repairable: tool.repairable,
+          candidates,
+        });
+        if (result.status !== "repaired" || result.changed.length === 0) continue;
+        const repaired = { name: proposed.name, arguments: result.arguments };
+        if (this.decideOn(run, repaired, false).verdict === "allow") {
+          decision.advice = { kind: "repair", call: repaired };
+          break;
+        }
+      }
+    } catch (error) {
+      decision.failClosed = `the solver could not repair the call: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    return decision;
+  }
 
-    // Block rules: what each outcome of the call leaves possible (the game). Instances lost
-    // before this call stay out of it, so an old violation does not block every later call.
+  /** The game template at a run (shared by every question about it). */
+  private template(run: Run): StrategyTemplate {
+    let template = this.templates.get(run);
+    if (!template) {
+      template = new StrategyTemplate(run, { ...this.options, exclude: lostInstances(run) });
+      this.templates.set(run, template);
+    }
+    return template;
+  }
+
+  private readonly templates = new WeakMap<Run, StrategyTemplate>();
+
+  private decideOn(run: Run, proposed: ProposedCall, withAdvice: boolean): Decision {
+    const call = proposedEvent(proposed);
+    if (this.options.incremental === false || run.introducedBindings(call).length > 0)
+      return this.decideByRuns(run, call, proposed, withAdvice);
+    const template = this.template(run);
+    const move = template.moveOf(call, run.outcomeCases(call.name, call.outcome));
+    const exclude = lostInstances(run);
+    const findings = new Findings();
+    // Block rules: what each outcome of the call leaves possible (the game).
+    const outcomes = this.outcomes(template, run.beliefs, move);
+    if (this.blocked(outcomes.lost)) {
+      outcomes.after.forEach((states, caseIndex) => {
+        if (outcomes.lost[caseIndex]) findings.addLost(template, states);
+      });
+    }
+    // Warn and record rules: noted when this call breaks one for good, whatever the outcome. Only
+    // the instances the call is an event of change; the others were lost before (excluded) or not.
+    const after = uniqueStates(outcomes.after.flat());
+    for (const index of move.affected) {
+      const instance = run.instances[index] as Instance;
+      if (instance.rule.mode === "block" || exclude.has(index)) continue;
+      if (after.every((state) => instance.rule.automaton.colour(state[index] as number) === "PERM_VIOL"))
+        findings.addInstance(instance, instance.rule.mode);
+    }
+    if (this.constrains(call.name)) findings.addAll(this.constraintFindings(run.after(call, []), call));
+    return this.conclude(run, proposed, findings, outcomes.failClosed, withAdvice, (verdict) =>
+      this.duties(template, verdict === "allow" ? after : run.beliefs),
+    );
+  }
+
+  /**
+   * Per outcome case of a move, the states after it from each belief, whether some of them
+   * has no compliant finish, and whether a search gave up (the shield then fails closed).
+   */
+  private outcomes(
+    template: StrategyTemplate,
+    beliefs: readonly Int32Array[],
+    move: CandidateCall,
+  ): { after: Int32Array[][]; lost: boolean[]; failClosed: string | undefined } {
+    let failClosed: string | undefined;
+    const after = move.cases.map((_, caseIndex) =>
+      uniqueStates(beliefs.map((belief) => template.step(belief, move, caseIndex))),
+    );
+    const lost = after.map((states) => {
+      const distances = states.map((state) => template.distance(state));
+      if (distances.includes(undefined)) failClosed = `the game search exceeded ${template.maxStates} states`;
+      return distances.includes(Number.POSITIVE_INFINITY);
+    });
+    return { after, lost, failClosed };
+  }
+
+  /** Whether a call whose outcome cases are lost as given is blocked. */
+  private blocked(lost: boolean[]): boolean {
+    return this.options.strict ? lost.some(Boolean) : lost.every(Boolean);
+  }
+
+  /** The reference computation: the run rebuilt after the call, for each outcome and for all. */
+  private decideByRuns(run: Run, call: ToolCallEvent, proposed: ProposedCall, withAdvice: boolean): Decision {
+    const findings = new Findings();
+    let failClosed: string | undefined;
+    // Instances lost before this call stay out of the game, so an old violation does not block every later call.
     const exclude = lostInstances(run);
     const cases = run.outcomeCases(call.name, call.outcome);
     // One run per outcome, and one for all of them together, sharing what the call introduces.
     const runs = run.afterEach(call, [...cases.map((outcomeCase) => [outcomeCase]), cases]);
     const after = runs.pop() as Run;
-    const outcomes = runs.map((after) => {
-      const template = new StrategyTemplate(after, { ...this.options, exclude });
-      let lost = false;
-      for (const belief of after.beliefs) {
-        const distance = template.distance(belief);
-        if (distance === undefined) failClosed = `the game search exceeded ${template.maxStates} states`;
-        if (distance === Number.POSITIVE_INFINITY) lost = true;
-      }
-      return { after, template, lost };
+    const template = new StrategyTemplate(after, { ...this.options, exclude });
+    const lost = runs.map((outcome) => {
+      const distances = outcome.beliefs.map((belief) => template.distance(belief));
+      if (distances.includes(undefined)) failClosed = `the game search exceeded ${template.maxStates} states`;
+      return distances.includes(Number.POSITIVE_INFINITY);
     });
-    const lost = outcomes.filter((outcome) => outcome.lost);
-    if (this.options.strict ? lost.length > 0 : lost.length === outcomes.length) {
-      for (const { after, template } of lost) {
-        for (const belief of after.beliefs) {
-          if (template.distance(belief) !== Number.POSITIVE_INFINITY) continue;
-          const doomed = template.doomedInstances(belief);
-          // A trap without a single doomed rule: every rule with an open duty shares the blame.
-          for (const index of doomed.length > 0 ? doomed : template.openInstances(belief)) {
-            const instance = after.instances[index] as Instance;
-            add(finding(instance.rule.id, instance.rule.sentence, "block", "temporal", instance.bindings));
-          }
-        }
-      }
+    if (this.blocked(lost)) {
+      runs.forEach((outcome, caseIndex) => {
+        if (lost[caseIndex]) findings.addLost(template, outcome.beliefs);
+      });
     }
-    // Warn and record rules: noted when this call breaks one for good, whatever the outcome.
     after.instances.forEach((instance, index) => {
       if (instance.rule.mode === "block" || exclude.has(index)) return;
       if (
         after.beliefs.every(
           (belief) => instance.rule.automaton.colour(belief[index] as number) === "PERM_VIOL",
         )
-      ) {
-        add(
-          finding(
-            instance.rule.id,
-            instance.rule.sentence,
-            instance.rule.mode,
-            "temporal",
-            instance.bindings,
-          ),
-        );
-      }
+      )
+        findings.addInstance(instance, instance.rule.mode);
     });
+    findings.addAll(this.constraintFindings(after, call));
+    return this.conclude(run, proposed, findings, failClosed, withAdvice, (verdict) => {
+      const state = verdict === "allow" ? after : run;
+      return this.duties(new StrategyTemplate(state, { ...this.options, exclude }), state.beliefs);
+    });
+  }
 
-    // Argument constraints, decided on the concrete arguments.
+  private constrains(tool: string): boolean {
+    return this.policy.constraints.some((constraint) => constraint.on.tool === tool);
+  }
+
+  /** Argument constraints, decided on the concrete arguments (`after` is the run with the call). */
+  private constraintFindings(after: Run, call: ToolCallEvent): RuleFinding[] {
+    const found: RuleFinding[] = [];
     for (const constraint of this.policy.constraints) {
       for (const bindings of this.constraintTargets(after, constraint, call)) {
         if (!holdsIn(constraint.require, after.scopeFor(bindings, call.arguments))) {
-          add(finding(constraint.id, constraint.sentence, constraint.mode, "constraint", bindings));
+          found.push(finding(constraint.id, constraint.sentence, constraint.mode, "constraint", bindings));
         }
       }
     }
+    return found;
+  }
 
-    const all = [...findings.values()];
+  private conclude(
+    run: Run,
+    proposed: ProposedCall,
+    findings: Findings,
+    failClosed: string | undefined,
+    withAdvice: boolean,
+    duties: (verdict: Decision["verdict"]) => Duty[],
+  ): Decision {
+    const all = findings.list();
     const violations = all.filter((finding) => finding.mode === "block");
     const verdict = violations.length > 0 || failClosed !== undefined ? "block" : "allow";
     const decision: Decision = {
@@ -206,12 +326,13 @@ export class Evaluator {
     };
     if (failClosed !== undefined) decision.failClosed = failClosed;
     if (!withAdvice) return decision;
-    const state = verdict === "allow" ? after : run;
-    decision.openDuties = this.duties(state, new StrategyTemplate(state, { ...this.options, exclude }));
+    decision.openDuties = duties(verdict);
     if (verdict === "block") {
       const onlyArguments =
         violations.length > 0 && violations.every((finding) => finding.kind === "constraint");
-      const advice = (onlyArguments ? this.repair(run, proposed) : undefined) ?? this.prerequisite(run, call);
+      const advice =
+        (onlyArguments ? this.repair(run, proposed) : undefined) ??
+        this.prerequisite(run, proposedEvent(proposed));
       if (advice) decision.advice = advice;
     }
     return decision;
@@ -219,7 +340,8 @@ export class Evaluator {
 
   next(history: unknown): NextAnswer {
     const run = this.run(history);
-    const template = new StrategyTemplate(run, { ...this.options, exclude: lostInstances(run) });
+    const template = this.template(run);
+    const exploredBefore = template.statesExplored;
     let failClosed: string | undefined;
     const classOf = (candidate: CandidateCall): CallClass => {
       const classes = run.beliefs.map((belief) => template.classifyCandidate(belief, candidate));
@@ -243,36 +365,92 @@ export class Evaluator {
       return { name, class: (unsafe ? "unsafe" : progressing ? "progressing" : "neutral") as CallClass };
     });
     const accepting = run.beliefs.every((belief) => template.isAccepting(belief));
+    const openDuties = this.duties(template, run.beliefs);
     const answer: NextAnswer = {
       done: { allowed: accepting, progressing: accepting },
       tools,
       calls,
-      arguments: argumentValues(calls),
-      openDuties: this.duties(run, template),
-      gameStates: { explored: template.statesExplored, known: template.knownStates },
+      arguments: mergeArgumentValues(argumentValues(calls), this.constrainedValues(run, calls, openDuties)),
+      openDuties,
+      gameStates: { explored: template.statesExplored - exploredBefore, known: template.knownStates },
     };
     if (failClosed !== undefined) answer.failClosed = failClosed;
     return answer;
   }
 
-  /** Open duties: enforced rule instances that do not accept now, each with a call that helps if one is known. */
-  duties(run: Run, template: StrategyTemplate): Duty[] {
-    const duties: Duty[] = [];
-    const classes = new Map<string, CallClass | undefined>();
-    const classify = (
-      belief: Int32Array,
-      candidate: CandidateCall,
-      position: number,
-    ): CallClass | undefined => {
-      const key = `${run.beliefs.indexOf(belief)}|${position}`;
-      if (!classes.has(key)) classes.set(key, template.classifyCandidate(belief, candidate));
-      return classes.get(key);
-    };
-    run.instances.forEach((instance, index) => {
-      if (instance.rule.mode === "record") return;
-      const open = run.beliefs.find(
-        (belief) => !instance.rule.automaton.isAccepting(belief[index] as number),
+  /**
+   * For each argument a constraint reads, its candidate values (enum members, task and history
+   * values, values in the duties' advice) classed by deciding the considered calls of the tool
+   * with each value: unsafe if every such call is blocked, progressing if one is allowed and the
+   * call progresses. Constraints that also read other arguments of the call are left out of a
+   * value's verdict (its other arguments are unknown here).
+   */
+  private constrainedValues(run: Run, calls: CallVerdict[], duties: Duty[]): NextAnswer["arguments"] {
+    const entries: NextAnswer["arguments"] = [];
+    for (const [argument, tool, constraints] of this.constrainedArguments()) {
+      const considered = calls.filter((entry) => entry.call.name === tool.name);
+      if (considered.length === 0) continue;
+      const advice = duties.find((duty) => duty.fulfil?.name === tool.name)?.fulfil;
+      const type = tool.parameters.find((parameter) => parameter.name === argument)?.type ?? "any";
+      const values = this.repairValues(run, tool, argument, {
+        advice: advice && { kind: "prerequisite", call: advice },
+      }).filter((value) =>
+        typeof type === "object"
+          ? type.enum.some((member) => valuesEqual(member, value))
+          : fitsDeclared(value, type),
       );
+      const entry = { tool: tool.name, argument, unsafe: [] as Value[], progressing: [] as Value[] };
+      for (const value of values) {
+        let unsafe = true;
+        let progressing = false;
+        for (const { call, class: callClass } of considered) {
+          const proposed = { name: tool.name, arguments: { ...call.arguments, [argument]: value } };
+          const decision = this.decideOn(run, proposed, false);
+          const blocked = decision.violations.some(
+            (found) => found.kind === "temporal" || constraints.has(found.rule),
+          );
+          if (blocked || decision.failClosed !== undefined) continue;
+          unsafe = false;
+          if (callClass === "progressing") progressing = true;
+        }
+        if (unsafe) entry.unsafe.push(value);
+        if (progressing) entry.progressing.push(value);
+      }
+      entries.push(entry);
+    }
+    return entries;
+  }
+
+  /** Per tool argument a block-mode constraint reads (and no other argument but those its proposition's `when` reads): those constraints' ids. */
+  private constrainedArguments(): [string, ToolSpec, Set<string>][] {
+    if (!this.constrained) {
+      const found = new Map<string, [string, ToolSpec, Set<string>]>();
+      for (const constraint of this.policy.constraints) {
+        const tool = this.policy.tools.get(constraint.on.tool);
+        if (!tool || constraint.mode !== "block") continue;
+        const naming = new Set(argumentsRead(constraint.on.when));
+        const read = argumentsRead(constraint.require).filter((name) => !naming.has(name));
+        if (new Set(read).size !== 1) continue;
+        const argument = read[0] as string;
+        const key = `${tool.name}.${argument}`;
+        const entry = found.get(key) ?? [argument, tool, new Set<string>()];
+        entry[2].add(constraint.id);
+        found.set(key, entry);
+      }
+      this.constrained = [...found.values()];
+    }
+    return this.constrained;
+  }
+
+  private constrained: [string, ToolSpec, Set<string>][] | undefined;
+
+  /** Open duties at `beliefs`: enforced rule instances that do not accept, each with a call that helps if one is known. */
+  private duties(template: StrategyTemplate, beliefs: readonly Int32Array[]): Duty[] {
+    const duties: Duty[] = [];
+    const helpers = helpingCandidates(template);
+    template.run.instances.forEach((instance, index) => {
+      if (instance.rule.mode === "record") return;
+      const open = beliefs.find((belief) => !instance.rule.automaton.isAccepting(belief[index] as number));
       if (!open) return;
       const duty: Duty = {
         rule: instance.rule.id,
@@ -282,12 +460,8 @@ export class Evaluator {
       Object.assign(duty, bindingField(instance.bindings));
       // A progressing call on the duty's own bindings (it may touch the rule only later, like a
       // distance check before the booking that fulfils "book the trip").
-      const ids = new Set(instance.bindings.map((binding) => binding.id));
-      const fulfil = template.candidates.find(
-        (candidate, position) =>
-          (candidate.binding === undefined
-            ? candidate.affected.includes(index)
-            : ids.has(candidate.binding.id)) && classify(open, candidate, position) === "progressing",
+      const fulfil = helpers[index]?.find(
+        (candidate) => template.classifyCandidate(open, candidate) === "progressing",
       );
       if (fulfil) duty.fulfil = { name: fulfil.tool, arguments: fulfil.arguments };
       duties.push(duty);
@@ -317,7 +491,7 @@ export class Evaluator {
    * that, a call that progresses towards finishing.
    */
   private prerequisite(run: Run, call: ToolCallEvent): Advice | undefined {
-    const template = new StrategyTemplate(run, { ...this.options, exclude: lostInstances(run) });
+    const template = this.template(run);
     const named = new Set(
       run.bindings.filter((binding) => run.names(binding, call)).map((binding) => binding.id),
     );
@@ -335,17 +509,22 @@ export class Evaluator {
       (candidate) => candidate.binding === undefined || named.has(candidate.binding.id),
     );
     const proposed = { name: call.name, arguments: call.arguments };
-    const enabler = related.find((candidate) => {
-      const event: ToolCallEvent = {
-        id: "advice",
-        name: candidate.tool,
-        arguments: candidate.arguments,
-        outcome: { kind: "pending" },
-      };
-      return candidate.cases.some(
-        (outcomeCase) => this.decideOn(run.after(event, [outcomeCase]), proposed, false).verdict === "allow",
-      );
-    });
+    // The template judges from the run's states when the letters and instances stay those of
+    // the run: no history function decides a letter and the call introduces no binding.
+    const move =
+      this.options.incremental !== false &&
+      !readsHistory(this.policy) &&
+      run.introducedBindings(call).length === 0
+        ? template.moveOf(call, run.outcomeCases(call.name, call.outcome))
+        : undefined;
+    const enabler = related.find((candidate) =>
+      candidate.cases.some((outcomeCase, caseIndex) =>
+        move
+          ? this.allowedAfter(run, template, candidate, caseIndex, call, move)
+          : this.decideOn(run.after(candidateEvent(candidate), [outcomeCase]), proposed, false).verdict ===
+            "allow",
+      ),
+    );
     const progressing = (candidate: CandidateCall): boolean =>
       classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
     const chosen = enabler ?? related.find(progressing) ?? safe.find(progressing);
@@ -354,6 +533,58 @@ export class Evaluator {
       : undefined;
   }
 
+  /** Whether a call (with its move) would be allowed after a candidate call with one of its outcomes. */
+  private allowedAfter(
+    run: Run,
+    template: StrategyTemplate,
+    candidate: CandidateCall,
+    caseIndex: number,
+    call: ToolCallEvent,
+    move: CandidateCall,
+  ): boolean {
+    const event = candidateEvent(candidate);
+    const rebuilt = (): boolean =>
+      this.decideOn(run.after(event, [candidate.cases[caseIndex] as OutcomeCase]), call, false).verdict ===
+      "allow";
+    if (run.introducedBindings(event).length > 0) return rebuilt();
+    const step = this.enablerMove(template, candidate, event, caseIndex);
+    const beliefs = uniqueStates(run.beliefs.map((belief) => template.step(belief, step, 0)));
+    // Instances the candidate loses for good would leave the game for the call: rebuild then.
+    const exclude = lostInstances(run);
+    const losesMore = step.affected.some((index) => {
+      const automaton = (run.instances[index] as Instance).rule.automaton;
+      return (
+        !exclude.has(index) &&
+        beliefs.every((belief) => automaton.colour(belief[index] as number) === "PERM_VIOL")
+      );
+    });
+    if (losesMore) return rebuilt();
+    const outcomes = this.outcomes(template, beliefs, move);
+    if (outcomes.failClosed !== undefined || this.blocked(outcomes.lost)) return false;
+    if (!this.constrains(call.name)) return true;
+    return this.constraintFindings(run.after(event, []).after(call, []), call).every(
+      (found) => found.mode !== "block",
+    );
+  }
+
+  /** A candidate's move for one outcome case, read from its concrete arguments (letters may differ from the abstract choice). */
+  private enablerMove(
+    template: StrategyTemplate,
+    candidate: CandidateCall,
+    event: ToolCallEvent,
+    caseIndex: number,
+  ): CandidateCall {
+    let moves = this.enablerMoves.get(candidate);
+    if (!moves) {
+      moves = candidate.cases.map((outcomeCase) => template.moveOf(event, [outcomeCase]));
+      this.enablerMoves.set(candidate, moves);
+    }
+    return moves[caseIndex] as CandidateCall;
+  }
+
+  /** Per candidate (candidates belong to one instance array, so to runs of one task): its moves per outcome case. */
+  private readonly enablerMoves = new WeakMap<CandidateCall, CandidateCall[]>();
+
   /**
    * The same call with the fewest repairable arguments changed so that every constraint holds
    * and no rule is broken; candidate values come from the argument's enum, the task and earlier calls.
@@ -361,22 +592,12 @@ export class Evaluator {
   private repair(run: Run, proposed: ProposedCall): Advice | undefined {
     const tool = this.policy.tools.get(proposed.name);
     if (!tool) return undefined;
-    const options = tool.repairable.map((name) => {
-      const parameter = tool.parameters.find((candidate) => candidate.name === name);
-      const values: Value[] = [];
-      const push = (value: Value | undefined): void => {
-        if (value !== undefined && !values.some((known) => valuesEqual(known, value))) values.push(value);
-      };
-      if (parameter && typeof parameter.type === "object")
-        for (const member of parameter.type.enum) push(member);
-      for (const call of run.task)
-        for (const value of Object.values(call.arguments)) if (typeof value !== "object") push(value);
-      for (const call of run.calls) if (call.name === tool.name) push(call.arguments[name]);
-      return {
-        name,
-        values: values.filter((value) => !valuesEqual(value, proposed.arguments[name] ?? null)),
-      };
-    });
+    const options = tool.repairable.map((name) => ({
+      name,
+      values: this.repairValues(run, tool, name).filter(
+        (value) => !valuesEqual(value, proposed.arguments[name] ?? null),
+      ),
+    }));
     // One changed argument first, then two.
     const attempts: Record<string, Value>[] = [];
     for (const option of options) for (const value of option.values) attempts.push({ [option.name]: value });
@@ -392,6 +613,38 @@ export class Evaluator {
         return { kind: "repair", call: candidate };
     }
     return undefined;
+  }
+
+  /**
+   * Values a repair of an argument prefers: the enum's members, the task's scalar fields, and
+   * the values the tool's earlier calls gave it; for the solver (`more`) also the advised call's
+   * value and the scalar fields of earlier outcomes (what lookups returned).
+   */
+  private repairValues(
+    run: Run,
+    tool: ToolSpec,
+    name: string,
+    more?: { advice: Advice | undefined },
+  ): Value[] {
+    const parameter = tool.parameters.find((candidate) => candidate.name === name);
+    const values: Value[] = [];
+    const push = (value: Value | undefined): void => {
+      if (value !== undefined && !values.some((known) => valuesEqual(known, value))) values.push(value);
+    };
+    if (parameter && typeof parameter.type === "object")
+      for (const member of parameter.type.enum) push(member);
+    for (const call of run.task)
+      for (const value of Object.values(call.arguments)) if (typeof value !== "object") push(value);
+    for (const call of run.calls) if (call.name === tool.name) push(call.arguments[name]);
+    if (!more) return values;
+    push(more.advice?.call.arguments[name]);
+    for (const call of run.calls) {
+      const outcome = call.outcome.kind === "json" ? call.outcome.value : null;
+      if (outcome === null || typeof outcome !== "object" || Array.isArray(outcome)) continue;
+      for (const value of Object.values(outcome))
+        if (value === null || typeof value !== "object") push(value);
+    }
+    return values;
   }
 
   /** Whether a call of `tool` for a binding not seen yet would be blocked whatever its outcome. */
@@ -443,6 +696,96 @@ function lostInstances(run: Run): Set<number> {
 
 const lostByRun = new WeakMap<Run, Set<number>>();
 
+/** Whether a proposition's predicates read the history (then a call's letters depend on it). */
+function readsHistory(policy: Policy): boolean {
+  let reads = historyReaders.get(policy);
+  if (reads === undefined) {
+    reads = [...policy.propositions.values()].some((proposition) =>
+      [proposition.when, proposition.outcome].some(
+        (expression) =>
+          expression !== undefined &&
+          referencesOf(expression).some((reference) => HISTORY_FUNCTIONS.has(reference.kind)),
+      ),
+    );
+    historyReaders.set(policy, reads);
+  }
+  return reads;
+}
+
+const HISTORY_FUNCTIONS = new Set(["last", "held", "count", "values"]);
+const historyReaders = new WeakMap<Policy, boolean>();
+
+/**
+ * Per instance, the candidates that may fulfil its duty, in candidate order: those on its own
+ * bindings, and for candidates without a binding, those it is an event of.
+ */
+function helpingCandidates(template: StrategyTemplate): CandidateCall[][] {
+  let helpers = helpersByCandidates.get(template.candidates);
+  if (!helpers) {
+    helpers = template.run.instances.map((instance, index) => {
+      const ids = new Set(instance.bindings.map((binding) => binding.id));
+      return template.candidates.filter((candidate) =>
+        candidate.binding === undefined ? candidate.affected.includes(index) : ids.has(candidate.binding.id),
+      );
+    });
+    helpersByCandidates.set(template.candidates, helpers);
+  }
+  return helpers;
+}
+
+const helpersByCandidates = new WeakMap<readonly CandidateCall[], CandidateCall[][]>();
+
+function candidateEvent(candidate: CandidateCall): ToolCallEvent {
+  return { id: "advice", name: candidate.tool, arguments: candidate.arguments, outcome: { kind: "pending" } };
+}
+
+function proposedEvent(proposed: ProposedCall): ToolCallEvent {
+  return { id: "proposed", name: proposed.name, arguments: proposed.arguments, outcome: { kind: "pending" } };
+}
+
+/** States without repeats (by content), in first-seen order. */
+function uniqueStates(states: Int32Array[]): Int32Array[] {
+  if (states.length < 2) return states;
+  const unique = new Map<string, Int32Array>();
+  for (const state of states) {
+    const key = state.join(",");
+    if (!unique.has(key)) unique.set(key, state);
+  }
+  return [...unique.values()];
+}
+
+/** A decision's findings, one per rule and binding. */
+class Findings {
+  private readonly byKey = new Map<string, RuleFinding>();
+
+  add(found: RuleFinding): void {
+    this.byKey.set(`${found.rule}|${found.binding ?? ""}`, found);
+  }
+
+  addAll(found: RuleFinding[]): void {
+    for (const entry of found) this.add(entry);
+  }
+
+  addInstance(instance: Instance, mode: Mode): void {
+    this.add(finding(instance.rule.id, instance.rule.sentence, mode, "temporal", instance.bindings));
+  }
+
+  /** The rules to blame in states with no compliant finish. */
+  addLost(template: StrategyTemplate, states: readonly Int32Array[]): void {
+    for (const state of states) {
+      if (template.distance(state) !== Number.POSITIVE_INFINITY) continue;
+      const doomed = template.doomedInstances(state);
+      // A trap without a single doomed rule: every rule with an open duty shares the blame.
+      for (const index of doomed.length > 0 ? doomed : template.openInstances(state))
+        this.addInstance(template.run.instances[index] as Instance, "block");
+    }
+  }
+
+  list(): RuleFinding[] {
+    return [...this.byKey.values()];
+  }
+}
+
 function finding(
   rule: string,
   sentence: string,
@@ -485,6 +828,34 @@ function argumentValues(calls: CallVerdict[]): NextAnswer["arguments"] {
     unsafe: unsafe.filter((value) => !safe.some((known) => valuesEqual(known, value))),
     progressing,
   }));
+}
+
+/** Adds the classified values of constrained arguments to the binding values (one entry per tool argument). */
+function mergeArgumentValues(
+  fromBindings: NextAnswer["arguments"],
+  constrained: NextAnswer["arguments"],
+): NextAnswer["arguments"] {
+  const merged = fromBindings.map((entry) => ({ ...entry }));
+  for (const entry of constrained) {
+    const known = merged.find((other) => other.tool === entry.tool && other.argument === entry.argument);
+    if (!known) {
+      merged.push(entry);
+      continue;
+    }
+    for (const value of entry.unsafe)
+      if (!known.unsafe.some((other) => valuesEqual(other, value))) known.unsafe.push(value);
+    for (const value of entry.progressing)
+      if (!known.progressing.some((other) => valuesEqual(other, value))) known.progressing.push(value);
+  }
+  return merged;
+}
+
+/** The top-level argument names an expression reads (`a.x`, `a.x.y` → `x`). */
+function argumentsRead(expression: Expression | undefined): string[] {
+  if (!expression) return [];
+  return referencesOf(expression).flatMap((reference) =>
+    reference.kind === "arguments" && typeof reference.path[0] === "string" ? [reference.path[0]] : [],
+  );
 }
 
 function isTrace(value: unknown): value is Trace {

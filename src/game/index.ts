@@ -1,4 +1,4 @@
-export { type LintFinding, type LintOptions, lintPolicy } from "./lint.js";
+export { type LintFinding, type LintOptions, lintConstraints, lintPolicy } from "./lint.js";
 export {
   type CallClass,
   type CandidateCall,

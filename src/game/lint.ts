@@ -1,11 +1,12 @@
-import type { Value } from "../expression/index.js";
+import type { Expression, FieldType, Value } from "../expression/index.js";
 import { Run, type TaskCall } from "../monitor/index.js";
-import type { Policy } from "../policy/index.js";
+import type { ConstraintSpec, Policy } from "../policy/index.js";
+import type { SolverClient, SolverTool } from "../smt/index.js";
 import { type CandidateCall, StrategyTemplate } from "./template.js";
 
 export interface LintFinding {
   severity: "error" | "warning";
-  kind: "contradiction" | "trap" | "vacuous" | "dead-proposition" | "shadowed";
+  kind: "contradiction" | "trap" | "vacuous" | "dead-proposition" | "shadowed" | "unsatisfiable-constraints";
   rules: string[];
   message: string;
   /** For traps: the shortest sequence of calls that leads into one. */
@@ -191,4 +192,144 @@ function shadowedRules(template: StrategyTemplate, initial: Int32Array): LintFin
     }
   }
   return findings;
+}
+
+/**
+ * Argument constraints that can never hold together, checked with the solver: per tool, the
+ * `require` (and the `when` of its proposition) of every constraint on that tool, with task
+ * fields and entity variables left free (any task, any binding). A set with no solution is an
+ * error naming a smallest conflicting subset. Constraints that read the history or an outcome
+ * are left out (their values are not known before a run), so the check is sound but not
+ * complete. A solver timeout or error is a warning: the constraints were not checked.
+ */
+export async function lintConstraints(policy: Policy, solver: SolverClient): Promise<LintFinding[]> {
+  const findings: LintFinding[] = [];
+  const byTool = new Map<string, ConstraintSpec[]>();
+  for (const constraint of policy.constraints) {
+    byTool.set(constraint.on.tool, [...(byTool.get(constraint.on.tool) ?? []), constraint]);
+  }
+  for (const [toolName, constraints] of byTool) {
+    const tool = policy.tools.get(toolName);
+    if (!tool) continue;
+    const free = new Map<string, FieldType>();
+    const checked = constraints.flatMap((constraint) => {
+      const parts = [constraint.require, ...(constraint.on.when ? [constraint.on.when] : [])].map((part) =>
+        freeConstants(part, policy, free),
+      );
+      return parts.every((part) => part !== undefined) ? [{ constraint, parts: parts as Expression[] }] : [];
+    });
+    if (checked.length === 0) continue;
+    const solverTool: SolverTool = {
+      name: tool.name,
+      parameters: [...tool.parameters, ...[...free].map(([name, type]) => ({ name, type }))],
+    };
+    const unsatisfiable = async (subset: typeof checked): Promise<boolean> => {
+      const result = await solver.satisfiable({
+        tool: solverTool,
+        constraints: subset.flatMap((entry) => entry.parts),
+      });
+      return result.status === "unsat";
+    };
+    try {
+      if (!(await unsatisfiable(checked))) continue;
+      // Drop every constraint the conflict does not need.
+      let core = checked;
+      for (const entry of checked) {
+        const without = core.filter((other) => other !== entry);
+        if (without.length > 0 && (await unsatisfiable(without))) core = without;
+      }
+      const rules = core.map((entry) => entry.constraint.id);
+      findings.push({
+        severity: "error",
+        kind: "unsatisfiable-constraints",
+        rules,
+        message:
+          rules.length === 1
+            ? `constraint ${rules[0]} on ${tool.name} can never hold`
+            : `constraints ${rules.join(", ")} on ${tool.name} can never hold together`,
+      });
+    } catch (error) {
+      findings.push({
+        severity: "warning",
+        kind: "unsatisfiable-constraints",
+        rules: checked.map((entry) => entry.constraint.id),
+        message: `the constraints on ${tool.name} were not checked: ${error instanceof Error ? error.message : String(error)}`,
+      });
+    }
+  }
+  return findings;
+}
+
+/**
+ * The expression with task fields and entity variables turned into free arguments (named
+ * `task.<call>.<field>` and `<variable>`, typed by the task's declaration), or undefined if it
+ * reads something else that is only known during a run (history, outcome) or has no declared type.
+ */
+function freeConstants(
+  expression: Expression,
+  policy: Policy,
+  free: Map<string, FieldType>,
+): Expression | undefined {
+  const taskField = (call: string, field: string): FieldType | undefined =>
+    policy.taskCalls.get(call)?.parameters.find((parameter) => parameter.name === field)?.type;
+  const substitute = (node: Expression): Expression | undefined => {
+    switch (node.kind) {
+      case "literal":
+        return node;
+      case "reference": {
+        if (node.root === "arguments") return node;
+        let name: string;
+        let type: FieldType | undefined;
+        if (node.root === "task" && node.path.length === 2) {
+          name = `task.${node.path.join(".")}`;
+          type = taskField(String(node.path[0]), String(node.path[1]));
+        } else if (node.root === "variable" && node.path.length === 1) {
+          name = String(node.path[0]);
+          const entity = [...policy.entities.values()].find((candidate) =>
+            candidate.variables.includes(name),
+          );
+          const source = entity?.sources[0];
+          const field = source?.bind[name];
+          type = source && field ? taskField(source.taskCall, field) : undefined;
+        } else {
+          return undefined;
+        }
+        if (type === undefined) return undefined;
+        free.set(name, type);
+        return { ...node, root: "arguments", path: [name] };
+      }
+      case "list": {
+        const elements = node.elements.map(substitute);
+        return elements.every((element) => element !== undefined)
+          ? { ...node, elements: elements as Expression[] }
+          : undefined;
+      }
+      case "unary": {
+        const operand = substitute(node.operand);
+        return operand && { ...node, operand };
+      }
+      case "binary": {
+        const left = substitute(node.left);
+        const right = substitute(node.right);
+        return left && right && { ...node, left, right };
+      }
+      case "method": {
+        const target = substitute(node.target);
+        const args = node.arguments.map(substitute);
+        return target && args.every((argument) => argument !== undefined)
+          ? { ...node, target, arguments: args as Expression[] }
+          : undefined;
+      }
+      case "call": {
+        if (node.name !== "len") return undefined;
+        const args = node.arguments.map(substitute);
+        return args.every((argument) => argument !== undefined)
+          ? { ...node, arguments: args as Expression[] }
+          : undefined;
+      }
+      case "member":
+        return undefined;
+    }
+  };
+  return substitute(expression);
 }

@@ -1,6 +1,13 @@
 import type { Value } from "../expression/index.js";
 import type { Automaton } from "../logic/index.js";
-import { type Binding, type Instance, type OutcomeCase, outcomeCaseOf, type Run } from "../monitor/index.js";
+import {
+  type Binding,
+  type Instance,
+  type OutcomeCase,
+  outcomeCaseOf,
+  type Run,
+  type ToolCallEvent,
+} from "../monitor/index.js";
 import {
   type AbstractMove,
   abstractMoves,
@@ -22,6 +29,12 @@ export interface GameOptions {
 export interface TemplateOptions extends GameOptions {
   /** Instances left out of the game (already lost before the call being judged). */
   exclude?: ReadonlySet<number>;
+  /**
+   * Classify calls from the distances of the components they touch, memoized by those
+   * components' states (default). `false` steps the whole state and sums every component: the
+   * reference the incremental computation is tested against.
+   */
+  incremental?: boolean;
 }
 
 /**
@@ -52,12 +65,11 @@ export class StrategyTemplate {
   /** Indices of the instances the game is about: block-mode rules, minus `exclude`. */
   private readonly enforced: number[];
   private readonly components: Component[];
-  private readonly componentOfCandidate: Map<CandidateCall, Component>;
-  /** Distances per state object (states are never mutated once built): total and per component. */
-  private readonly stateDistances = new WeakMap<
-    Int32Array,
-    { total?: number | undefined; parts: Map<Component, number | undefined> }
-  >();
+  private readonly componentOfInstance: Map<number, Component>;
+  private readonly classes: WeakMap<CandidateCall, Map<string, CallClass>>;
+  private readonly touched: WeakMap<CandidateCall, Component[]>;
+  /** Per state object (states are never mutated once built): distances and projections. */
+  private readonly stateCaches = new WeakMap<Int32Array, StateCache>();
   readonly maxStates: number;
   /** Component states visited by this template's own searches (others were already known). */
   statesExplored = 0;
@@ -66,7 +78,9 @@ export class StrategyTemplate {
 
   /** Component states whose distance is known for this policy (searches share them). */
   get knownStates(): number {
-    return distancesByPolicy.get(this.run.policy)?.size ?? 0;
+    let known = 0;
+    for (const distances of distancesByPolicy.get(this.run.policy)?.values() ?? []) known += distances.size;
+    return known;
   }
 
   constructor(
@@ -78,7 +92,9 @@ export class StrategyTemplate {
     this.candidates = structure.candidates;
     this.enforced = structure.enforced;
     this.components = structure.components;
-    this.componentOfCandidate = structure.componentOfCandidate;
+    this.componentOfInstance = structure.componentOfInstance;
+    this.classes = structure.classes;
+    this.touched = structure.touched;
   }
 
   isAccepting(state: Int32Array): boolean {
@@ -121,6 +137,20 @@ export class StrategyTemplate {
   distance(state: Int32Array): number | undefined {
     const cache = this.cacheFor(state);
     if ("total" in cache) return cache.total;
+    const parent = cache.parent;
+    const before = parent && this.distance(parent.state);
+    if (parent && before !== undefined && before !== Number.POSITIVE_INFINITY) {
+      // Stepped from a state with a finite distance: only the touched components changed.
+      let total: number | undefined = before;
+      for (const component of parent.touched) {
+        const own = this.componentDistance(component, parent.state) as number;
+        const after = this.componentDistance(component, state);
+        total = after === undefined ? undefined : total - own + after;
+        if (total === undefined) break;
+      }
+      cache.total = total;
+      return total;
+    }
     let total: number | undefined = 0;
     for (const component of this.components) {
       const distance = this.componentDistance(component, state);
@@ -134,29 +164,109 @@ export class StrategyTemplate {
     return total;
   }
 
-  private cacheFor(state: Int32Array): {
-    total?: number | undefined;
-    parts: Map<Component, number | undefined>;
-  } {
-    let cache = this.stateDistances.get(state);
+  /**
+   * The state after a call and one of its outcomes, like `successor`, but remembering what it
+   * shares with `state`: the components the call does not touch keep their distances.
+   */
+  step(state: Int32Array, move: CandidateCall, caseIndex: number): Int32Array {
+    const next = this.successor(state, move, caseIndex);
+    this.stateCaches.set(next, {
+      ...emptyCache(),
+      parent: { state, cache: this.cacheFor(state), touched: this.touchedBy(move) },
+    });
+    return next;
+  }
+
+  /**
+   * The move of a concrete call: the instances it is an event of and their letters per outcome
+   * case, read from the call's arguments (the call must introduce no binding).
+   */
+  moveOf(call: ToolCallEvent, cases: OutcomeCase[]): CandidateCall {
+    const affected: number[] = [];
+    const effects: number[][] = cases.map(() => []);
+    for (const index of this.run.instancesFor(call)) {
+      const instance = this.run.instances[index] as Instance;
+      const letters = cases.map((outcomeCase) => this.run.letterFor(instance, call, outcomeCase));
+      if (letters[0] === undefined) continue;
+      affected.push(index);
+      letters.forEach((letter, caseIndex) => {
+        effects[caseIndex]?.push(instance.rule.automaton.letterMask(letter ?? []));
+      });
+    }
+    return {
+      tool: call.name,
+      arguments: call.arguments,
+      binding: undefined,
+      cases,
+      affected,
+      effects: effects.map((masks) => Int32Array.from(masks)),
+    };
+  }
+
+  private cacheFor(state: Int32Array): StateCache {
+    let cache = this.stateCaches.get(state);
     if (!cache) {
-      cache = { parts: new Map() };
-      this.stateDistances.set(state, cache);
+      cache = emptyCache();
+      this.stateCaches.set(state, cache);
     }
     return cache;
   }
 
+  /** The component's automaton states in `state`, as text. */
+  private projection(component: Component, state: Int32Array): string {
+    const known = knownIn(this.cacheFor(state), component, (cache) => cache.keys)?.get(component);
+    if (known !== undefined) return known;
+    const key = component.instances.map((index) => state[index]).join(",");
+    this.cacheFor(state).keys.set(component, key);
+    return key;
+  }
+
   private componentDistance(component: Component, state: Int32Array): number | undefined {
-    const parts = this.cacheFor(state).parts;
-    if (parts.has(component)) return parts.get(component);
+    const known = knownIn(this.cacheFor(state), component, (cache) => cache.parts);
+    if (known) return known.get(component);
     const distance = this.searchComponent(component, state);
-    parts.set(component, distance);
+    this.cacheFor(state).parts.set(component, distance);
     return distance;
+  }
+
+  /** The components with an enforced instance the move is an event of. */
+  private touchedBy(move: CandidateCall): Component[] {
+    let touched = this.touched.get(move);
+    if (!touched) {
+      const found = new Set<Component>();
+      for (const index of move.affected) {
+        const component = this.componentOfInstance.get(index);
+        if (component) found.add(component);
+      }
+      touched = [...found];
+      this.touched.set(move, touched);
+    }
+    return touched;
+  }
+
+  /** A touched component's distance after the move, looked up by its projected state before stepping the whole state. */
+  private componentDistanceAfter(
+    component: Component,
+    state: Int32Array,
+    move: CandidateCall,
+    caseIndex: number,
+  ): number | undefined {
+    const values = component.instances.map((index) => state[index] as number);
+    const masks = move.effects[caseIndex] as Int32Array;
+    move.affected.forEach((index, position) => {
+      const slot = component.slot.get(index);
+      if (slot === undefined) return;
+      const automaton = (this.run.instances[index] as Instance).rule.automaton;
+      values[slot] = automaton.step(state[index] as number, masks[position] as number);
+    });
+    const known = component.distances.get(values.join(","));
+    if (known !== undefined) return known;
+    return this.componentDistance(component, this.successor(state, move, caseIndex));
   }
 
   private searchComponent(component: Component, state: Int32Array): number | undefined {
     const project = (full: Int32Array): string => component.instances.map((index) => full[index]).join(",");
-    const key = `${component.shape}|${project(state)}`;
+    const key = this.projection(component, state);
     const known = component.distances.get(key);
     if (known !== undefined) return known;
     const automaton = (index: number): Automaton => (this.run.instances[index] as Instance).rule.automaton;
@@ -179,7 +289,7 @@ export class StrategyTemplate {
           for (const candidate of component.candidates) {
             for (let caseIndex = 0; caseIndex < candidate.cases.length; caseIndex++) {
               const successor = this.successor(current, candidate, caseIndex);
-              const successorKey = `${component.shape}|${project(successor)}`;
+              const successorKey = project(successor);
               if (seen.has(successorKey) || doomed(successor)) continue;
               seen.add(successorKey);
               next.push(successor);
@@ -215,47 +325,115 @@ export class StrategyTemplate {
     return after.some((distance) => (distance as number) < now) ? "progressing" : "neutral";
   }
 
+  /**
+   * How a call (a candidate, or the move of a concrete call) is classed at `state`. While some
+   * compliant finish exists, the class depends only on the states of the components the call
+   * touches, so it is memoized by them.
+   */
   classifyCandidate(state: Int32Array, candidate: CandidateCall): CallClass | undefined {
-    return this.classify(
-      state,
-      candidate.cases.map((_, caseIndex) => this.distanceAfter(state, candidate, caseIndex)),
-    );
+    const classify = (): CallClass | undefined =>
+      this.classify(
+        state,
+        candidate.cases.map((_, caseIndex) => this.distanceAfter(state, candidate, caseIndex)),
+      );
+    const now = this.distance(state);
+    if (this.options.incremental === false || now === undefined || now === Number.POSITIVE_INFINITY)
+      return classify();
+    const classes = this.cacheFor(state).classes;
+    const seen = classes.get(candidate);
+    if (seen !== undefined) return seen;
+    let memo = this.classes.get(candidate);
+    if (!memo) {
+      memo = new Map();
+      this.classes.set(candidate, memo);
+    }
+    const key = `${this.options.strict ? "strict" : "cooperative"}|${this.touchedBy(candidate)
+      .map((component) => this.projection(component, state))
+      .join("|")}`;
+    const found = memo.get(key) ?? classify();
+    if (found !== undefined) {
+      memo.set(key, found);
+      classes.set(candidate, found);
+    }
+    return found;
   }
 
   /**
-   * The distance after a candidate call: only the component the call touches changes, so the
-   * others' distances (summed once per state) are reused.
+   * The distance after a call: only the components it touches change, so the others'
+   * distances (summed once per state) are reused.
    */
   distanceAfter(state: Int32Array, candidate: CandidateCall, caseIndex: number): number | undefined {
-    const successor = this.successor(state, candidate, caseIndex);
-    const component = this.componentOfCandidate.get(candidate);
-    if (!component) return this.distance(successor);
+    if (this.options.incremental === false) return this.distance(this.successor(state, candidate, caseIndex));
     const total = this.distance(state);
-    const own = this.componentDistance(component, state);
-    if (total === undefined || own === undefined) return undefined;
-    const after = this.componentDistance(component, successor);
-    if (after === undefined) return undefined;
-    if (total === Number.POSITIVE_INFINITY && own !== Number.POSITIVE_INFINITY)
-      return Number.POSITIVE_INFINITY;
-    return total === Number.POSITIVE_INFINITY ? this.distance(successor) : total - own + after;
+    if (total === undefined) return undefined;
+    const touched = this.touchedBy(candidate);
+    let after = 0;
+    for (const component of touched) {
+      const distance = this.componentDistanceAfter(component, state, candidate, caseIndex);
+      if (distance === undefined) return undefined;
+      after += distance;
+    }
+    if (total !== Number.POSITIVE_INFINITY) {
+      let own = 0;
+      for (const component of touched) own += this.componentDistance(component, state) as number;
+      return total - own + after;
+    }
+    for (const component of this.components) {
+      if (!touched.includes(component)) after += this.componentDistance(component, state) as number;
+    }
+    return after;
   }
+}
+
+interface StateCache {
+  total?: number | undefined;
+  parts: Map<Component, number | undefined>;
+  /** Projections of the state on components (see `projection`). */
+  keys: Map<Component, string>;
+  classes: Map<CandidateCall, CallClass>;
+  /** The state this one was stepped from, and the components the step touched: the others read through. */
+  parent?: { state: Int32Array; cache: StateCache; touched: Component[] };
+}
+
+/** The table of a state's cache that knows `component`, looking through to the states it was stepped from. */
+function knownIn<T>(
+  start: StateCache,
+  component: Component,
+  table: (cache: StateCache) => Map<Component, T>,
+): Map<Component, T> | undefined {
+  let cache: StateCache | undefined = start;
+  while (cache) {
+    const entries = table(cache);
+    if (entries.has(component)) return entries;
+    if (!cache.parent || cache.parent.touched.includes(component)) return undefined;
+    cache = cache.parent.cache;
+  }
+  return undefined;
+}
+
+function emptyCache(): StateCache {
+  return { parts: new Map(), keys: new Map(), classes: new Map() };
 }
 
 /** Candidate calls depend only on the instances (and their bindings), which runs share until one is added. */
 const candidatesByInstances = new WeakMap<readonly Instance[], CandidateCall[]>();
 
 /**
- * Component distances by the component's shape (its rules and the effects of its calls) and
+ * Component distances by the component's shape (its rules and the effects of its calls), then
  * projected state: every binding of an entity under the same rules is the same small game.
  */
-const distancesByPolicy = new WeakMap<object, Map<string, number>>();
+const distancesByPolicy = new WeakMap<object, Map<string, Map<string, number>>>();
 
 /** What a template needs besides states: it depends only on the instances and on `exclude`. */
 interface Structure {
   candidates: CandidateCall[];
   enforced: number[];
   components: Component[];
-  componentOfCandidate: Map<CandidateCall, Component>;
+  componentOfInstance: Map<number, Component>;
+  /** Call classes per candidate, by the projected states of the components it touches. */
+  classes: WeakMap<CandidateCall, Map<string, CallClass>>;
+  /** The components each move touches. */
+  touched: WeakMap<CandidateCall, Component[]>;
 }
 
 const structures = new WeakMap<readonly Instance[], Map<string, Structure>>();
@@ -277,11 +455,18 @@ function structureOf(run: Run, exclude: ReadonlySet<number> | undefined): Struct
     instance.rule.mode === "block" && !exclude?.has(index) ? [index] : [],
   );
   const components = componentsOf(run, enforced, candidates, distances);
-  const componentOfCandidate = new Map<CandidateCall, Component>();
+  const componentOfInstance = new Map<number, Component>();
   for (const component of components) {
-    for (const candidate of component.candidates) componentOfCandidate.set(candidate, component);
+    for (const index of component.instances) componentOfInstance.set(index, component);
   }
-  const structure = { candidates, enforced, components, componentOfCandidate };
+  const structure = {
+    candidates,
+    enforced,
+    components,
+    componentOfInstance,
+    classes: new WeakMap(),
+    touched: new WeakMap(),
+  };
   byExclude.set(key, structure);
   return structure;
 }
@@ -289,10 +474,10 @@ function structureOf(run: Run, exclude: ReadonlySet<number> | undefined): Struct
 /** Enforced instances linked by calls that affect them together, and the calls that affect them. */
 interface Component {
   instances: number[];
+  /** Position of each instance in `instances`. */
+  slot: Map<number, number>;
   candidates: CandidateCall[];
-  /** The rules of its instances and the effects of its calls, in instance order. */
-  shape: string;
-  /** Distance by shape and projected state, shared by all templates of the policy (exact answers only). */
+  /** Distance by projected state, shared by the policy's components of the same shape (exact answers only). */
   distances: Map<string, number>;
 }
 
@@ -300,7 +485,7 @@ function componentsOf(
   run: Run,
   enforced: readonly number[],
   candidates: readonly CandidateCall[],
-  distances: Map<string, number>,
+  distances: Map<string, Map<string, number>>,
 ): Component[] {
   const parent = new Map(enforced.map((index) => [index, index]));
   const find = (index: number): number => {
@@ -319,9 +504,9 @@ function componentsOf(
     const root = find(index);
     const component: Component = components.get(root) ?? {
       instances: [],
+      slot: new Map(),
       candidates: [],
-      shape: "",
-      distances,
+      distances: new Map(),
     };
     component.instances.push(index);
     components.set(root, component);
@@ -331,7 +516,10 @@ function componentsOf(
     if (first !== undefined) components.get(find(first))?.candidates.push(candidate);
   });
   for (const component of components.values()) {
-    const slot = new Map(component.instances.map((index, position) => [index, position]));
+    const slot = component.slot;
+    component.instances.forEach((index, position) => {
+      slot.set(index, position);
+    });
     const rules = component.instances.map((index) => run.instances[index]?.rule.id).join(",");
     const calls = component.candidates.map((candidate) => {
       const effects = candidate.effects.map((masks) =>
@@ -339,7 +527,11 @@ function componentsOf(
       );
       return `${candidate.tool}[${effects.join("/")}]`;
     });
-    component.shape = `${rules}|${calls.sort().join(";")}`;
+    // The rules of its instances and the effects of its calls, in instance order.
+    const shape = `${rules}|${calls.sort().join(";")}`;
+    const shared = distances.get(shape) ?? component.distances;
+    distances.set(shape, shared);
+    component.distances = shared;
   }
   return [...components.values()];
 }

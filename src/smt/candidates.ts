@@ -38,7 +38,11 @@ export function repairWithCandidates(request: RepairRequest): RepairResult | und
   return undefined;
 }
 
-function fitsDeclared(value: Value, type: RepairRequest["tool"]["parameters"][number]["type"]): boolean {
+/** Whether a value fits a parameter's declared type (enums and other types: checked elsewhere). */
+export function fitsDeclared(
+  value: Value,
+  type: RepairRequest["tool"]["parameters"][number]["type"],
+): boolean {
   switch (type) {
     case "string":
       return typeof value === "string";

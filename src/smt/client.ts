@@ -261,7 +261,7 @@ function positive(value: number, name: string): number {
 const historyFunctionNames = new Set(["last", "held", "count", "values"]);
 
 /** The constant scope as JSON: every history call the constraints make, evaluated here. */
-function wireScope(constraints: readonly Expression[], scope: ConstantScope = {}): WireScope {
+export function wireScope(constraints: readonly Expression[], scope: ConstantScope = {}): WireScope {
   const history: HistoryEntry[] = [];
   for (const constraint of constraints) {
     forEachNode(constraint, (node) => {

@@ -41,6 +41,30 @@ describe("mentor lint / check / verify", () => {
     );
   });
 
+  test("lint: constraints that can never hold together are an error (exit 1)", () => {
+    const file = join(directory, "bounds.yaml");
+    writeFileSync(
+      file,
+      [
+        "policy: bounds",
+        "manual: {R1: At most 100., R2: Above 200.}",
+        "tools: {refund: {parameters: {amount: number}}}",
+        "propositions: {refund: {tool: refund}}",
+        "rules: []",
+        "constraints:",
+        '  - {id: R1, on: refund, require: "a.amount <= 100"}',
+        '  - {id: R2, on: refund, require: "a.amount > 200"}',
+        "",
+      ].join("\n"),
+    );
+    const result = run(["lint", file]);
+    assert.equal(result.status, 1, result.stderr);
+    assert.match(
+      result.stdout,
+      /error \[unsatisfiable-constraints\] constraints R1, R2 on refund can never hold together/,
+    );
+  });
+
   test("check: the next answer, and the decision on a proposed call", () => {
     const file = messagesFile("start.json", new Conversation(task));
     const result = run([

@@ -216,6 +216,31 @@ describe("travel scenarios", () => {
     );
   });
 
+  test("candidate values: without an urgent need business is unsafe and economy progressing, with one both progress", () => {
+    const travelClass = (urgent: boolean) => {
+      const run = new Conversation([request(toronto, urgent)])
+        .call("check_distance", toronto, { label: "long" })
+        .call("check_seats", toronto, { label: "available" });
+      return evaluator
+        .next(run.messages)
+        .arguments.find((entry) => entry.tool === "book_flight" && entry.argument === "travel_class");
+    };
+    assert.deepEqual(travelClass(false), {
+      tool: "book_flight",
+      argument: "travel_class",
+      unsafe: ["business"],
+      progressing: ["economy"],
+    });
+    assert.deepEqual(travelClass(true)?.unsafe, []);
+    assert.deepEqual(travelClass(true)?.progressing, ["economy", "business"]);
+    // Before the checks every flight is unsafe, whatever its class.
+    const start = evaluator.next(new Conversation([request(toronto)]).messages);
+    assert.deepEqual(start.arguments.find((entry) => entry.argument === "travel_class")?.unsafe, [
+      "economy",
+      "business",
+    ]);
+  });
+
   test("when the game search hits its limit, the shield blocks and says why", () => {
     const tight = new Evaluator(loadPolicy(policyFile), { maxStates: 1 });
     const run = new Conversation([request(toronto)]);

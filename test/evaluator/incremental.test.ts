@@ -1,0 +1,160 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { Evaluator, type NextAnswer, type ProposedCall } from "../../src/evaluator/index.js";
+import type { Value } from "../../src/expression/index.js";
+import { loadPolicy, type Policy, parsePolicy } from "../../src/policy/index.js";
+import { Conversation } from "../support/conversation.js";
+
+// The incremental evaluator (the run's cached template, stepping only the components a call
+// touches, memoized classes) must answer exactly like the reference computation (the run
+// rebuilt after every call, every component summed) on random runs.
+
+const travel = loadPolicy(
+  fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url)),
+);
+
+// The refunds rulebook of test/evaluator/refunds.test.ts, per customer, with a warn rule and
+// the joint trap (existence with not-succession).
+const refunds = parsePolicy(
+  `
+policy: refunds
+manual:
+  R1: Verify the customer before any refund.
+  R2: Every case ends with a refund or an escalation.
+  R3: After an escalation, never refund.
+  R4: Refund the customer.
+  R5: Look the customer up at most once.
+  R6: Refund at most 100 at a time.
+tools:
+  lookup: {parameters: {customer: string}}
+  verify:
+    parameters: {customer: string}
+    output: text
+    labels: {ok: the customer is verified, fail: verification failed}
+  refund: {parameters: {customer: string, amount: number}}
+  escalate: {parameters: {customer: string}}
+task:
+  open_case: {parameters: {customer: string}}
+entities:
+  customer: {from: {open_case: {c: customer}}}
+propositions:
+  lookup(customer): {tool: lookup, when: "a.customer == c"}
+  verify_ok(customer): {tool: verify, when: "a.customer == c", outcome: "o.label == 'ok'"}
+  refund(customer): {tool: refund, when: "a.customer == c"}
+  escalate(customer): {tool: escalate, when: "a.customer == c"}
+rules:
+  - {id: R1, template: precedence, a: "verify_ok(customer)", b: "refund(customer)"}
+  - {id: R2, ltl: "F(refund(customer) | escalate(customer))", applies_to: requested}
+  - {id: R3, template: notSuccession, a: "escalate(customer)", b: "refund(customer)"}
+  - {id: R4, template: existence, a: "refund(customer)", applies_to: requested}
+  - {id: R5, template: absence, a: "lookup(customer)", n: 2, mode: warn}
+constraints:
+  - id: R6
+    on: refund(customer)
+    require: "a.amount <= 100"
+`,
+  "refunds.yaml",
+);
+
+/** A small seeded generator (mulberry32), so a failure names a reproducible case. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
+    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
+    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Domain {
+  policy: Policy;
+  task: (pick: <T>(values: readonly T[]) => T) => { name: string; arguments: Record<string, Value> }[];
+  values: Record<string, readonly Value[]>;
+}
+
+const cities = ["Toronto", "Chicago", "Ottawa", "Montreal"];
+const domains: Record<string, Domain> = {
+  travel: {
+    policy: travel,
+    task: (pick) =>
+      Array.from({ length: pick([1, 1, 2]) }, () => ({
+        name: "request_travel",
+        arguments: { origin: pick(cities), destination: pick(cities), urgent: pick([true, false]) },
+      })),
+    values: {
+      origin: cities,
+      destination: cities,
+      travel_class: ["economy", "business", "first"],
+    },
+  },
+  refunds: {
+    policy: refunds,
+    task: (pick) =>
+      Array.from({ length: pick([1, 2]) }, () => ({
+        name: "open_case",
+        arguments: { customer: pick(["c1", "c2", "c3"]) },
+      })),
+    values: { customer: ["c1", "c2", "c3"], amount: [20, 100, 250] },
+  },
+};
+
+function randomCall(policy: Policy, domain: Domain, pick: <T>(values: readonly T[]) => T): ProposedCall {
+  const tool = pick([...policy.tools.values()]);
+  const args: Record<string, Value> = {};
+  for (const parameter of tool.parameters)
+    args[parameter.name] = pick(domain.values[parameter.name] ?? [null]);
+  return { name: tool.name, arguments: args };
+}
+
+function randomOutcome(
+  policy: Policy,
+  name: string,
+  pick: <T>(values: readonly T[]) => T,
+): { json?: Value; label?: string | null; text?: string } {
+  const tool = policy.tools.get(name);
+  if (tool?.output === "text") return { label: pick([...Object.keys(tool.labels ?? {}), null]) };
+  return pick([{ json: { status: "confirmed" } }, { json: { status: "failed" } }, { text: "not json" }]);
+}
+
+/** `next` without the explored-state counts (the two computations share their searches differently). */
+function comparable(answer: NextAnswer): Omit<NextAnswer, "gameStates"> {
+  const { gameStates: _, ...rest } = answer;
+  return rest;
+}
+
+describe("incremental evaluator agrees with the reference computation", () => {
+  for (const [name, domain] of Object.entries(domains)) {
+    for (const strict of [false, true]) {
+      test(`${name}${strict ? ", strict" : ""}: 60 random runs`, () => {
+        for (let seed = 1; seed <= 60; seed++) {
+          const next = random(seed * (strict ? 7919 : 1));
+          const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)] as T;
+          const fast = new Evaluator(domain.policy, { strict });
+          const reference = new Evaluator(domain.policy, { strict, incremental: false });
+          const conversation = new Conversation(domain.task(pick));
+          const length = Math.floor(next() * 7);
+          for (let position = 0; position <= length; position++) {
+            const where = `seed ${seed}, after ${position} calls`;
+            assert.deepEqual(
+              comparable(fast.next(conversation.messages)),
+              comparable(reference.next(conversation.messages)),
+              `next, ${where}`,
+            );
+            for (let attempt = 0; attempt < 4; attempt++) {
+              const call = randomCall(domain.policy, domain, pick);
+              assert.deepEqual(
+                fast.decide(conversation.messages, call),
+                reference.decide(conversation.messages, call),
+                `decide ${JSON.stringify(call)}, ${where}`,
+              );
+            }
+            const made = randomCall(domain.policy, domain, pick);
+            conversation.call(made.name, made.arguments, randomOutcome(domain.policy, made.name, pick));
+          }
+        }
+      });
+    }
+  }
+});
