@@ -81,7 +81,8 @@ export interface TurnRecord {
   /** The game search hit its limit: unclassified calls counted as unsafe. */
   failClosed?: string;
   grounding: GroundingNote[];
-  timings: { groundMs: number; totalMs: number };
+  /** Grounding; the evaluator's questions before the first generation (next, reminder); the whole turn. */
+  timings: { groundMs: number; prepareMs: number; totalMs: number };
 }
 
 export interface AssistantMessage extends ChatMessage {
@@ -135,7 +136,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     ...(next ? { game: next.gameStates } : {}),
     ...(next?.failClosed !== undefined ? { failClosed: next.failClosed } : {}),
     grounding: grounding.notes,
-    timings: { groundMs, totalMs: 0 },
+    timings: { groundMs, prepareMs: 0, totalMs: 0 },
   };
   const usage: Usage = { promptTokens: 0, completionTokens: 0 };
   const finish = (message: AssistantMessage, finishReason: TurnResult["finishReason"]): TurnResult => {
@@ -154,6 +155,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     options.mode === "token" && next !== undefined
       ? { sets: tokenSets(next, toolChoice), eta: options.eta ?? 0.5 }
       : undefined;
+  record.timings.prepareMs = performance.now() - started - groundMs;
   const maxRegenerations = options.maxRegenerations ?? 4;
   let lastFeedback = "";
 

@@ -144,7 +144,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   app.addHook("onRequest", async (request, reply) => {
     if (cors !== false) {
       reply.header("access-control-allow-origin", cors);
-      reply.header("access-control-expose-headers", "retry-after, x-request-id");
+      reply.header("access-control-expose-headers", "retry-after, x-should-retry");
     }
     if (request.method === "OPTIONS" || request.url === "/health" || apiKeys.size === 0) return;
     const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? "")?.[1];
