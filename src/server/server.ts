@@ -129,7 +129,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const apiKeys = new Set(options.apiKeys ?? []);
   const cors = options.cors ?? "*";
   const requestTimeoutMs = options.requestTimeoutMs ?? 300_000;
-  const state: { generator?: TurnGenerator; modelId: string; admission?: Admission; engine?: Engine } = {
+  const state: { generator?: TurnGenerator; modelId: string; admission?: Admission } = {
     modelId: options.modelId ?? "",
   };
 
@@ -256,7 +256,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         tools: chat.tools,
         ...(chat.toolChoice !== undefined ? { toolChoice: chat.toolChoice } : {}),
         mode,
-        eta: chat.eta ?? options.eta ?? 0.5,
+        eta: chat.eta ?? options.eta,
         ...(entry ? { evaluator: entry.evaluator } : {}),
         grounder: entry?.grounder ?? givenGrounding,
         generator,
@@ -266,7 +266,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         maxTokens: chat.maxTokens,
         stop: chat.stop,
         signal: controller.signal,
-        maxRegenerations: options.maxRegenerations ?? 4,
+        maxRegenerations: options.maxRegenerations,
       });
       count(result, mode);
       Object.assign(flight, {
@@ -555,7 +555,10 @@ function errorBody(message: string, type: string, param: string | null, code: st
 /** Any error → status and OpenAI's error shape; internal errors do not leak their text. */
 export function errorResponse(error: unknown): { status: number; body: ErrorBody } {
   if (error instanceof MentorError) {
-    const param = error instanceof RequestError ? error.param : null;
+    // The evaluator's message errors begin with the field (`messages[0].mentor.task[0].name …`).
+    const named =
+      error.code === "MNT_ERR_MESSAGES" ? /^messages(\[\d+\]|\.[\w]+)*/.exec(error.message) : null;
+    const param = error instanceof RequestError ? error.param : (named?.[0] ?? null);
     return {
       status: error.status,
       body: errorBody(error.message, errorType(error.status), param, error.code),
