@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { MentorError } from "../errors/index.js";
 import type { Advice, Decision, Duty, Evaluator, NextAnswer, ProposedCall } from "../evaluator/index.js";
 import type { Value } from "../expression/index.js";
-import type { ChatMessage, ChatTool, ToolChoice } from "../llm/index.js";
+import { type ChatMessage, type ChatTool, messageText, type ToolChoice } from "../llm/index.js";
 import { blockedText, doneRefusedText, reminderText } from "../shield/index.js";
 import { type ShieldSets, shieldSetsFromNextAnswer } from "../shield/token/index.js";
 import type { GeneratedCall, Generation, TurnGenerator, Usage } from "./generator.js";
@@ -328,16 +328,10 @@ function withReminder(
     };
     const reminder = reminderText(decision);
     if (reminder !== undefined)
-      working[index] = { ...message, content: `${textOf(message.content)}\n\n${reminder}` };
+      working[index] = { ...message, content: `${messageText(message.content)}\n\n${reminder}` };
     return working;
   }
   return working;
-}
-
-function textOf(content: ChatMessage["content"]): string {
-  if (content === null || content === undefined) return "";
-  if (typeof content === "string") return content;
-  return content.map((part) => part.text ?? "").join("");
 }
 
 function toolCallMessage(content: string | null, calls: readonly AttemptCall[]): AssistantMessage {

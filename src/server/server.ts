@@ -4,6 +4,7 @@ import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify, { type FastifyReply } from "fastify";
 import {
+  apiBase,
   EngineGenerator,
   type Grounder,
   givenGrounding,
@@ -411,8 +412,7 @@ function modelIdOf(model: string): string {
 }
 
 async function upstreamModel(url: string, apiKey: string | undefined): Promise<string> {
-  const base = url.replace(/\/+$/, "");
-  const endpoint = `${base.endsWith("/v1") ? base : `${base}/v1`}/models`;
+  const endpoint = `${apiBase(url)}/models`;
   try {
     const response = await fetch(
       endpoint,
