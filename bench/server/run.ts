@@ -10,7 +10,10 @@
  * sequences, one thread each.
  * 1. Overhead: one client; per round and shield mode (none, prompt, token, alternating), the same
  *    turn (same seed) run in process (`runTurn` on the engine) and through the server (fetch on
- *    loopback, keep-alive). Figures: median ms per turn and per generated token, server / in process.
+ *    loopback, keep-alive). Figures: median ms per turn, server / in process; and the time outside
+ *    the model's generations (request checks, grounding, decisions, HTTP, JSON), whose difference
+ *    is the server's own cost. On a loaded machine the generation time varies far more between
+ *    two runs of the same turn than the server costs, so the second figure is the one to read.
  * 2. Throughput: N concurrent clients, each sending ROUNDS requests per mode (modes in turn):
  *    requests/s, latency p50 / p95, completion tokens/s.
  */
@@ -29,6 +32,7 @@ import {
   runTurn,
   type ShieldMode,
   startServer,
+  type TurnRecord,
 } from "../../src/index.js";
 import { makeTinyModel, resolveModel } from "../../src/models/index.js";
 
@@ -65,6 +69,8 @@ function quantile(values: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 }
 const median = (values: number[]): number => quantile(values, 0.5);
+const generationMs = (record: TurnRecord): number =>
+  record.attempts.reduce((sum, attempt) => sum + attempt.generateMs, 0);
 
 async function main(): Promise<void> {
   const named = process.argv[2];
@@ -94,7 +100,11 @@ async function main(): Promise<void> {
       seed,
       maxTokens,
     });
-    return { ms: performance.now() - started, tokens: result.usage.completionTokens };
+    return {
+      ms: performance.now() - started,
+      tokens: result.usage.completionTokens,
+      generationMs: generationMs(result.mentor),
+    };
   };
   const overHttp = async (mode: ShieldMode, seed: number) => {
     const started = performance.now();
@@ -110,9 +120,13 @@ async function main(): Promise<void> {
         max_tokens: maxTokens,
       }),
     });
-    const body = (await response.json()) as { usage?: { completion_tokens: number }; error?: unknown };
+    const body = (await response.json()) as { usage: { completion_tokens: number }; mentor: TurnRecord };
     if (!response.ok) throw new Error(JSON.stringify(body));
-    return { ms: performance.now() - started, tokens: body.usage?.completion_tokens ?? 0 };
+    return {
+      ms: performance.now() - started,
+      tokens: body.usage.completion_tokens,
+      generationMs: generationMs(body.mentor),
+    };
   };
 
   // Warm-up: the first turn of each path evaluates the whole prompt and builds the game.
@@ -121,54 +135,29 @@ async function main(): Promise<void> {
     await overHttp(mode, 0);
   }
 
-  console.log("\n## Overhead, one client (median over rounds)");
+  console.log("\n## Overhead, one client (medians over rounds)");
   console.log(
-    "mode    in-process ms/turn  server ms/turn  ratio   in-process ms/token  server ms/token  ratio",
+    "mode    in-process ms/turn  server ms/turn  ratio   outside generation: in-process ms  server ms  server cost ms  % of turn",
   );
-  const samples = new Map(
-    modes.map((mode) => [
-      mode,
-      {
-        local: [] as number[],
-        http: [] as number[],
-        localPerToken: [] as number[],
-        httpPerToken: [] as number[],
-      },
-    ]),
-  );
-  for (let round = 1; round <= rounds; round++) {
-    for (const mode of modes) {
-      const entry = samples.get(mode) as {
-        local: number[];
-        http: number[];
-        localPerToken: number[];
-        httpPerToken: number[];
-      };
-      // Alternate which path goes first so that neither always finds the other's cache.
-      const first = round % 2 === 0 ? inProcess : overHttp;
-      const second = first === inProcess ? overHttp : inProcess;
-      const a = await first(mode, round);
-      const b = await second(mode, round);
-      const [local, http] = first === inProcess ? [a, b] : [b, a];
-      entry.local.push(local.ms);
-      entry.http.push(http.ms);
-      entry.localPerToken.push(local.ms / Math.max(1, local.tokens));
-      entry.httpPerToken.push(http.ms / Math.max(1, http.tokens));
-    }
-  }
   for (const mode of modes) {
-    const entry = samples.get(mode) as {
-      local: number[];
-      http: number[];
-      localPerToken: number[];
-      httpPerToken: number[];
-    };
-    const local = median(entry.local);
-    const http = median(entry.http);
-    const localToken = median(entry.localPerToken);
-    const httpToken = median(entry.httpPerToken);
+    const local: number[] = [];
+    const http: number[] = [];
+    const localOutside: number[] = [];
+    const httpOutside: number[] = [];
+    for (let round = 1; round <= rounds; round++) {
+      // Alternate which path goes first.
+      const localFirst = round % 2 === 0;
+      const first = await (localFirst ? inProcess : overHttp)(mode, round);
+      const second = await (localFirst ? overHttp : inProcess)(mode, round);
+      const [a, b] = localFirst ? [first, second] : [second, first];
+      local.push(a.ms);
+      http.push(b.ms);
+      localOutside.push(a.ms - a.generationMs);
+      httpOutside.push(b.ms - b.generationMs);
+    }
+    const cost = median(httpOutside) - median(localOutside);
     console.log(
-      `${mode.padEnd(8)}${local.toFixed(1).padStart(18)}${http.toFixed(1).padStart(16)}${(http / local).toFixed(3).padStart(8)}${localToken.toFixed(2).padStart(21)}${httpToken.toFixed(2).padStart(17)}${(httpToken / localToken).toFixed(3).padStart(8)}`,
+      `${mode.padEnd(8)}${median(local).toFixed(1).padStart(18)}${median(http).toFixed(1).padStart(16)}${(median(http) / median(local)).toFixed(3).padStart(8)}${median(localOutside).toFixed(1).padStart(35)}${median(httpOutside).toFixed(1).padStart(11)}${cost.toFixed(1).padStart(16)}${((100 * cost) / median(local)).toFixed(1).padStart(11)}`,
     );
   }
 

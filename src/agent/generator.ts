@@ -105,8 +105,7 @@ export class UpstreamGenerator implements TurnGenerator {
   readonly endpoint: string;
 
   constructor(readonly options: UpstreamOptions) {
-    const base = options.url.replace(/\/+$/, "");
-    this.endpoint = `${base.endsWith("/v1") ? base : `${base}/v1`}/chat/completions`;
+    this.endpoint = `${apiBase(options.url)}/chat/completions`;
   }
 
   async generate(request: GenerationRequest): Promise<Generation> {
@@ -195,4 +194,10 @@ function readCompletion(text: string, endpoint: string): Generation {
       completionTokens: completion.usage?.completion_tokens ?? 0,
     },
   };
+}
+
+/** The `/v1` base of an OpenAI-compatible API given with or without it. */
+export function apiBase(url: string): string {
+  const base = url.replace(/\/+$/, "");
+  return base.endsWith("/v1") ? base : `${base}/v1`;
 }

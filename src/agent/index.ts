@@ -1,4 +1,5 @@
 export {
+  apiBase,
   EngineGenerator,
   type GeneratedCall,
   type Generation,

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { MentorError } from "../errors/index.js";
 import type { Advice, Decision, Duty, Evaluator, NextAnswer, ProposedCall } from "../evaluator/index.js";
 import type { Value } from "../expression/index.js";
-import type { ChatMessage, ChatTool, ToolChoice } from "../llm/index.js";
+import { type ChatMessage, type ChatTool, messageText, type ToolChoice } from "../llm/index.js";
 import { blockedText, doneRefusedText, reminderText } from "../shield/index.js";
 import { type ShieldSets, shieldSetsFromNextAnswer } from "../shield/token/index.js";
 import type { GeneratedCall, Generation, TurnGenerator, Usage } from "./generator.js";
@@ -81,7 +81,8 @@ export interface TurnRecord {
   /** The game search hit its limit: unclassified calls counted as unsafe. */
   failClosed?: string;
   grounding: GroundingNote[];
-  timings: { groundMs: number; totalMs: number };
+  /** Grounding; the evaluator's questions before the first generation (next, reminder); the whole turn. */
+  timings: { groundMs: number; prepareMs: number; totalMs: number };
 }
 
 export interface AssistantMessage extends ChatMessage {
@@ -135,7 +136,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     ...(next ? { game: next.gameStates } : {}),
     ...(next?.failClosed !== undefined ? { failClosed: next.failClosed } : {}),
     grounding: grounding.notes,
-    timings: { groundMs, totalMs: 0 },
+    timings: { groundMs, prepareMs: 0, totalMs: 0 },
   };
   const usage: Usage = { promptTokens: 0, completionTokens: 0 };
   const finish = (message: AssistantMessage, finishReason: TurnResult["finishReason"]): TurnResult => {
@@ -154,6 +155,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     options.mode === "token" && next !== undefined
       ? { sets: tokenSets(next, toolChoice), eta: options.eta ?? 0.5 }
       : undefined;
+  record.timings.prepareMs = performance.now() - started - groundMs;
   const maxRegenerations = options.maxRegenerations ?? 4;
   let lastFeedback = "";
 
@@ -326,16 +328,10 @@ function withReminder(
     };
     const reminder = reminderText(decision);
     if (reminder !== undefined)
-      working[index] = { ...message, content: `${textOf(message.content)}\n\n${reminder}` };
+      working[index] = { ...message, content: `${messageText(message.content)}\n\n${reminder}` };
     return working;
   }
   return working;
-}
-
-function textOf(content: ChatMessage["content"]): string {
-  if (content === null || content === undefined) return "";
-  if (typeof content === "string") return content;
-  return content.map((part) => part.text ?? "").join("");
 }
 
 function toolCallMessage(content: string | null, calls: readonly AttemptCall[]): AssistantMessage {

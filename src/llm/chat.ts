@@ -18,7 +18,8 @@ export interface ChatTool {
   function: ToolDefinition;
 }
 
-function textOf(content: ChatMessage["content"]): string {
+/** The text of a message's content (a string, or the concatenated text parts). */
+export function messageText(content: ChatMessage["content"]): string {
   if (content === null || content === undefined) return "";
   if (typeof content === "string") return content;
   return content.map((part) => part.text ?? "").join("");
@@ -33,14 +34,14 @@ export function chatHistoryFromMessages(messages: readonly ChatMessage[]): ChatH
     switch (message.role) {
       case "system":
       case "developer":
-        history.push({ type: "system", text: textOf(message.content) });
+        history.push({ type: "system", text: messageText(message.content) });
         break;
       case "user":
-        history.push({ type: "user", text: textOf(message.content) });
+        history.push({ type: "user", text: messageText(message.content) });
         break;
       case "assistant": {
         const response: (string | ChatModelFunctionCall)[] = [];
-        const text = textOf(message.content);
+        const text = messageText(message.content);
         if (text !== "") response.push(text);
         unnamed = [];
         for (const call of message.tool_calls ?? []) {
@@ -72,7 +73,7 @@ export function chatHistoryFromMessages(messages: readonly ChatMessage[]): ChatH
           unnamed.shift();
         if (call === undefined)
           throw new MentorError("MNT_ERR_BAD_INPUT", `messages[${position}]: a tool result without its call`);
-        call.result = textOf(message.content);
+        call.result = messageText(message.content);
         break;
       }
       default:

@@ -1,4 +1,4 @@
-export { type ChatMessage, type ChatTool, chatHistoryFromMessages } from "./chat.js";
+export { type ChatMessage, type ChatTool, chatHistoryFromMessages, messageText } from "./chat.js";
 export {
   type ArgumentSets,
   CallDecoder,

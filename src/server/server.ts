@@ -4,6 +4,7 @@ import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import Fastify, { type FastifyReply } from "fastify";
 import {
+  apiBase,
   EngineGenerator,
   type Grounder,
   givenGrounding,
@@ -129,7 +130,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const apiKeys = new Set(options.apiKeys ?? []);
   const cors = options.cors ?? "*";
   const requestTimeoutMs = options.requestTimeoutMs ?? 300_000;
-  const state: { generator?: TurnGenerator; modelId: string; admission?: Admission; engine?: Engine } = {
+  const state: { generator?: TurnGenerator; modelId: string; admission?: Admission } = {
     modelId: options.modelId ?? "",
   };
 
@@ -144,7 +145,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   app.addHook("onRequest", async (request, reply) => {
     if (cors !== false) {
       reply.header("access-control-allow-origin", cors);
-      reply.header("access-control-expose-headers", "retry-after, x-request-id");
+      reply.header("access-control-expose-headers", "retry-after, x-should-retry");
     }
     if (request.method === "OPTIONS" || request.url === "/health" || apiKeys.size === 0) return;
     const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? "")?.[1];
@@ -256,7 +257,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         tools: chat.tools,
         ...(chat.toolChoice !== undefined ? { toolChoice: chat.toolChoice } : {}),
         mode,
-        eta: chat.eta ?? options.eta ?? 0.5,
+        eta: chat.eta ?? options.eta,
         ...(entry ? { evaluator: entry.evaluator } : {}),
         grounder: entry?.grounder ?? givenGrounding,
         generator,
@@ -266,7 +267,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         maxTokens: chat.maxTokens,
         stop: chat.stop,
         signal: controller.signal,
-        maxRegenerations: options.maxRegenerations ?? 4,
+        maxRegenerations: options.maxRegenerations,
       });
       count(result, mode);
       Object.assign(flight, {
@@ -411,8 +412,7 @@ function modelIdOf(model: string): string {
 }
 
 async function upstreamModel(url: string, apiKey: string | undefined): Promise<string> {
-  const base = url.replace(/\/+$/, "");
-  const endpoint = `${base.endsWith("/v1") ? base : `${base}/v1`}/models`;
+  const endpoint = `${apiBase(url)}/models`;
   try {
     const response = await fetch(
       endpoint,
@@ -555,7 +555,10 @@ function errorBody(message: string, type: string, param: string | null, code: st
 /** Any error → status and OpenAI's error shape; internal errors do not leak their text. */
 export function errorResponse(error: unknown): { status: number; body: ErrorBody } {
   if (error instanceof MentorError) {
-    const param = error instanceof RequestError ? error.param : null;
+    // The evaluator's message errors begin with the field (`messages[0].mentor.task[0].name …`).
+    const named =
+      error.code === "MNT_ERR_MESSAGES" ? /^messages(\[\d+\]|\.[\w]+)*/.exec(error.message) : null;
+    const param = error instanceof RequestError ? error.param : (named?.[0] ?? null);
     return {
       status: error.status,
       body: errorBody(error.message, errorType(error.status), param, error.code),

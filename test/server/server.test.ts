@@ -326,6 +326,15 @@ describe("the OpenAI-compatible server on a tiny model", () => {
         400,
         "tools[0].function.parameters.properties.travel_class.type",
       ],
+      [
+        "a task call the policy does not declare",
+        {
+          ...valid,
+          messages: [{ role: "user", content: "Hi", mentor: { task: [{ name: "fly", arguments: {} }] } }],
+        },
+        400,
+        "messages[0].mentor.task[0].name",
+      ],
       ["a body over the size limit", { ...valid, padding: "x".repeat(5 * 1024 * 1024) }, 413, "body"],
     ];
     for (const [name, body, status, param] of cases) {
