@@ -12,6 +12,16 @@ export {
 } from "./evaluator/index.js";
 export { type LintFinding, lintPolicy } from "./game/index.js";
 export {
+  type Grounder,
+  type Grounding,
+  type GroundingNote,
+  Labeler,
+  type LabelerOptions,
+  type LabelModel,
+  LocalLabelModel,
+  OpenAILabelModel,
+} from "./labeler/index.js";
+export {
   assistantMessage,
   type ChatMessage,
   type ChatTool,

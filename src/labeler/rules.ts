@@ -1,0 +1,119 @@
+import type { Value } from "../expression/index.js";
+import type { TaskCall } from "../monitor/index.js";
+import { fieldValue, type LabelTest, type TaskCallSpec, type ToolSpec } from "../policy/index.js";
+
+/** The label of the first of the tool's rules that matches the output, or undefined if none does. */
+export function labelByRules(tool: ToolSpec, text: string): string | undefined {
+  return tool.labeler.rules.find((rule) => testMatches(rule.test, text))?.label;
+}
+
+function testMatches(test: LabelTest, text: string): boolean {
+  switch (test.kind) {
+    case "regex":
+    case "keywords":
+      return test.pattern.test(text);
+    case "json": {
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        return false;
+      }
+      for (const segment of test.path) {
+        if (typeof value !== "object" || value === null) return false;
+        value = (value as Record<string | number, unknown>)[segment];
+      }
+      return value === test.equals;
+    }
+    case "number": {
+      const match = test.pattern.exec(text);
+      const number = Number((match?.[1] ?? "").replace(/[,\s_]/g, ""));
+      if (!match || match[1] === undefined || !Number.isFinite(number)) return false;
+      const value = number * test.scale;
+      const { lt, lte, gt, gte } = test.bounds;
+      return (
+        (lt === undefined || value < lt) &&
+        (lte === undefined || value <= lte) &&
+        (gt === undefined || value > gt) &&
+        (gte === undefined || value >= gte)
+      );
+    }
+  }
+}
+
+/** What the patterns found in a request: calls, nothing, or a call they could not complete. */
+export type RuleGrounding =
+  | { kind: "calls"; calls: TaskCall[] }
+  | { kind: "none" }
+  | { kind: "error"; error: string };
+
+/**
+ * Grounds the request with the policy's patterns: every match of a task call's patterns (matches
+ * overlapping an earlier one are dropped) is one call; fields its groups leave open come from the
+ * call's field rules. A call whose fields cannot all be filled is an error, never a guess.
+ */
+export function groundByRules(taskCalls: Iterable<TaskCallSpec>, text: string): RuleGrounding {
+  const calls: TaskCall[] = [];
+  for (const spec of taskCalls) {
+    const grounding = spec.grounding;
+    if (!grounding || (grounding.patterns.length === 0 && Object.keys(grounding.fields).length === 0))
+      continue;
+    const captures =
+      grounding.patterns.length === 0
+        ? [{} as Record<string, string>]
+        : patternCaptures(grounding.patterns, text);
+    for (const groups of captures) {
+      const argumentsOf: Record<string, Value> = {};
+      for (const parameter of spec.parameters) {
+        const captured = groups[parameter.name];
+        const value =
+          captured !== undefined ? fieldValue(parameter, captured) : fieldByRule(spec, parameter.name, text);
+        if (value === undefined) {
+          const why =
+            captured !== undefined ? `${JSON.stringify(captured)} is not a valid value` : "not found";
+          return { kind: "error", error: `${spec.name}: field ${parameter.name} ${why} in the request` };
+        }
+        argumentsOf[parameter.name] = value;
+      }
+      const call = { name: spec.name, arguments: argumentsOf };
+      if (!calls.some((other) => JSON.stringify(other) === JSON.stringify(call))) calls.push(call);
+    }
+  }
+  return calls.length > 0 ? { kind: "calls", calls } : { kind: "none" };
+}
+
+/** The named groups of every non-overlapping match, in text order; earlier patterns win overlaps. */
+function patternCaptures(patterns: readonly RegExp[], text: string): Record<string, string>[] {
+  const kept: { start: number; end: number; groups: Record<string, string> }[] = [];
+  for (const pattern of patterns) {
+    for (const match of text.matchAll(pattern)) {
+      const start = match.index;
+      const end = start + match[0].length;
+      if (kept.some((other) => start < other.end && other.start < end)) continue;
+      const groups = Object.fromEntries(
+        Object.entries(match.groups ?? {}).filter(
+          (entry): entry is [string, string] => entry[1] !== undefined,
+        ),
+      );
+      kept.push({ start, end, groups });
+    }
+  }
+  return kept.sort((left, right) => left.start - right.start).map((match) => match.groups);
+}
+
+function fieldByRule(spec: TaskCallSpec, field: string, text: string): Value | undefined {
+  const rule = spec.grounding?.fields[field];
+  const parameter = spec.parameters.find((candidate) => candidate.name === field);
+  if (!rule || !parameter) return undefined;
+  switch (rule.kind) {
+    case "flag":
+      return rule.any.test(text) && !rule.unless?.test(text);
+    case "choice":
+      return rule.choices.find((choice) => choice.pattern.test(text))?.value ?? rule.default;
+    case "pattern": {
+      const match = rule.pattern.exec(text);
+      const captured = match?.groups?.[field] ?? match?.[1];
+      return captured === undefined ? rule.default : fieldValue(parameter, captured);
+    }
+  }
+}
