@@ -74,7 +74,8 @@ function hasType(value: Value, parameter: Parameter): boolean {
   if (typeof type === "object") return type.enum.includes(value as never);
   switch (type) {
     case "string":
-      return typeof value === "string" && value.trim() !== "";
+      // A placeholder ("…", "?") is no value.
+      return typeof value === "string" && /[\p{L}\p{N}]/u.test(value);
     case "number":
       return typeof value === "number" && Number.isFinite(value);
     case "integer":

@@ -16,7 +16,7 @@ export interface LocalLabelModelOptions {
   /** Default 0 (greedy): the same text always gets the same answer. */
   temperature?: number;
   seed?: number;
-  /** Tokens an answer may take at most. Default 160. */
+  /** Tokens an answer may take at most. Default 600 (enough for the longest answer the task grammar admits). */
   maxTokens?: number;
 }
 
@@ -87,7 +87,7 @@ export class LocalLabelModel implements LabelModel {
     const temperature = this.options.temperature ?? 0;
     return this.completion.generateCompletion(prompt, {
       grammar: await grammar,
-      maxTokens: this.options.maxTokens ?? 160,
+      maxTokens: this.options.maxTokens ?? 600,
       temperature,
       ...(temperature > 0 ? { seed: this.options.seed ?? 0 } : {}),
       ...(signal ? { signal } : {}),

@@ -45,11 +45,6 @@ export function taskRequest(calls: readonly TaskCallSpec[], message: string): Mo
     "Write one record per requested item (two trips: two records), with values copied from the request.",
     "Answer [] if the message asks for nothing new.",
   );
-  const example = calls[0];
-  if (example) {
-    const argumentsExample = Object.fromEntries(example.parameters.map((parameter) => [parameter.name, "…"]));
-    lines.push(`Format: [{"name": "${example.name}", "arguments": ${JSON.stringify(argumentsExample)}}]`);
-  }
   return {
     system: lines.join("\n"),
     user: `Request:\n<<<\n${message}\n>>>\nRecords:`,

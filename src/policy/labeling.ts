@@ -22,6 +22,12 @@ export function compileOutputLabeler(
   path: YamlPath,
   report: Report,
 ): OutputLabeler {
+  if ("none" in tool.labels)
+    report(
+      "MNT_ERR_POLICY_SCHEMA",
+      `tool ${tool.name} declares a label named none; the labeler reserves it for "none of the labels"`,
+      [...path.slice(0, -1), "labels", "none"],
+    );
   if (raw === undefined) return { rules: [], llm: false };
   if (tool.output !== "text") {
     report("MNT_ERR_POLICY_SCHEMA", `tool ${tool.name} has a labeler but its output is not text`, path);
