@@ -45,7 +45,10 @@ export interface LabelerOptions {
   only?: "rules" | "llm";
 }
 
-type Result = { value: unknown; source: GroundingNote["source"] } | { error: string; source: "rule" | "llm" };
+/** What grounding one message gave: a value and where it came from, or why it failed. */
+export type GroundingResult =
+  | { value: unknown; source: GroundingNote["source"] }
+  | { error: string; source: "rule" | "llm" };
 
 interface MessageShape {
   role?: unknown;
@@ -96,7 +99,7 @@ export class Labeler implements Grounder {
       if (message.role === "user") {
         const started = performance.now();
         const given = message.mentor?.task;
-        const result: Result =
+        const result: GroundingResult =
           given !== undefined
             ? { value: given, source: "client" }
             : await this.groundTask(contentText(message.content), !taskSeen, signal);
@@ -112,7 +115,7 @@ export class Labeler implements Grounder {
         if (!call || tool?.output !== "text") continue;
         const started = performance.now();
         const given = message.mentor?.label;
-        const result: Result =
+        const result: GroundingResult =
           given !== undefined
             ? { value: given, source: "client" }
             : await this.labelOutput(tool, call.arguments, contentText(message.content), signal);
@@ -130,7 +133,7 @@ export class Labeler implements Grounder {
     callArguments: Record<string, Value>,
     text: string,
     signal?: AbortSignal,
-  ): Promise<Result> {
+  ): Promise<GroundingResult> {
     if (this.options.only !== "llm") {
       const label = labelByRules(tool, text);
       if (label !== undefined) return { value: label, source: "rule" };
@@ -148,7 +151,7 @@ export class Labeler implements Grounder {
    * Grounds one user message: the policy's patterns, then the model if allowed. With no match, a
    * later message changes nothing (`[]`); the first message is an error (reported, never guessed).
    */
-  async groundTask(text: string, first: boolean, signal?: AbortSignal): Promise<Result> {
+  async groundTask(text: string, first: boolean, signal?: AbortSignal): Promise<GroundingResult> {
     const specs = [...this.policy.taskCalls.values()];
     if (specs.length === 0) return { value: [], source: "rule" };
     if (this.options.only !== "llm") {
@@ -188,7 +191,7 @@ export class Labeler implements Grounder {
     request: ModelRequest,
     signal: AbortSignal | undefined,
     parse: (raw: string) => Parsed<unknown>,
-  ): Promise<Result> {
+  ): Promise<GroundingResult> {
     const model = this.options.model as LabelModel;
     const key = createHash("sha256")
       .update(JSON.stringify([this.policy.name, model.name, request]))
@@ -235,7 +238,12 @@ export class Labeler implements Grounder {
   }
 }
 
-function note(message: number, kind: GroundingNote["kind"], result: Result, started: number): GroundingNote {
+function note(
+  message: number,
+  kind: GroundingNote["kind"],
+  result: GroundingResult,
+  started: number,
+): GroundingNote {
   const ms = Math.round((performance.now() - started) * 100) / 100;
   return "error" in result
     ? { message, kind, source: result.source, error: result.error, ms }

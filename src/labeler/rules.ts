@@ -50,7 +50,8 @@ export type RuleGrounding =
 /**
  * Grounds the request with the policy's patterns: every match of a task call's patterns (matches
  * overlapping an earlier one are dropped) is one call; fields its groups leave open come from the
- * call's field rules. A call whose fields cannot all be filled is an error, never a guess.
+ * call's field rules: a keyword flag over the whole text; a value first in the call's own part of
+ * the text (from its match to the next), then in the whole text. A call whose fields cannot all be filled is an error, never a guess.
  */
 export function groundByRules(taskCalls: Iterable<TaskCallSpec>, text: string): RuleGrounding {
   const calls: TaskCall[] = [];
@@ -60,14 +61,16 @@ export function groundByRules(taskCalls: Iterable<TaskCallSpec>, text: string): 
       continue;
     const captures =
       grounding.patterns.length === 0
-        ? [{} as Record<string, string>]
+        ? [{ groups: {} as Record<string, string>, part: text }]
         : patternCaptures(grounding.patterns, text);
-    for (const groups of captures) {
+    for (const { groups, part } of captures) {
       const argumentsOf: Record<string, Value> = {};
       for (const parameter of spec.parameters) {
         const captured = groups[parameter.name];
         const value =
-          captured !== undefined ? fieldValue(parameter, captured) : fieldByRule(spec, parameter.name, text);
+          captured !== undefined
+            ? fieldValue(parameter, captured)
+            : fieldByRule(spec, parameter.name, part, text);
         if (value === undefined) {
           const why =
             captured !== undefined ? `${JSON.stringify(captured)} is not a valid value` : "not found";
@@ -82,8 +85,14 @@ export function groundByRules(taskCalls: Iterable<TaskCallSpec>, text: string): 
   return calls.length > 0 ? { kind: "calls", calls } : { kind: "none" };
 }
 
-/** The named groups of every non-overlapping match, in text order; earlier patterns win overlaps. */
-function patternCaptures(patterns: readonly RegExp[], text: string): Record<string, string>[] {
+/**
+ * The named groups of every non-overlapping match, in text order (earlier patterns win overlaps),
+ * each with its part of the text: from the match to the next match.
+ */
+function patternCaptures(
+  patterns: readonly RegExp[],
+  text: string,
+): { groups: Record<string, string>; part: string }[] {
   const kept: { start: number; end: number; groups: Record<string, string> }[] = [];
   for (const pattern of patterns) {
     for (const match of text.matchAll(pattern)) {
@@ -98,10 +107,14 @@ function patternCaptures(patterns: readonly RegExp[], text: string): Record<stri
       kept.push({ start, end, groups });
     }
   }
-  return kept.sort((left, right) => left.start - right.start).map((match) => match.groups);
+  kept.sort((left, right) => left.start - right.start);
+  return kept.map((match, index) => ({
+    groups: match.groups,
+    part: text.slice(match.start, kept[index + 1]?.start ?? text.length),
+  }));
 }
 
-function fieldByRule(spec: TaskCallSpec, field: string, text: string): Value | undefined {
+function fieldByRule(spec: TaskCallSpec, field: string, part: string, text: string): Value | undefined {
   const rule = spec.grounding?.fields[field];
   const parameter = spec.parameters.find((candidate) => candidate.name === field);
   if (!rule || !parameter) return undefined;
@@ -109,9 +122,13 @@ function fieldByRule(spec: TaskCallSpec, field: string, text: string): Value | u
     case "flag":
       return rule.any.test(text) && !rule.unless?.test(text);
     case "choice":
-      return rule.choices.find((choice) => choice.pattern.test(text))?.value ?? rule.default;
+      return (
+        rule.choices.find((choice) => choice.pattern.test(part))?.value ??
+        rule.choices.find((choice) => choice.pattern.test(text))?.value ??
+        rule.default
+      );
     case "pattern": {
-      const match = rule.pattern.exec(text);
+      const match = rule.pattern.exec(part) ?? rule.pattern.exec(text);
       const captured = match?.groups?.[field] ?? match?.[1];
       return captured === undefined ? rule.default : fieldValue(parameter, captured);
     }
