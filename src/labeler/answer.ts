@@ -69,13 +69,18 @@ function callProblem(item: unknown, specs: readonly TaskCallSpec[]): string | un
   return undefined;
 }
 
+/**
+ * A string value starts with a letter, a digit or another non-punctuation character, so a
+ * placeholder ("…", "?", "-") is no value; grammars/task.gbnf admits the same first characters.
+ */
+const valueStart = /^[^\x00-\x2F\x3A-\x40\x5B-\x60\x7B-\x7F\u2000-\u206F]/u;
+
 function hasType(value: Value, parameter: Parameter): boolean {
   const type = parameter.type;
   if (typeof type === "object") return type.enum.includes(value as never);
   switch (type) {
     case "string":
-      // A placeholder ("…", "?") is no value.
-      return typeof value === "string" && /[\p{L}\p{N}]/u.test(value);
+      return typeof value === "string" && valueStart.test(value);
     case "number":
       return typeof value === "number" && Number.isFinite(value);
     case "integer":

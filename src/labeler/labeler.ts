@@ -216,6 +216,10 @@ export class Labeler implements Grounder {
             source: "llm",
           };
         if (signal?.aborted) return { error: `aborted: ${String(signal.reason)}`, source: "llm" };
+        if (error instanceof MentorError && error.code === "MNT_ERR_LABELER_OUTPUT") {
+          lastError = error.message;
+          continue;
+        }
         const text = error instanceof MentorError ? `${error.code}: ${error.message}` : String(error);
         return { error: text, source: "llm" };
       }

@@ -13,7 +13,7 @@ import type {
 } from "./types.js";
 
 /** Reports a problem at a place in the policy file (the compiler collects them). */
-export type Report = (code: ErrorCode, message: string, path: YamlPath) => void;
+export type Report = (code: ErrorCode, message: string, path: YamlPath, options?: { key?: boolean }) => void;
 
 /** Compiles `tools.<name>.labeler`: every rule names a declared label and has exactly one valid test. */
 export function compileOutputLabeler(
@@ -138,7 +138,9 @@ export function compileTaskGrounding(
     const fieldPath = [...path, "fields", field];
     const parameter = parameters.find((candidate) => candidate.name === field);
     if (!parameter) {
-      report("MNT_ERR_POLICY_REFERENCE", `task call ${callName} has no field ${field}`, fieldPath);
+      report("MNT_ERR_POLICY_REFERENCE", `task call ${callName} has no field ${field}`, fieldPath, {
+        key: true,
+      });
       continue;
     }
     const compiled = compileFieldRule(parameter, rule, fieldPath, report);
@@ -154,6 +156,7 @@ export function compileTaskGrounding(
           "MNT_ERR_POLICY_SCHEMA",
           `field ${name} of task call ${callName} is filled by no pattern group and no field rule`,
           path,
+          { key: true },
         );
       }
     }
@@ -169,7 +172,9 @@ function compileFieldRule(
 ): FieldRule | undefined {
   const flags = rule.ignore_case ? "iu" : "u";
   if ((rule.pattern === undefined) === (rule.keywords === undefined)) {
-    report("MNT_ERR_POLICY_SCHEMA", "a field rule needs exactly one of pattern, keywords", path);
+    report("MNT_ERR_POLICY_SCHEMA", "a field rule needs exactly one of pattern, keywords", path, {
+      key: true,
+    });
     return undefined;
   }
   const fallback = rule.default === undefined ? {} : { default: rule.default as Value };

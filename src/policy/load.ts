@@ -128,7 +128,8 @@ class PolicyCompiler {
     this.problems.push(new MentorError(code, `${rule}${message}`, location));
   }
 
-  private readonly report: Report = (code, message, path) => this.problem(code, message, path);
+  private readonly report: Report = (code, message, path, options) =>
+    this.problem(code, message, path, options);
 
   private compileParameters(raw: Record<string, RawParameter>): Parameter[] {
     return Object.entries(raw).map(([name, parameter]) => {
