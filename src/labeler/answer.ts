@@ -73,7 +73,7 @@ function callProblem(item: unknown, specs: readonly TaskCallSpec[]): string | un
  * A string value starts with a letter, a digit or another non-punctuation character, so a
  * placeholder ("…", "?", "-") is no value; grammars/task.gbnf admits the same first characters.
  */
-const valueStart = /^[^\x00-\x2F\x3A-\x40\x5B-\x60\x7B-\x7F\u2000-\u206F]/u;
+const valueStart = /^[^\p{Cc}\x20-\x2F\x3A-\x40\x5B-\x60\x7B-\x7E\u2000-\u206F]/u;
 
 function hasType(value: Value, parameter: Parameter): boolean {
   const type = parameter.type;

@@ -172,8 +172,8 @@ describe("OpenAI-endpoint labeler: protocol handling against a scripted local HT
       value: [good],
       source: "llm",
     });
-    const schema = (requests[0]?.body.response_format as { json_schema: { schema: Record<string, unknown> } })
-      .json_schema.schema as { properties: { calls: { items: { anyOf: unknown[] } } } };
+    const format = requests[0]?.body.response_format as { json_schema: { schema: unknown } } | undefined;
+    const schema = format?.json_schema.schema as { properties: { calls: { items: { anyOf: unknown[] } } } };
     assert.deepEqual(schema.properties.calls.items.anyOf[0], {
       type: "object",
       properties: {
