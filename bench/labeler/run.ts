@@ -6,7 +6,8 @@
  *   llm       the LLM labeler alone on Gemma 3 270M (every example, whatever the policy allows);
  *   declared  what the server runs: the rules, then the LLM only where the policy allows it.
  * An answer is correct, wrong, or unlabeled (the labeler failed closed: no label / no task).
- * `--limit N` takes the first N examples of each domain and kind for the LLM runs.
+ * `--limit N` takes the first N examples of each domain and kind for the LLM runs; `--timeout-ms`
+ * bounds each model request (default 120 000); `--verbose` lists every wrong and unlabeled answer.
  */
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -61,6 +62,9 @@ const args = process.argv.slice(2);
 const limitIndex = args.indexOf("--limit");
 const limit = limitIndex >= 0 ? Number(args[limitIndex + 1]) : Number.POSITIVE_INFINITY;
 const withLlm = !args.includes("--no-llm");
+const timeoutIndex = args.indexOf("--timeout-ms");
+// Generous by default: on a loaded machine the accuracy should not measure the load.
+const timeoutMs = timeoutIndex >= 0 ? Number(args[timeoutIndex + 1]) : 120_000;
 const verbose = args.includes("--verbose");
 
 function loadExamples(file: string): { examples: ExampleFile; policy: Policy } {
@@ -242,8 +246,8 @@ if (withLlm) {
   const model = await llama.loadModel({ modelPath });
   const labelModel = await LocalLabelModel.create(model);
   const started = performance.now();
-  outcomes.push(...(await run("llm", { only: "llm", model: labelModel }, domains, limit)));
-  outcomes.push(...(await run("declared", { model: labelModel }, domains, limit)));
+  outcomes.push(...(await run("llm", { only: "llm", model: labelModel, timeoutMs }, domains, limit)));
+  outcomes.push(...(await run("declared", { model: labelModel, timeoutMs }, domains, limit)));
   const llmSeconds = (performance.now() - started) / 1000;
   // The same examples again through one labeler: every model answer now comes from the cache.
   const cached = new Labeler((domains[0] as { policy: Policy }).policy, { model: labelModel, only: "llm" });

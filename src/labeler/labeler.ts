@@ -6,7 +6,7 @@ import type { Policy, ToolSpec } from "../policy/index.js";
 import { type Parsed, parseCalls, parseLabel } from "./answer.js";
 import type { LabelModel, ModelRequest } from "./model.js";
 import { labelRequest, taskRequest } from "./prompt.js";
-import { groundByRules, labelByRules } from "./rules.js";
+import { applyFieldRules, groundByRules, labelByRules } from "./rules.js";
 
 /** Grounds a conversation: task calls on user messages, labels on text tool outputs. */
 export interface Grounder {
@@ -148,8 +148,9 @@ export class Labeler implements Grounder {
   }
 
   /**
-   * Grounds one user message: the policy's patterns, then the model if allowed. With no match, a
-   * later message changes nothing (`[]`); the first message is an error (reported, never guessed).
+   * Grounds one user message: the policy's patterns, then the model if allowed (the fields the
+   * policy's field rules decide are taken from the rules). With no match, a later message changes
+   * nothing (`[]`); the first message is an error (reported, never guessed).
    */
   async groundTask(text: string, first: boolean, signal?: AbortSignal): Promise<GroundingResult> {
     const specs = [...this.policy.taskCalls.values()];
@@ -162,7 +163,9 @@ export class Labeler implements Grounder {
     const llm = specs.some((spec) => spec.grounding?.llm === true);
     if (this.mayAsk(llm)) {
       const answer = await this.ask(taskRequest(specs, text), signal, (raw) => parseCalls(raw, specs));
-      if ("error" in answer || !first || (answer.value as TaskCall[]).length > 0) return answer;
+      if ("error" in answer) return answer;
+      const calls = applyFieldRules(specs, answer.value as TaskCall[], text);
+      if (!first || calls.length > 0) return { value: calls, source: answer.source };
       return { error: "the model found no task in the first request", source: "llm" };
     }
     if (!first) return { value: [], source: "rule" };

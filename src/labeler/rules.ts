@@ -114,6 +114,25 @@ function patternCaptures(
   }));
 }
 
+/**
+ * Replaces the fields of calls (grounded by a model) that the policy's field rules decide on the
+ * request, so a keyword flag such as `urgent` never depends on the model.
+ */
+export function applyFieldRules(
+  specs: readonly TaskCallSpec[],
+  calls: readonly TaskCall[],
+  text: string,
+): TaskCall[] {
+  return calls.map((call) => {
+    const spec = specs.find((candidate) => candidate.name === call.name);
+    const decided = Object.keys(spec?.grounding?.fields ?? {}).flatMap((field) => {
+      const value = spec ? fieldByRule(spec, field, text, text) : undefined;
+      return value === undefined ? [] : [[field, value] as const];
+    });
+    return { name: call.name, arguments: { ...call.arguments, ...Object.fromEntries(decided) } };
+  });
+}
+
 function fieldByRule(spec: TaskCallSpec, field: string, part: string, text: string): Value | undefined {
   const rule = spec.grounding?.fields[field];
   const parameter = spec.parameters.find((candidate) => candidate.name === field);

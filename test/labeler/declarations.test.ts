@@ -55,7 +55,8 @@ describe("labeler declarations in a policy", () => {
     const policy = parsePolicy(travel, "travel.yaml");
     assert.equal(policy.tools.get("check_distance")?.labeler.rules.length, 4);
     assert.equal(policy.tools.get("check_distance")?.labeler.llm, false);
-    assert.equal(policy.tools.get("check_seats")?.labeler.llm, true);
+    assert.equal(policy.tools.get("check_seats")?.labeler.llm, false);
+    assert.equal(policy.taskCalls.get("request_travel")?.grounding?.llm, true);
     assert.equal(policy.taskCalls.get("request_travel")?.grounding?.patterns.length, 4);
   });
 

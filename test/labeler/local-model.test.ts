@@ -11,6 +11,7 @@ import { labelRequest, taskRequest } from "../../src/labeler/prompt.js";
 import { makeTinyModel, seededRandom } from "../../src/models/tiny-model.js";
 import { traceFromMessages } from "../../src/monitor/index.js";
 import { loadPolicy, parsePolicy, type TaskCallSpec, type ToolSpec } from "../../src/policy/index.js";
+import { travelWithSeatsLlm } from "../support/travel-llm.js";
 
 // Needs a model: writes tiny ones (random weights, real tokenizers). With random weights and
 // temperature 1 the model writes near-random text; the grammar alone must keep every answer valid.
@@ -20,9 +21,7 @@ const generations = Number(process.env.MENTOR_LABELER_GENERATIONS ?? 15);
 const directory = mkdtempSync(join(tmpdir(), "mentor-labeler-"));
 after(() => rmSync(directory, { recursive: true, force: true }));
 
-const travel = loadPolicy(
-  fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url)),
-);
+const travel = travelWithSeatsLlm();
 const refunds = loadPolicy(
   fileURLToPath(new URL("../../../bench/labeler/refunds/policy.yaml", import.meta.url)),
 );

@@ -2,15 +2,12 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { Labeler, OpenAILabelModel } from "../../src/labeler/index.js";
-import { loadPolicy } from "../../src/policy/index.js";
+import { travelWithSeatsLlm } from "../support/travel-llm.js";
 
 // Protocol handling only: a real local HTTP server answers with scripted responses, so these tests
 // check what the client sends and how it treats each kind of answer, not any model's labeling.
-const travel = loadPolicy(
-  fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url)),
-);
+const travel = travelWithSeatsLlm();
 const seats = travel.tools.get("check_seats");
 assert.ok(seats);
 

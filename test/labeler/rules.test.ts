@@ -76,10 +76,10 @@ describe("deterministic labelers of the travel policy", () => {
     assert.match(result.error, /no labeling rule of check_distance matches.*does not allow the LLM/);
   });
 
-  test("an output no rule matches, where the policy allows the LLM but no model is given, fails closed", async () => {
-    const result = await labeler.labelOutput(tool(travel, "check_seats"), {}, "Plenty of room.");
+  test("a request no pattern matches, where the policy allows the LLM but no model is given, fails closed", async () => {
+    const result = await labeler.groundTask("toronto to chicago", true);
     assert.ok("error" in result);
-    assert.match(result.error, /no labeling model configured/);
+    assert.match(result.error, /no task pattern matches the request \(no labeling model configured\)/);
   });
 
   test("a JSON path rule reads JSON outputs and ignores prose", async () => {
