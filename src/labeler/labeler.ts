@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { MentorError } from "../errors/index.js";
 import type { Value } from "../expression/index.js";
-import type { TaskCall } from "../monitor/index.js";
+import { contentText, type TaskCall } from "../monitor/index.js";
 import type { Policy, ToolSpec } from "../policy/index.js";
 import { type Parsed, parseCalls, parseLabel } from "./answer.js";
 import type { LabelModel, ModelRequest } from "./model.js";
@@ -269,11 +269,4 @@ function parsedArguments(raw: unknown): Record<string, Value> {
   return typeof value === "object" && value !== null && !Array.isArray(value)
     ? (value as Record<string, Value>)
     : {};
-}
-
-function contentText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content))
-    return content.map((part) => (typeof part?.text === "string" ? part.text : "")).join("");
-  return "";
 }
