@@ -6,7 +6,7 @@ import type { Policy, ToolSpec } from "../policy/index.js";
 import { type Parsed, parseCalls, parseLabel } from "./answer.js";
 import type { LabelModel, ModelRequest } from "./model.js";
 import { labelRequest, taskRequest } from "./prompt.js";
-import { applyFieldRules, groundByRules, labelByRules } from "./rules.js";
+import { applyFieldRules, distinct, groundByRules, labelByRules } from "./rules.js";
 
 /** Grounds a conversation: task calls on user messages, labels on text tool outputs. */
 export interface Grounder {
@@ -164,7 +164,7 @@ export class Labeler implements Grounder {
     if (this.mayAsk(llm)) {
       const answer = await this.ask(taskRequest(specs, text), signal, (raw) => parseCalls(raw, specs));
       if ("error" in answer) return answer;
-      const calls = applyFieldRules(specs, answer.value as TaskCall[], text);
+      const calls = distinct(applyFieldRules(specs, answer.value as TaskCall[], text));
       if (!first || calls.length > 0) return { value: calls, source: answer.source };
       return { error: "the model found no task in the first request", source: "llm" };
     }

@@ -78,11 +78,10 @@ export function groundByRules(taskCalls: Iterable<TaskCallSpec>, text: string): 
         }
         argumentsOf[parameter.name] = value;
       }
-      const call = { name: spec.name, arguments: argumentsOf };
-      if (!calls.some((other) => JSON.stringify(other) === JSON.stringify(call))) calls.push(call);
+      calls.push({ name: spec.name, arguments: argumentsOf });
     }
   }
-  return calls.length > 0 ? { kind: "calls", calls } : { kind: "none" };
+  return calls.length > 0 ? { kind: "calls", calls: distinct(calls) } : { kind: "none" };
 }
 
 /**
@@ -112,6 +111,17 @@ function patternCaptures(
     groups: match.groups,
     part: text.slice(match.start, kept[index + 1]?.start ?? text.length),
   }));
+}
+
+/** Calls without repeats (one binding is one call, however often it is written). */
+export function distinct(calls: readonly TaskCall[]): TaskCall[] {
+  const seen = new Set<string>();
+  return calls.filter((call) => {
+    const key = JSON.stringify(call);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /**
