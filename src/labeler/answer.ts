@@ -71,9 +71,11 @@ function callProblem(item: unknown, specs: readonly TaskCallSpec[]): string | un
 
 /**
  * A string value starts with a letter, a digit or another non-punctuation character, so a
- * placeholder ("…", "?", "-") is no value; grammars/task.gbnf admits the same first characters.
+ * placeholder ("…", "?", "-", "，") is no value; grammars/task.gbnf admits the same first characters
+ * (ASCII, general and CJK/full-width punctuation excluded).
  */
-const valueStart = /^[^\p{Cc}\x20-\x2F\x3A-\x40\x5B-\x60\x7B-\x7E\u2000-\u206F]/u;
+const valueStart =
+  /^[^\p{Cc}\x20-\x2F\x3A-\x40\x5B-\x60\x7B-\x7E\u2000-\u206F\u3000-\u303F\uFF00-\uFF0F\uFF1A-\uFF20]/u;
 
 function hasType(value: Value, parameter: Parameter): boolean {
   const type = parameter.type;

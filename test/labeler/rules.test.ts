@@ -267,6 +267,7 @@ describe("answers and grammars", () => {
       '[{"name": "request_travel", "arguments": {"origin": "A", "destination": "B"}}]',
       '[{"name": "request_travel", "arguments": {"origin": "A", "destination": "B", "urgent": "yes"}}]',
       '[{"name": "request_travel", "arguments": {"origin": "…", "destination": "B", "urgent": true}}]',
+      '[{"name": "request_travel", "arguments": {"origin": "，", "destination": "B", "urgent": true}}]',
       '[{"name": "request_travel", "arguments": {"origin": "A", "destination": "B", "urgent": true, "x": 1}}]',
       '{"name": "request_travel"}',
       "[{",
