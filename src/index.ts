@@ -6,9 +6,6 @@ export {
   type GeneratedCall,
   type Generation,
   type GenerationRequest,
-  type Grounder,
-  type Grounding,
-  type GroundingNote,
   givenGrounding,
   runTurn,
   type ShieldMode,
@@ -33,6 +30,16 @@ export {
   type RuleFinding,
 } from "./evaluator/index.js";
 export { type LintFinding, lintConstraints, lintPolicy } from "./game/index.js";
+export {
+  type Grounder,
+  type Grounding,
+  type GroundingNote,
+  Labeler,
+  type LabelerOptions,
+  type LabelModel,
+  LocalLabelModel,
+  OpenAILabelModel,
+} from "./labeler/index.js";
 export {
   assistantMessage,
   type ChatMessage,

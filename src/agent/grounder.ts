@@ -1,21 +1,6 @@
-import type { ChatMessage } from "../llm/index.js";
+import type { Grounder } from "../labeler/index.js";
 
-/** What grounding did to one message (which message, what it found, from where); free-form. */
-export type GroundingNote = Record<string, unknown>;
-
-export interface Grounding {
-  /** The messages with `mentor.task` on user messages and `mentor.label` on tool messages. */
-  messages: ChatMessage[];
-  notes: GroundingNote[];
-}
-
-/**
- * Grounds a conversation into the policy's vocabulary: the user's task into pseudo task calls
- * (`mentor.task`), text tool outputs into labels (`mentor.label`).
- */
-export interface Grounder {
-  ground(messages: readonly ChatMessage[], options?: { signal?: AbortSignal }): Promise<Grounding>;
-}
+export type { Grounder, Grounding, GroundingNote } from "../labeler/index.js";
 
 /**
  * Keeps what the client sent: `mentor` fields the client put on its messages are the grounding.

@@ -118,9 +118,9 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
       "the token shield needs the local engine; this server forwards to an upstream endpoint (use shield prompt)",
     );
-  const grounding = await options.grounder.ground(options.messages, { signal: options.signal });
+  const grounding = await options.grounder.ground(options.messages, options.signal);
   const groundMs = performance.now() - started;
-  const history = grounding.messages;
+  const history = grounding.messages as ChatMessage[];
   const evaluator = options.evaluator;
   const shielded = evaluator !== undefined && options.mode !== "none";
   const next = evaluator?.next(history);

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { Evaluator } from "../evaluator/index.js";
+import type { Grounding, LabelModel, LocalLabelModel } from "../labeler/index.js";
 import type { ChatMessage, ChatTool, ToolChoice } from "../llm/index.js";
 import { resolveModel } from "../models/index.js";
 import { loadPolicy } from "../policy/index.js";
@@ -19,6 +20,9 @@ interface ChatCommandOptions {
   seed?: string;
   temperature?: string;
   maxTokens?: string;
+  labelerUrl?: string;
+  labelerModel?: string;
+  labelerKey?: string;
 }
 
 export function registerChatCommands(program: Command): void {
@@ -36,14 +40,20 @@ export function registerChatCommands(program: Command): void {
       "--shield-sets <file>",
       "token shield sets (JSON: unsafeTools, progressingTools, arguments, doneAllowed)",
     )
-    .option("--policy <file>", "derive the token shield's sets from this policy and the messages")
+    .option(
+      "--policy <file>",
+      "ground the messages (task from the user's text, labels of text outputs) and derive the token shield's sets from this policy",
+    )
+    .option("--labeler-url <url>", "label with this OpenAI-compatible endpoint instead of the local model")
+    .option("--labeler-model <name>", "the endpoint's model (with --labeler-url)")
+    .option("--labeler-key <key>", "the endpoint's API key (with --labeler-url)")
     .option("--eta <number>", "logit boost of progressing names/values (η/T in log-probability)", "0.5")
     .option("--seed <number>", "sampling seed", "0")
     .option("--temperature <number>", "sampling temperature", "0.7")
     .option("--max-tokens <number>", "sampled tokens at most", "256")
     .action(async (options: ChatCommandOptions) => {
       const messagesFile = readJson(options.messages) as unknown;
-      const messages = (
+      let messages = (
         Array.isArray(messagesFile) ? messagesFile : (messagesFile as { messages?: unknown }).messages
       ) as ChatMessage[] | undefined;
       if (!Array.isArray(messages))
@@ -59,18 +69,35 @@ export function registerChatCommands(program: Command): void {
         throw new MentorError("MNT_ERR_BAD_INPUT", `--shield must be none or token, not ${options.shield}`);
       let sets: ShieldSets | undefined;
       if (options.shieldSets !== undefined) sets = readJson(options.shieldSets) as ShieldSets;
-      if (options.policy !== undefined)
-        sets = {
-          ...shieldSetsFromNextAnswer(new Evaluator(loadPolicy(options.policy)).next(messages)),
-          ...sets,
-        };
+      const policy = options.policy !== undefined ? loadPolicy(options.policy) : undefined;
+      if (options.labelerUrl !== undefined && options.labelerModel === undefined)
+        throw new MentorError("MNT_ERR_BAD_INPUT", "--labeler-url needs --labeler-model");
       const toolChoice: ToolChoice = ["none", "auto", "required"].includes(options.toolChoice ?? "auto")
         ? (options.toolChoice as ToolChoice)
         : { type: "function", function: { name: options.toolChoice as string } };
       const modelPath = await resolveModel(options.model, { pull: false });
       const { Engine, assistantMessage } = await import("../llm/index.js");
+      const { Labeler, LocalLabelModel, OpenAILabelModel } = await import("../labeler/index.js");
       const engine = await Engine.load({ modelPath });
+      let labelModel: LocalLabelModel | undefined;
       try {
+        let grounding: Grounding | undefined;
+        if (policy !== undefined) {
+          let model: LabelModel;
+          if (options.labelerUrl !== undefined) {
+            model = new OpenAILabelModel({
+              url: options.labelerUrl,
+              model: options.labelerModel as string,
+              ...(options.labelerKey !== undefined ? { key: options.labelerKey } : {}),
+            });
+          } else {
+            labelModel = await LocalLabelModel.create(engine.model);
+            model = labelModel;
+          }
+          grounding = await new Labeler(policy, { model }).ground(messages);
+          messages = grounding.messages as ChatMessage[];
+          sets = { ...shieldSetsFromNextAnswer(new Evaluator(policy).next(messages)), ...sets };
+        }
         const result = await engine.generate({
           messages,
           tools,
@@ -91,12 +118,14 @@ export function registerChatCommands(program: Command): void {
             ...(result.refusal !== undefined ? { refusal: result.refusal } : {}),
             shield: options.shield,
             ...(sets !== undefined ? { sets } : {}),
+            ...(grounding !== undefined ? { grounding: grounding.notes } : {}),
             stats: result.stats,
           },
         };
         process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
         if (result.finishReason === "refused") process.exitCode = 1;
       } finally {
+        await labelModel?.dispose();
         await engine.dispose();
       }
     });

@@ -18,6 +18,9 @@ interface ServeCommandOptions {
   sequences: string;
   contextSize: string;
   eta: string;
+  labeler: string;
+  labelerModel?: string;
+  labelerKey?: string;
 }
 
 /** A repeatable flag; from the environment, a comma-separated list. */
@@ -98,6 +101,22 @@ export function registerServeCommand(program: Command): void {
         .env("MENTOR_CONTEXT_SIZE"),
     )
     .addOption(new Option("--eta <x>", "default token shield boost").default("0.5").env("MENTOR_ETA"))
+    .addOption(
+      new Option(
+        "--labeler <who>",
+        "grounds tasks and text outputs where the policy lets a model: model (the served one), rules (the policy's rules only), or the URL of an OpenAI-compatible endpoint",
+      )
+        .default("model")
+        .env("MENTOR_LABELER"),
+    )
+    .addOption(
+      new Option("--labeler-model <id>", "the labeler endpoint's model (with --labeler URL)").env(
+        "MENTOR_LABELER_MODEL",
+      ),
+    )
+    .addOption(
+      new Option("--labeler-key <key>", "API key for the labeler endpoint").env("MENTOR_LABELER_KEY"),
+    )
     .action(async (options: ServeCommandOptions) => {
       const { startServer } = await import("../server/index.js");
       const server = await startServer({
@@ -123,6 +142,7 @@ export function registerServeCommand(program: Command): void {
         sequences: integer(options.sequences, "--sequences", 1),
         contextSize: integer(options.contextSize, "--context-size", 256),
         eta: Number(options.eta),
+        labeler: labelerOption(options),
       });
       // Graceful stop: no new requests, those in flight finish, the recorder is flushed.
       const stop = (): void => {
@@ -134,6 +154,27 @@ export function registerServeCommand(program: Command): void {
       process.once("SIGTERM", stop);
       process.once("SIGINT", stop);
     });
+}
+
+function labelerOption(
+  options: ServeCommandOptions,
+): "model" | "rules" | { url: string; model: string; apiKey?: string } {
+  if (options.labeler === "model" || options.labeler === "rules") return options.labeler;
+  if (!/^https?:\/\//.test(options.labeler))
+    throw new MentorError(
+      "MNT_ERR_BAD_INPUT",
+      `--labeler must be model, rules or an http(s) URL, not ${JSON.stringify(options.labeler)}`,
+    );
+  if (options.labelerModel === undefined)
+    throw new MentorError(
+      "MNT_ERR_BAD_INPUT",
+      "--labeler URL needs --labeler-model (the endpoint's model id)",
+    );
+  return {
+    url: options.labeler,
+    model: options.labelerModel,
+    ...(options.labelerKey !== undefined ? { apiKey: options.labelerKey } : {}),
+  };
 }
 
 function integer(text: string, option: string, min: number): number {

@@ -163,6 +163,18 @@ export const errorCodes = {
     status: 400,
     fix: "Correct the benchmark input (option, task file, domain data) as the message describes.",
   },
+  MNT_ERR_LABELER_ENDPOINT: {
+    status: 502,
+    fix: "The labeler's OpenAI-compatible endpoint could not be reached or answered with an error; check its URL, model and key. The output stays unlabeled (every outcome counts as possible).",
+  },
+  MNT_ERR_LABELER_OUTPUT: {
+    status: 502,
+    fix: "The labeling model answered something that is not a declared label or valid task calls, twice; the output stays unlabeled / the task ungrounded. Use a larger model or add deterministic rules to the policy.",
+  },
+  MNT_ERR_LABELER_TIMEOUT: {
+    status: 504,
+    fix: "The labeling model did not answer within `timeoutMs`; the output stays unlabeled / the task ungrounded. Raise the timeout or add deterministic rules to the policy.",
+  },
 } as const satisfies Record<string, { status: number; fix: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -8,6 +8,7 @@ export {
   Run,
 } from "./run.js";
 export {
+  contentText,
   type Outcome,
   parseArguments,
   type TaskCall,

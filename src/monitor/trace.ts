@@ -142,7 +142,8 @@ function readOutcome(event: ToolCallEvent, message: ChatMessage, policy: Policy)
   }
 }
 
-function contentText(content: unknown): string {
+/** The text of an OpenAI message's content (a string, or the text parts of an array). */
+export function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
     return content.map((part) => (typeof part?.text === "string" ? part.text : "")).join("");

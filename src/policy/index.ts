@@ -1,13 +1,20 @@
+export { fieldValue } from "./labeling.js";
 export { loadPolicy, parsePolicy } from "./load.js";
 export { type AbstractMove, abstractMoves, holdsForMove, matchesForMove } from "./moves.js";
 export type {
   ConstraintSpec,
   EntitySpec,
+  FieldRule,
+  LabelRule,
+  LabelTest,
   Mode,
+  NumberBounds,
+  OutputLabeler,
   Parameter,
   Policy,
   PropositionSpec,
   RuleSpec,
   TaskCallSpec,
+  TaskGrounding,
   ToolSpec,
 } from "./types.js";

@@ -9,6 +9,7 @@ import {
   parseExpression,
 } from "../expression/index.js";
 import { Automaton, atomsOf, declareTemplates, type Formula, parseFormula } from "../logic/index.js";
+import { compileOutputLabeler, compileTaskGrounding, type Report } from "./labeling.js";
 import { abstractMoves, holdsForMove, matchesForMove } from "./moves.js";
 import { policySchema, type RawParameter, type RawPolicy } from "./schema.js";
 import { PolicySource, type YamlPath } from "./source.js";
@@ -72,10 +73,17 @@ class PolicyCompiler {
     const raw = parsed.data as RawPolicy;
     const tools = this.compileTools(raw);
     const taskCalls = new Map(
-      Object.entries(raw.task).map(([name, call]): [string, TaskCallSpec] => [
-        name,
-        { name, description: call.description, parameters: this.compileParameters(call.parameters) },
-      ]),
+      Object.entries(raw.task).map(([name, call]): [string, TaskCallSpec] => {
+        const parameters = this.compileParameters(call.parameters);
+        const grounding = compileTaskGrounding(
+          name,
+          parameters,
+          call.grounding,
+          ["task", name, "grounding"],
+          this.report,
+        );
+        return [name, { name, description: call.description, parameters, grounding }];
+      }),
     );
     const entities = this.compileEntities(raw, taskCalls);
     const propositions = this.compilePropositions(raw, tools, taskCalls, entities);
@@ -119,6 +127,9 @@ class PolicyCompiler {
     const rule = options.rule ? `rule ${options.rule}: ` : "";
     this.problems.push(new MentorError(code, `${rule}${message}`, location));
   }
+
+  private readonly report: Report = (code, message, path, options) =>
+    this.problem(code, message, path, options);
 
   private compileParameters(raw: Record<string, RawParameter>): Parameter[] {
     return Object.entries(raw).map(([name, parameter]) => {
@@ -168,14 +179,21 @@ class PolicyCompiler {
           "output",
         ]);
       }
+      const labels = tool.labels ?? {};
       tools.set(name, {
         name,
         description: tool.description,
         parameters,
         required: tool.required ?? names,
         output: tool.output,
-        labels: tool.labels ?? {},
+        labels,
         repairable: tool.repairable,
+        labeler: compileOutputLabeler(
+          { name, output: tool.output, labels },
+          tool.labeler,
+          ["tools", name, "labeler"],
+          this.report,
+        ),
       });
     }
     return tools;

@@ -25,6 +25,71 @@ export const parameterSchema = z.union([
 
 const parametersSchema = z.record(identifier, parameterSchema);
 
+const scalarSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+/**
+ * One deterministic labeling rule of a text output: the first rule whose test matches gives the
+ * label. Exactly one test: `json` (a path of the output parsed as JSON equals a value), `regex`,
+ * `keywords` (any of them, as whole words, any case) or `number` (a regex whose first group is a
+ * number, times `scale`, compared with the bounds).
+ */
+export const labelRuleSchema = z
+  .object({
+    label: identifier,
+    json: z.object({ path: z.string(), equals: scalarSchema }).strict().optional(),
+    regex: z.string().optional(),
+    keywords: z.array(z.string().min(1)).min(1).optional(),
+    number: z.string().optional(),
+    scale: z.number().optional(),
+    lt: z.number().optional(),
+    lte: z.number().optional(),
+    gt: z.number().optional(),
+    gte: z.number().optional(),
+    /** For `regex` and `number`: match regardless of case. */
+    ignore_case: z.boolean().default(false),
+  })
+  .strict();
+
+/** How a text output is labeled: ordered rules, then (if `llm`) the LLM labeler. */
+export const outputLabelerSchema = z
+  .object({
+    rules: z.array(labelRuleSchema).default([]),
+    /** May the LLM labeler label outputs no rule matches? Default false. */
+    llm: z.boolean().default(false),
+  })
+  .strict();
+
+/**
+ * How one field of a task call is found in the request, when the call patterns do not capture it:
+ * `pattern` (its named group or first group), `keywords` (a boolean: true if any occurs and none of
+ * `unless`; or value → keywords for a field with a few values), `default` when nothing matches.
+ */
+export const fieldRuleSchema = z
+  .object({
+    pattern: z.string().optional(),
+    keywords: z
+      .union([z.array(z.string().min(1)).min(1), z.record(z.string(), z.array(z.string().min(1)))])
+      .optional(),
+    unless: z.array(z.string().min(1)).optional(),
+    default: scalarSchema.optional(),
+    ignore_case: z.boolean().default(false),
+  })
+  .strict();
+
+/** How a task call is grounded from the user's request. */
+export const taskGroundingSchema = z
+  .object({
+    /** Named regex fragments, written `{{name}}` in the patterns (e.g. what a city looks like). */
+    define: z.record(identifier, z.string()).default({}),
+    /** Regexes with named groups (= fields); every match of one makes one call. */
+    patterns: z.array(z.string()).default([]),
+    ignore_case: z.boolean().default(false),
+    fields: z.record(identifier, fieldRuleSchema).default({}),
+    /** May the LLM labeler ground requests the patterns do not match? Default false. */
+    llm: z.boolean().default(false),
+  })
+  .strict();
+
 export const toolSchema = z
   .object({
     description: z.string().default(""),
@@ -36,6 +101,8 @@ export const toolSchema = z
     labels: z.record(identifier, z.string()).optional(),
     /** Arguments a repair may change (issue: argument constraints). Default: none. */
     repairable: z.array(identifier).default([]),
+    /** For text outputs: how the labeler chooses the label. */
+    labeler: outputLabelerSchema.optional(),
   })
   .strict();
 
@@ -43,6 +110,7 @@ export const taskCallSchema = z
   .object({
     description: z.string().default(""),
     parameters: parametersSchema.default({}),
+    grounding: taskGroundingSchema.optional(),
   })
   .strict();
 
@@ -134,3 +202,5 @@ export const policySchema = z
 
 export type RawPolicy = z.infer<typeof policySchema>;
 export type RawParameter = z.infer<typeof parameterSchema>;
+export type RawOutputLabeler = z.infer<typeof outputLabelerSchema>;
+export type RawTaskGrounding = z.infer<typeof taskGroundingSchema>;

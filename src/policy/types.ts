@@ -1,4 +1,4 @@
-import type { Expression, FieldType, PathSegment } from "../expression/index.js";
+import type { Expression, FieldType, PathSegment, Value } from "../expression/index.js";
 import type { Automaton, Formula } from "../logic/index.js";
 
 /** What happens when a rule would be broken: only recorded, a warning added, or the call blocked. */
@@ -21,12 +21,58 @@ export interface ToolSpec {
   /** For text outputs: label → its meaning. */
   labels: Record<string, string>;
   repairable: string[];
+  /** For text outputs: deterministic rules and whether the LLM labeler may be used. */
+  labeler: OutputLabeler;
+}
+
+/** What a deterministic labeling rule tests on a tool's output text. */
+export type LabelTest =
+  | { kind: "json"; path: PathSegment[]; equals: string | number | boolean | null }
+  | { kind: "regex"; pattern: RegExp }
+  | { kind: "keywords"; pattern: RegExp }
+  | { kind: "number"; pattern: RegExp; scale: number; bounds: NumberBounds };
+
+export interface NumberBounds {
+  lt?: number;
+  lte?: number;
+  gt?: number;
+  gte?: number;
+}
+
+export interface LabelRule {
+  label: string;
+  test: LabelTest;
+}
+
+export interface OutputLabeler {
+  /** In order; the first that matches gives the label. */
+  rules: LabelRule[];
+  /** May the LLM labeler label an output no rule matches? */
+  llm: boolean;
+}
+
+/** How one task field is found in the request text outside the call patterns. */
+export type FieldRule =
+  | { kind: "pattern"; pattern: RegExp; default?: Value }
+  /** A boolean: true if `any` matches and `unless` does not. */
+  | { kind: "flag"; any: RegExp; unless: RegExp | undefined }
+  /** The first value whose keywords occur. */
+  | { kind: "choice"; choices: { value: Value; pattern: RegExp }[]; default?: Value };
+
+export interface TaskGrounding {
+  /** Global regexes whose named groups are fields; each match is one call. */
+  patterns: RegExp[];
+  fields: Record<string, FieldRule>;
+  /** May the LLM labeler ground a request the patterns do not match? */
+  llm: boolean;
 }
 
 export interface TaskCallSpec {
   name: string;
   description: string;
   parameters: Parameter[];
+  /** Undefined: the policy declares no grounding for this call (only the client or the LLM may). */
+  grounding: TaskGrounding | undefined;
 }
 
 export interface EntitySpec {

@@ -16,6 +16,7 @@ import {
 } from "../agent/index.js";
 import { MentorError } from "../errors/index.js";
 import { Evaluator } from "../evaluator/index.js";
+import { Labeler, type LabelModel, type LocalLabelModel, OpenAILabelModel } from "../labeler/index.js";
 import type { Engine } from "../llm/index.js";
 import { loadRegistry, parseModelSpec, resolveModel } from "../models/index.js";
 import { loadPolicy, type Policy } from "../policy/index.js";
@@ -65,7 +66,14 @@ export interface ServerOptions {
   bodyLimit?: number;
   /** Generations after the first one per turn. Default 4. */
   maxRegenerations?: number;
-  /** Grounding per policy (the labeler). Default: the client's own `mentor` fields. */
+  /**
+   * Who grounds tasks and text outputs where the policy lets a model do it: `model` (default) the
+   * served model (the local one through a grammar, or the upstream), `rules` the policy's rules only
+   * (cases left to a model fail closed), or another OpenAI-compatible endpoint. Fields the client
+   * sends (`mentor.task`, `mentor.label`) are kept either way.
+   */
+  labeler?: "model" | "rules" | { url: string; model: string; apiKey?: string };
+  /** Grounding per policy instead of the labeler. */
   grounder?: (policy: Policy) => Grounder;
   /** Fastify's logger (pino) options, or false. Default: info level to stdout. */
   logger?: boolean | Record<string, unknown>;
@@ -119,7 +127,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     const entry = {
       policy,
       evaluator: new Evaluator(policy),
-      grounder: options.grounder?.(policy) ?? givenGrounding,
+      grounder: givenGrounding as Grounder,
     };
     policies.set(policy.name, entry);
     policies.set(id, entry);
@@ -354,6 +362,21 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const url = address.replace("[::1]", "localhost");
   options.onListening?.(url);
   let ownedEngine: Engine | undefined;
+  let localLabelModel: LocalLabelModel | undefined;
+  /** Set once the model is there (requests are refused until then). */
+  const groundWith = (labelModel: LabelModel | undefined): void => {
+    for (const entry of new Set(policies.values()))
+      entry.grounder =
+        options.grounder?.(entry.policy) ??
+        new Labeler(entry.policy, labelModel !== undefined ? { model: labelModel } : {});
+  };
+  const endpointLabelModel = (endpoint: { url: string; model: string; apiKey?: string }): LabelModel =>
+    new OpenAILabelModel({
+      url: apiBase(endpoint.url),
+      model: endpoint.model,
+      ...(endpoint.apiKey !== undefined ? { key: endpoint.apiKey } : {}),
+    });
+  const labeler = options.labeler ?? "model";
   try {
     if (options.upstream) {
       const model =
@@ -364,6 +387,19 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         ...(options.upstream.apiKey !== undefined ? { apiKey: options.upstream.apiKey } : {}),
       });
       state.modelId = options.modelId ?? model;
+      groundWith(
+        labeler === "rules"
+          ? undefined
+          : endpointLabelModel(
+              labeler === "model"
+                ? {
+                    url: options.upstream.url,
+                    model,
+                    ...(options.upstream.apiKey !== undefined ? { apiKey: options.upstream.apiKey } : {}),
+                  }
+                : labeler,
+            ),
+      );
       state.admission = new Admission(options.concurrency ?? 4, options.maxQueue ?? 16);
     } else {
       let engine = options.engine;
@@ -379,12 +415,18 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         ownedEngine = engine;
       }
       state.modelId = options.modelId ?? (options.engine ? "local" : modelIdOf(model));
+      if (labeler === "model") {
+        const { LocalLabelModel } = await import("../labeler/index.js");
+        localLabelModel = await LocalLabelModel.create(engine.model);
+      }
+      groundWith(typeof labeler === "object" ? endpointLabelModel(labeler) : localLabelModel);
       state.admission = new Admission(options.concurrency ?? engine.sequences, options.maxQueue ?? 16);
       state.generator = new EngineGenerator(engine);
     }
   } catch (error) {
     await app.close();
     recorder?.close();
+    await localLabelModel?.dispose();
     throw error;
   }
   app.log.info(
@@ -396,6 +438,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     async close() {
       await app.close();
       recorder?.close();
+      await localLabelModel?.dispose();
       await ownedEngine?.dispose();
     },
   };

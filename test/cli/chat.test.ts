@@ -85,6 +85,42 @@ describe("mentor chat (command line)", () => {
     }
   });
 
+  it("grounds a plain-language request with the policy's labeler and prints the notes", async () => {
+    const plain = join(directory, "plain.json");
+    writeFileSync(
+      plain,
+      JSON.stringify([{ role: "user", content: "I need to get to Chicago from Toronto, it's urgent." }]),
+    );
+    const result = await mentor(
+      ...["chat", "--model", model, "--messages", plain, "--tools", tools, "--shield", "token"],
+      ...["--policy", policy, "--tool-choice", "required", "--seed", "3", "--max-tokens", "100"],
+    );
+    assert.equal(result.code, 0, result.stderr);
+    const message = JSON.parse(result.stdout) as {
+      tool_calls: { function: { name: string } }[];
+      mentor: { grounding: { message: number; kind: string; source: string; value: unknown }[] };
+    };
+    assert.deepEqual(
+      message.mentor.grounding.map(({ message, kind, source, value }) => ({ message, kind, source, value })),
+      [
+        {
+          message: 0,
+          kind: "task",
+          source: "rule",
+          value: [
+            {
+              name: "request_travel",
+              arguments: { origin: "Toronto", destination: "Chicago", urgent: true },
+            },
+          ],
+        },
+      ],
+    );
+    // The shield ran on the grounded messages: bookings before the checks are unsafe (P1, P5).
+    const name = message.tool_calls[0]?.function.name;
+    assert.ok(name === "check_distance" || name === "check_seats", name);
+  });
+
   it("exits with code 1 and a reason when nothing is allowed", async () => {
     const sets = join(directory, "sets.json");
     writeFileSync(sets, JSON.stringify({ allowedTools: [] }));

@@ -1,0 +1,11 @@
+export { labelGrammar, taskGrammar } from "./grammar.js";
+export {
+  type Grounder,
+  type Grounding,
+  type GroundingNote,
+  Labeler,
+  type LabelerOptions,
+} from "./labeler.js";
+export { LocalLabelModel, type LocalLabelModelOptions } from "./local-model.js";
+export type { LabelModel, ModelRequest } from "./model.js";
+export { OpenAILabelModel, type OpenAILabelModelOptions } from "./openai-model.js";

@@ -1,0 +1,198 @@
+import assert from "node:assert/strict";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, beforeEach, describe, test } from "node:test";
+import { Labeler, OpenAILabelModel } from "../../src/labeler/index.js";
+import { travelWithSeatsLlm } from "../support/travel-llm.js";
+
+// Protocol handling only: a real local HTTP server answers with scripted responses, so these tests
+// check what the client sends and how it treats each kind of answer, not any model's labeling.
+const travel = travelWithSeatsLlm();
+const seats = travel.tools.get("check_seats");
+assert.ok(seats);
+
+type Script = (body: Record<string, unknown>, response: ServerResponse) => void;
+
+const requests: { body: Record<string, unknown>; authorization: string | undefined }[] = [];
+let script: Script[] = [];
+let server: Server;
+let url: string;
+
+function reply(status: number, body: unknown): Script {
+  return (_, response) => {
+    response.writeHead(status, { "content-type": "application/json" });
+    response.end(typeof body === "string" ? body : JSON.stringify(body));
+  };
+}
+
+function answer(content: string): Script {
+  return reply(200, {
+    choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+  });
+}
+
+before(async () => {
+  server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    let text = "";
+    request.on("data", (chunk) => {
+      text += chunk;
+    });
+    request.on("end", () => {
+      const body = JSON.parse(text) as Record<string, unknown>;
+      requests.push({ body, authorization: request.headers.authorization });
+      const next = script.shift();
+      if (next) next(body, response);
+      else reply(500, { error: { message: "no scripted response left" } })(body, response);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+
+after(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+beforeEach(() => {
+  requests.length = 0;
+  script = [];
+});
+
+function labeler(options: { timeoutMs?: number; key?: string } = {}) {
+  const model = new OpenAILabelModel({
+    url,
+    model: "judge-7b",
+    ...(options.key ? { key: options.key } : {}),
+  });
+  return new Labeler(travel, { model, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
+}
+
+describe("OpenAI-endpoint labeler: protocol handling against a scripted local HTTP server", () => {
+  test("sends the model, the prompt, a json_schema of the allowed labels and the key; reads the label", async () => {
+    script = [answer('{"label": "full"}')];
+    const result = await labeler({ key: "secret" }).labelOutput(seats, {}, "Plenty of room.");
+    assert.deepEqual(result, { value: "full", source: "llm" });
+    const [request] = requests;
+    assert.equal(request?.authorization, "Bearer secret");
+    assert.equal(request?.body.model, "judge-7b");
+    const format = request?.body.response_format as { type: string; json_schema: { schema: unknown } };
+    assert.equal(format.type, "json_schema");
+    assert.deepEqual(format.json_schema.schema, {
+      type: "object",
+      properties: { label: { type: "string", enum: ["available", "full", "none"] } },
+      required: ["label"],
+      additionalProperties: false,
+    });
+    const messages = request?.body.messages as { role: string; content: string }[];
+    assert.match(messages[0]?.content ?? "", /- available: seats are available/);
+    assert.match(messages[1]?.content ?? "", /Plenty of room\./);
+  });
+
+  test("retries once on an invalid answer and uses a valid second one", async () => {
+    script = [answer("probably full?"), answer('{"label": "none"}')];
+    assert.deepEqual(await labeler().labelOutput(seats, {}, "Plenty of room."), {
+      value: null,
+      source: "llm",
+    });
+    assert.equal(requests.length, 2);
+  });
+
+  test("fails closed after two invalid answers", async () => {
+    script = [answer('{"label": "long"}'), answer("")];
+    const result = await labeler().labelOutput(seats, {}, "Plenty of room.");
+    assert.ok("error" in result);
+    assert.match(result.error, /^MNT_ERR_LABELER_OUTPUT: .* answered invalidly twice/);
+  });
+
+  test("asks again without response_format when the endpoint rejects it", async () => {
+    script = [
+      reply(400, { error: { message: "response_format json_schema is not supported" } }),
+      answer("available"),
+    ];
+    const model = new OpenAILabelModel({ url, model: "small" });
+    const grounder = new Labeler(travel, { model });
+    assert.deepEqual(await grounder.labelOutput(seats, {}, "Room."), { value: "available", source: "llm" });
+    assert.equal(requests[1]?.body.response_format, undefined);
+    script = [answer("full")];
+    await grounder.labelOutput(seats, {}, "Other text.");
+    assert.equal(requests[2]?.body.response_format, undefined, "remembers that the endpoint lacks it");
+  });
+
+  test("an HTTP error, a malformed body and an unreachable endpoint fail closed", async () => {
+    script = [reply(500, { error: { message: "overloaded" } })];
+    let result = await labeler().labelOutput(seats, {}, "A.");
+    assert.ok("error" in result);
+    assert.match(result.error, /^MNT_ERR_LABELER_ENDPOINT: the endpoint answered HTTP 500/);
+    script = [reply(200, "<html>"), reply(200, { choices: [] })];
+    result = await labeler().labelOutput(seats, {}, "B.");
+    assert.ok("error" in result);
+    assert.match(result.error, /^MNT_ERR_LABELER_OUTPUT: .* twice; the endpoint's answer has no choices/);
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const unreachable = new Labeler(travel, {
+      model: new OpenAILabelModel({ url: `http://127.0.0.1:${port}/v1`, model: "x" }),
+    });
+    result = await unreachable.labelOutput(seats, {}, "C.");
+    assert.ok("error" in result);
+    assert.match(
+      result.error,
+      /^MNT_ERR_LABELER_ENDPOINT: cannot reach http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions/,
+    );
+  });
+
+  test("an endpoint slower than timeoutMs fails closed with a timeout, and the output stays unlabeled", async () => {
+    script = [() => undefined];
+    const messages = [
+      { role: "user", content: "from Toronto to Chicago" },
+      {
+        role: "assistant",
+        tool_calls: [{ id: "a", type: "function", function: { name: "check_seats", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "a", content: "Plenty of room." },
+    ];
+    const { messages: grounded, notes } = await labeler({ timeoutMs: 200 }).ground(messages);
+    assert.equal((grounded[2] as { mentor?: unknown }).mentor, undefined);
+    assert.match(notes[1]?.error ?? "", /^MNT_ERR_LABELER_TIMEOUT: no answer from .* within 200 ms/);
+    assert.equal(notes[1]?.source, "llm");
+  });
+
+  test("task grounding: a json_schema of the task calls; answers are validated field by field", async () => {
+    const good = {
+      name: "request_travel",
+      arguments: { origin: "Toronto", destination: "Chicago", urgent: false },
+    };
+    script = [answer(JSON.stringify({ calls: [good] }))];
+    assert.deepEqual(await labeler().groundTask("toronto over to chicago", true), {
+      value: [good],
+      source: "llm",
+    });
+    const format = requests[0]?.body.response_format as { json_schema: { schema: unknown } } | undefined;
+    const schema = format?.json_schema.schema as { properties: { calls: { items: { anyOf: unknown[] } } } };
+    assert.deepEqual(schema.properties.calls.items.anyOf[0], {
+      type: "object",
+      properties: {
+        name: { type: "string", enum: ["request_travel"] },
+        arguments: {
+          type: "object",
+          properties: {
+            origin: { type: "string" },
+            destination: { type: "string" },
+            urgent: { type: "boolean", description: "The traveller stated an urgent business need" },
+          },
+          required: ["origin", "destination", "urgent"],
+          additionalProperties: false,
+        },
+      },
+      required: ["name", "arguments"],
+      additionalProperties: false,
+    });
+    const wrongType = { ...good, arguments: { ...good.arguments, urgent: "no" } };
+    script = [answer(JSON.stringify({ calls: [wrongType] })), answer(JSON.stringify({ calls: [wrongType] }))];
+    const result = await labeler().groundTask("montreal over to boston", true);
+    assert.ok("error" in result);
+    assert.match(result.error, /field urgent is not of type "boolean"/);
+  });
+});
