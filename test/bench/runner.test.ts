@@ -84,9 +84,10 @@ describe("benchmark runner", () => {
 
   test("bad options are clear errors", async () => {
     await assert.rejects(runBenchmark(options({ domains: ["nowhere"] })), /unknown domain "nowhere"/);
-    await assert.rejects(runBenchmark(options({ agent: "model" })), {
-      code: "MNT_ERR_BENCH_INPUT",
-      message: /--server/,
+    // Without --server the runner serves --model itself: an unknown model is named.
+    await assert.rejects(runBenchmark(options({ agent: "model", model: "no-such-model" })), {
+      code: "MNT_ERR_MODEL_UNKNOWN",
+      message: /no-such-model/,
     });
     await assert.rejects(runBenchmark(options({ dataDir: "/nonexistent/bench-data" })), {
       code: "MNT_ERR_BENCH_INPUT",

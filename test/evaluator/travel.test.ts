@@ -203,16 +203,33 @@ describe("travel scenarios", () => {
       .call("check_distance", toronto, { text: "It is 790 km." })
       .call("check_seats", toronto, { label: "available" });
     assert.equal(evaluator.next(run.messages).done.allowed, false);
-    assert.equal(evaluator.decide(run.messages, { name: "book_train", arguments: toronto }).verdict, "allow");
-    // The unlabeled distance may have been short, so a flight may break P2.
+    // The unlabeled check may have failed (no distance: P1 wants one), so even the train waits for a new check.
+    const train = evaluator.decide(run.messages, { name: "book_train", arguments: toronto });
+    assert.equal(train.verdict, "block");
+    assert.deepEqual(
+      train.violations.map((finding) => finding.rule),
+      ["P1"],
+    );
+    assert.deepEqual(train.advice?.call, { name: "check_distance", arguments: toronto });
+    // The distance may also have been short, so a flight may break P2 as well.
     const flight = evaluator.decide(run.messages, {
       name: "book_flight",
       arguments: { ...toronto, travel_class: "economy" },
     });
     assert.equal(flight.verdict, "block");
+    assert.deepEqual(flight.violations.map((finding) => finding.rule).sort(), ["P1", "P2"]);
+  });
+
+  test("a distance check that told no distance (labelled none) is not a check", () => {
+    const run = new Conversation([request(toronto)]).call("check_distance", toronto, {
+      text: "Sorry: no route from Toronto to Chicago.",
+      label: null,
+    });
+    const train = evaluator.decide(run.messages, { name: "book_train", arguments: toronto });
+    assert.equal(train.verdict, "block");
     assert.deepEqual(
-      flight.violations.map((finding) => finding.rule),
-      ["P2"],
+      train.violations.map((finding) => finding.rule),
+      ["P1"],
     );
   });
 
