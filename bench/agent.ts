@@ -74,16 +74,10 @@ export const oracleAgent: Agent = {
       ...environment.call(call.name, call.arguments),
     }));
     return {
+      ...emptyRun("reference"),
       calls,
       trace: calls.map((call) => ({ kind: "call" as const, ...call })),
       proposed: calls.length,
-      blocked: 0,
-      repaired: 0,
-      violations: 0,
-      doneRefusals: 0,
-      seconds: 0,
-      shieldSeconds: 0,
-      stopped: "reference",
     };
   },
 };

@@ -11,7 +11,7 @@ import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { init } from "z3-solver";
 import { parseExpression } from "../../src/expression/index.js";
-import { wireScope } from "../../src/smt/client.js";
+import { wireRepair } from "../../src/smt/client.js";
 import { SolverClient } from "../../src/smt/index.js";
 import { repair } from "../../src/smt/solve.js";
 import { random, realisticRequest } from "./workload.js";
@@ -80,16 +80,7 @@ solverPrototype.check = async function (this: unknown, ...args: unknown[]) {
 };
 const inProcess = await timed(repairs, (index) => {
   const request = requests[index] as (typeof requests)[number];
-  return repair(z3, {
-    kind: "repair",
-    tool: request.tool,
-    arguments: request.arguments,
-    constraints: request.constraints,
-    scope: wireScope(request.constraints, request.scope),
-    repairable: request.repairable,
-    candidates: request.candidates ?? {},
-    timeoutMs: 5000,
-  });
+  return repair(z3, wireRepair(request, 5000));
 });
 const total = inProcess.reduce((sum, time) => sum + time, 0);
 console.log(`realistic repair through the client:    ${percentiles(throughClient)}`);

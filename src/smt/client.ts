@@ -18,6 +18,7 @@ import type {
   SolverStats,
   WireMessage,
   WireReady,
+  WireRepair,
   WireReply,
   WireRequest,
   WireScope,
@@ -78,19 +79,7 @@ export class SolverClient {
       }
     }
     const timeoutMs = request.timeoutMs ?? this.#timeoutMs;
-    return this.#request(
-      {
-        kind: "repair",
-        tool: request.tool,
-        arguments: request.arguments,
-        constraints: request.constraints,
-        scope: wireScope(request.constraints, request.scope),
-        repairable: request.repairable,
-        candidates: request.candidates ?? {},
-        timeoutMs,
-      },
-      timeoutMs,
-    ) as Promise<RepairResult>;
+    return this.#request(wireRepair(request, timeoutMs), timeoutMs) as Promise<RepairResult>;
   }
 
   /** Whether some arguments (with `fixed` ones as given) satisfy all constraints together. */
@@ -260,8 +249,22 @@ function positive(value: number, name: string): number {
 
 const historyFunctionNames = new Set(["last", "held", "count", "values"]);
 
+/** A repair request as the solver process receives it (history calls evaluated here). */
+export function wireRepair(request: RepairRequest, timeoutMs: number): WireRepair {
+  return {
+    kind: "repair",
+    tool: request.tool,
+    arguments: request.arguments,
+    constraints: request.constraints,
+    scope: wireScope(request.constraints, request.scope),
+    repairable: request.repairable,
+    candidates: request.candidates ?? {},
+    timeoutMs,
+  };
+}
+
 /** The constant scope as JSON: every history call the constraints make, evaluated here. */
-export function wireScope(constraints: readonly Expression[], scope: ConstantScope = {}): WireScope {
+function wireScope(constraints: readonly Expression[], scope: ConstantScope = {}): WireScope {
   const history: HistoryEntry[] = [];
   for (const constraint of constraints) {
     forEachNode(constraint, (node) => {

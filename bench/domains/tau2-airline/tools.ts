@@ -1,6 +1,6 @@
 import type { Database, Row } from "../tau2-shared/database.js";
 import type { Action, ToolHandler } from "../tau2-shared/domain.js";
-import { calculate, ToolError } from "../tau2-shared/tools.js";
+import { calculate, requireRecord, ToolError } from "../tau2-shared/tools.js";
 
 // The airline tools of tau2, written from their schemas and docstrings (tool_schemas.json,
 // `airline/tools.py`), tau-bench v1's schemas and the manual. Tables: `users`, `reservations`,
@@ -43,23 +43,11 @@ interface Passenger {
 const BAGGAGE_PRICE = 50;
 const INSURANCE_PRICE = 30;
 
-function user(database: Database, id: string): Row {
-  const found = database.get("users", id);
-  if (!found) throw new ToolError(`user ${id} not found`);
-  return found;
-}
-
-function reservation(database: Database, id: string): Row {
-  const found = database.get("reservations", id);
-  if (!found) throw new ToolError(`reservation ${id} not found`);
-  return found;
-}
-
-function flight(database: Database, number: string): Flight {
-  const found = database.get("flights", number) as Flight | undefined;
-  if (!found) throw new ToolError(`flight ${number} not found`);
-  return found;
-}
+const user = (database: Database, id: string): Row => requireRecord(database, "users", id, "user");
+const reservation = (database: Database, id: string): Row =>
+  requireRecord(database, "reservations", id, "reservation");
+const flight = (database: Database, number: string): Flight =>
+  requireRecord(database, "flights", number, "flight") as unknown as Flight;
 
 function paymentMethod(database: Database, userId: string, id: string): PaymentMethod {
   const method = (user(database, userId).payment_methods as Record<string, PaymentMethod>)[id];

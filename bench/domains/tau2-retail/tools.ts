@@ -1,6 +1,6 @@
 import type { Database, Row } from "../tau2-shared/database.js";
 import type { Action, Arguments, ToolHandler } from "../tau2-shared/domain.js";
-import { calculate, roundCents, ToolError } from "../tau2-shared/tools.js";
+import { calculate, requireRecord, roundCents, ToolError } from "../tau2-shared/tools.js";
 
 // The retail tools of tau2, written from their schemas and docstrings (tool_schemas.json,
 // `retail/tools.py`) and the manual. Tables: `users`, `orders`, `products` (by id).
@@ -31,23 +31,9 @@ interface Payment {
 
 const CANCEL_REASONS = ["no longer needed", "ordered by mistake"];
 
-function order(database: Database, id: string): Row {
-  const found = database.get("orders", id);
-  if (!found) throw new ToolError(`order ${id} not found`);
-  return found;
-}
-
-function user(database: Database, id: string): Row {
-  const found = database.get("users", id);
-  if (!found) throw new ToolError(`user ${id} not found`);
-  return found;
-}
-
-function product(database: Database, id: string): Row {
-  const found = database.get("products", id);
-  if (!found) throw new ToolError(`product ${id} not found`);
-  return found;
-}
+const order = (database: Database, id: string): Row => requireRecord(database, "orders", id, "order");
+const user = (database: Database, id: string): Row => requireRecord(database, "users", id, "user");
+const product = (database: Database, id: string): Row => requireRecord(database, "products", id, "product");
 
 function requireStatus(found: Row, status: string, action: string): void {
   if (found.status !== status) {

@@ -3,9 +3,17 @@ import { join } from "node:path";
 import { MentorError } from "../../../src/errors/index.js";
 import type { ParameterSchema } from "../../../src/llm/decoder.js";
 import type { ChatTool } from "../../../src/llm/index.js";
+import type { Database, Row } from "./database.js";
 
 /** A tool's refusal (not found, wrong status, insufficient balance…): returned to the agent as a tool error. */
 export class ToolError extends Error {}
+
+/** The record `id` of `table`, or a tool error naming it (`order #W1 not found`). */
+export function requireRecord(database: Database, table: string, id: string, noun: string): Row {
+  const found = database.get(table, id);
+  if (!found) throw new ToolError(`${noun} ${id} not found`);
+  return found;
+}
 
 /** Reads and parses a JSON data file, or fails naming the file. */
 export function readJson(file: string): unknown {
