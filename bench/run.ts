@@ -29,6 +29,8 @@ export interface BenchOptions {
   eta?: number;
   maxCalls: number;
   maxTokens: number;
+  /** Tokens of KV cache of the in-process server's sequence (tau2 manuals and outputs are long). */
+  contextSize: number;
   grounding: "server" | "oracle";
   /** Progress bar on standard error (default true). */
   progress?: boolean;
@@ -130,6 +132,7 @@ async function makeAgent(options: BenchOptions): Promise<{ agent: Agent; server?
       policies: options.domains,
       port: 0,
       sequences: 1,
+      contextSize: options.contextSize,
       logger: false,
     });
     url = server.url;
@@ -267,6 +270,12 @@ async function main(argv: string[]): Promise<void> {
     )
     .option("--max-tokens <n>", "tokens per generation at most", integer("--max-tokens", 1), 256)
     .option(
+      "--context-size <n>",
+      "context of the in-process server's model, in tokens",
+      integer("--context-size", 512),
+      16384,
+    )
+    .option(
       "--grounding <how>",
       "server (its labeler grounds the task and labels outputs) or oracle (the domain's ground truth)",
       "server",
@@ -310,6 +319,7 @@ async function main(argv: string[]): Promise<void> {
     eta: raw.eta,
     maxCalls: raw.maxCalls,
     maxTokens: raw.maxTokens,
+    contextSize: raw.contextSize,
     grounding: raw.grounding,
     progress: raw.progress,
     command: `npm run bench -- ${argv.slice(2).join(" ")}`,

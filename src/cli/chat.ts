@@ -38,7 +38,7 @@ export function registerChatCommands(program: Command): void {
     .option("--shield <mode>", "none or token", "none")
     .option(
       "--shield-sets <file>",
-      "token shield sets (JSON: unsafeTools, progressingTools, arguments, doneAllowed)",
+      "token shield sets (JSON: unsafeTools, progressingTools, arguments, doneAllowed, doneProgressing)",
     )
     .option(
       "--policy <file>",

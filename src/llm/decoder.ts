@@ -54,6 +54,12 @@ export interface DecodePlan {
   callsAllowed: boolean;
   /** Whether an end-of-generation token may end the turn without a call. */
   endAllowed: boolean;
+  /**
+   * Ending the turn is the progressing move (no duty open, no call progresses). The end token
+   * cannot be biased, so the tokens that would open a call from free text get `-eta` instead:
+   * the same shift of the odds between calling and ending.
+   */
+  endProgressing: boolean;
   eta: number;
   strength: number;
   /** Apply eta boosts (token mode); the syntax masks apply in every mode. */
@@ -177,6 +183,8 @@ export class CallDecoder {
       };
       return computeTokenMask(this.index, slot, phase.text, options);
     }
+    if (phase.kind === "free")
+      return this.plan.boost && this.plan.endProgressing ? this.callPenalty() : undefined;
     if (phase.kind !== "value") return undefined;
     const segment = this.segments[phase.segmentIndex];
     if (segment?.kind === "number") {
@@ -247,17 +255,23 @@ export class CallDecoder {
       this.stats.vetoed++;
       return this.openCall();
     }
-    const text = this.index.text(token);
-    if (this.plan.callsAllowed && this.plan.names.length > 0) {
-      const prefix = this.plan.syntax.prefix.trimStart();
-      // A token whose text ends with the start of the call prefix (two characters or more):
-      // jump over the rest of the prefix. Text before the prefix in that token is dropped.
-      for (let start = 0; start < text.length - 1; start++)
-        if (prefix.startsWith(text.slice(start))) return this.openCall();
-    }
+    // A token whose text ends with the start of the call prefix opens a call: jump over the rest
+    // of the prefix. Text before the prefix in that token is dropped.
+    if (this.plan.callsAllowed && this.plan.names.length > 0 && this.callOpeners().has(token))
+      return this.openCall();
     this.freeTokens.push(token);
-    this.freeText += text;
+    this.freeText += this.index.text(token);
     return {};
+  }
+
+  private callOpeners(): ReadonlySet<number> {
+    return this.index.tokensEndingWithStartOf(this.plan.syntax.prefix.trimStart());
+  }
+
+  private callPenalty(): TokenMask {
+    const bias = new Map<number, number>();
+    for (const token of this.callOpeners()) bias.set(token, -this.plan.eta);
+    return { bias, banned: new Set(), allowed: undefined };
   }
 
   /** Replaces the sampled token with the call prefix. */

@@ -399,15 +399,17 @@ export function planGeneration(
     });
     argumentSets.set(entry.tool, perTool);
   }
+  const progressingNames = (sets.progressingTools ?? []).filter((name) => names.includes(name));
   return {
     syntax,
     tools: [...tools],
     names,
-    progressingNames: (sets.progressingTools ?? []).filter((name) => names.includes(name)),
+    progressingNames,
     argumentSets,
     startInCall: names.length > 0 && (callRequired || !doneAllowed),
     callsAllowed: names.length > 0,
     endAllowed: doneAllowed || names.length === 0,
+    endProgressing: doneAllowed && (sets.doneProgressing ?? false) && progressingNames.length === 0,
     eta: options.shield?.eta ?? defaultEta,
     strength: options.shield?.strength ?? defaultStrength,
     boost: mode === "token",

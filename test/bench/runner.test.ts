@@ -22,6 +22,7 @@ const options = (overrides: Partial<BenchOptions>): BenchOptions => ({
   temperature: 0,
   maxCalls: 40,
   maxTokens: 256,
+  contextSize: 4096,
   grounding: "server",
   progress: false,
   ...overrides,

@@ -102,6 +102,7 @@ describe("call decoder with an adversarial sampler", () => {
         startInCall: run % 2 === 0,
         callsAllowed: true,
         endAllowed: false,
+        endProgressing: false,
         eta: 0.5,
         strength: 100,
         boost: true,
@@ -138,5 +139,45 @@ describe("call decoder with an adversarial sampler", () => {
       vetoed += decoder.stats.vetoed;
     }
     assert.ok(vetoed > 100, `${vetoed} vetoes`);
+  });
+});
+
+describe("ending the turn as the progressing move", () => {
+  const syntax = { prefix: '<call>{"name": "', paramsPrefix: '", "arguments": ', suffix: "}<eos>" };
+  const freePlan = (boost: boolean, endProgressing: boolean): DecodePlan => ({
+    syntax,
+    tools,
+    names,
+    progressingNames: [],
+    argumentSets: new Map(),
+    startInCall: false,
+    callsAllowed: true,
+    endAllowed: true,
+    endProgressing,
+    eta: 0.75,
+    strength: 100,
+    boost,
+    maxStringTokens: 6,
+  });
+  const opener = pieces.indexOf("<call>");
+  const isEnd = (token: number) => token === endToken;
+
+  it("puts -eta on the tokens that open a call, and nothing else", () => {
+    const mask = new CallDecoder(freePlan(true, true), index, tokenize, isEnd).mask();
+    assert.deepEqual([...(mask?.bias ?? [])], [[opener, -0.75]]);
+    assert.equal(mask?.allowed, undefined);
+    assert.equal(mask?.banned.size, 0);
+  });
+
+  it("leaves free text unbiased without the boost or when ending does not progress", () => {
+    assert.equal(new CallDecoder(freePlan(false, true), index, tokenize, isEnd).mask(), undefined);
+    assert.equal(new CallDecoder(freePlan(true, false), index, tokenize, isEnd).mask(), undefined);
+  });
+
+  it("still opens a call when the model writes the prefix anyway", () => {
+    const decoder = new CallDecoder(freePlan(true, true), index, tokenize, isEnd);
+    decoder.mask();
+    assert.deepEqual(decoder.accept(opener).replace, tokenize(syntax.prefix, true));
+    assert.ok(decoder.inCall);
   });
 });

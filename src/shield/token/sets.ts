@@ -26,6 +26,8 @@ export interface ShieldSets {
   arguments?: ToolShieldSets[];
   /** Whether the turn may end without a call (`done`). Default true. */
   doneAllowed?: boolean;
+  /** Whether ending the turn is the progressing move (calls opened get -eta). Default false. */
+  doneProgressing?: boolean;
 }
 
 /** The sets of an evaluator's `next` answer: unsafe tools banned, progressing ones boosted. */
@@ -40,6 +42,7 @@ export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
       progressing: entry.progressing.map(valueText),
     })),
     doneAllowed: answer.done.allowed,
+    doneProgressing: answer.done.progressing,
   };
 }
 

@@ -13,6 +13,7 @@ export class VocabularyIndex {
   readonly maxTextLength: number;
   private readonly byText = new Map<string, number[]>();
   private readonly sortedIds: number[];
+  private readonly openers = new Map<string, ReadonlySet<number>>();
   /** Tokens with a backslash or a control character: banned inside shielded JSON strings. */
   readonly escapeTokens: ReadonlySet<number>;
   /** Tokens with U+FFFD (part of a multi-byte character). */
@@ -61,6 +62,25 @@ export class VocabularyIndex {
       const ids = this.byText.get(target.slice(0, length));
       if (ids) for (const id of ids) visit(id, length);
     }
+  }
+
+  /**
+   * Tokens whose text ends with the first two or more characters of `target` (the tokens that open
+   * a call from free text, for `target` the call prefix). Computed once per target.
+   */
+  tokensEndingWithStartOf(target: string): ReadonlySet<number> {
+    const cached = this.openers.get(target);
+    if (cached) return cached;
+    const found = new Set<number>();
+    this.texts.forEach((text, id) => {
+      for (let start = 0; start < text.length - 1; start++)
+        if (target.startsWith(text.slice(start))) {
+          found.add(id);
+          return;
+        }
+    });
+    this.openers.set(target, found);
+    return found;
   }
 
   /** Every token whose text starts with `prefix` (non-empty). */
