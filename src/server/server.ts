@@ -199,21 +199,32 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   app.get("/metrics", async (_request, reply) => {
     return reply.type("text/plain; version=0.0.4").send(metrics.render());
   });
-  app.get("/v1/models", async () => {
+  /** The served model, and the model with each shield mode as an id (`gemma-3-270m:token`). */
+  function modelEntries(): { id: string; object: "model"; created: number; owned_by: string }[] {
     if (!state.generator) throw new MentorError("MNT_ERR_NOT_READY", "the model is still loading");
     const modes: ShieldMode[] = state.generator.tokenShield
       ? ["none", "prompt", "token"]
       : ["none", "prompt"];
     const created = Math.floor(startedAt / 1000);
-    return {
-      object: "list",
-      data: [state.modelId, ...modes.map((mode) => `${state.modelId}:${mode}`)].map((id) => ({
-        id,
-        object: "model",
-        created,
-        owned_by: "mentor",
-      })),
-    };
+    return [state.modelId, ...modes.map((mode) => `${state.modelId}:${mode}`)].map((id) => ({
+      id,
+      object: "model",
+      created,
+      owned_by: "mentor",
+    }));
+  }
+
+  app.get("/v1/models", async () => ({ object: "list", data: modelEntries() }));
+
+  app.get<{ Params: { id: string } }>("/v1/models/:id", async (request) => {
+    const entry = modelEntries().find((model) => model.id === request.params.id);
+    if (!entry)
+      throw new RequestError(
+        "model",
+        `this server serves ${state.modelId} (see GET /v1/models), not ${JSON.stringify(request.params.id)}`,
+        "MNT_ERR_MODEL_UNKNOWN",
+      );
+    return entry;
   });
 
   app.post("/v1/chat/completions", async (request, reply) => {

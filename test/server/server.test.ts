@@ -90,6 +90,13 @@ describe("the OpenAI-compatible server on a tiny model", () => {
       models.data.map((model) => model.id),
       ["tiny", "tiny:none", "tiny:prompt", "tiny:token"],
     );
+    const one = await openai.models.retrieve("tiny:token");
+    assert.equal(one.id, "tiny:token");
+    await assert.rejects(openai.models.retrieve("gpt-4o"), (error: { status?: number; message?: string }) => {
+      assert.equal(error.status, 404);
+      assert.match(String(error.message), /serves tiny .*"gpt-4o"/);
+      return true;
+    });
   });
 
   it("returns a tool call in OpenAI's shape (arguments a JSON string)", async () => {
