@@ -191,7 +191,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       throw new MentorError("MNT_ERR_NOTHING_ALLOWED", generation.refusal ?? "the shield allows nothing");
 
     if (generation.toolCalls.length > 0) {
-      entry.calls = generation.toolCalls.map((call) => judge(evaluator, history, call));
+      entry.calls = judgeInOrder(evaluator, history, generation.toolCalls);
       entry.decideMs = performance.now() - decideStarted;
       const blocked = entry.calls.filter((call) => call.verdict === "block");
       if (!shielded || blocked.length === 0)
@@ -199,7 +199,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       record.blocked += blocked.length;
       for (const call of blocked) if (call.advice?.kind === "repair") record.repairs.push(call.advice);
       // The model sees its blocked calls answered by the shield; allowed calls of the same
-      // message are dropped with them (it proposes again with the feedback in view).
+      // message are dropped with them (it proposes again with the feedback in view: the allowed
+      // ones were judged after the blocked ones' pending outcomes, so they may not stand alone).
       const message = toolCallMessage(generation.content, blocked);
       working.push(message);
       blocked.forEach((call, index) => {
@@ -234,6 +235,24 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
   }
   record.exhausted = true;
   return finish({ role: "assistant", content: lastFeedback }, "stop");
+}
+
+/**
+ * Calls of one message (parallel calls) are judged in order, each after the ones before it with
+ * their outcomes still pending (every outcome possible): two bookings of one route in one
+ * message are judged as two bookings, not as one each.
+ */
+function judgeInOrder(
+  evaluator: Evaluator | undefined,
+  history: readonly ChatMessage[],
+  calls: readonly GeneratedCall[],
+): AttemptCall[] {
+  const judged: AttemptCall[] = [];
+  for (const call of calls) {
+    const before = judged.length === 0 ? history : [...history, toolCallMessage(null, judged)];
+    judged.push(judge(evaluator, before, call));
+  }
+  return judged;
 }
 
 /** The evaluator's decision on a proposed call, with the feedback the model reads if it is blocked. */

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -13,7 +15,7 @@ import {
 } from "../../src/agent/index.js";
 import { MentorError } from "../../src/errors/index.js";
 import { Evaluator } from "../../src/evaluator/index.js";
-import { Engine } from "../../src/llm/index.js";
+import { type ChatMessage, Engine } from "../../src/llm/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { makeTravelModel, travelMessages, travelPolicyFile, travelTools } from "../support/tiny-travel.js";
 
@@ -123,6 +125,99 @@ describe("a shielded turn on a tiny model with the travel policy", () => {
         generator: new UpstreamGenerator({ url: "http://127.0.0.1:9", model: "any" }),
       }),
       (error: unknown) => error instanceof MentorError && error.code === "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
+    );
+  });
+});
+
+describe("parallel calls in one message", () => {
+  // An OpenAI-compatible upstream that proposes the same booking twice in one message, then once.
+  const route = { origin: "Toronto", destination: "Chicago" };
+  const booking = (id: string) => ({
+    id,
+    type: "function",
+    function: { name: "book_train", arguments: JSON.stringify(route) },
+  });
+  let requests = 0;
+  const upstream = createServer((_request, response) => {
+    requests++;
+    const toolCalls = requests === 1 ? [booking("u1"), booking("u2")] : [booking("u3")];
+    response.setHeader("content-type", "application/json");
+    response.end(
+      JSON.stringify({
+        id: "up",
+        object: "chat.completion",
+        created: 0,
+        model: "scripted",
+        choices: [
+          {
+            index: 0,
+            finish_reason: "tool_calls",
+            message: { role: "assistant", content: null, tool_calls: toolCalls },
+          },
+        ],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      }),
+    );
+  });
+  let url = "";
+  before(async () => {
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  });
+  after(() => upstream.close());
+
+  const evaluator = new Evaluator(policy);
+  const checked: ChatMessage[] = [
+    ...messages,
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        {
+          id: "c1",
+          type: "function",
+          function: { name: "check_distance", arguments: JSON.stringify(route) },
+        },
+      ],
+    },
+    { role: "tool", tool_call_id: "c1", content: "Toronto to Chicago: 702 km.", mentor: { label: "long" } },
+  ];
+  const turn = (mode: "none" | "prompt") =>
+    runTurn({
+      messages: checked,
+      tools: travelTools,
+      mode,
+      evaluator,
+      grounder: givenGrounding,
+      generator: new UpstreamGenerator({ url, model: "scripted" }),
+    });
+
+  it("judges each call after the ones before it: the second booking of a route is blocked (P6)", async () => {
+    requests = 0;
+    const result = await turn("prompt");
+    const [first, second] = result.mentor.attempts;
+    assert.deepEqual(
+      first?.calls.map((call) => [call.verdict, call.rules]),
+      [
+        ["allow", []],
+        ["block", ["P6"]],
+      ],
+    );
+    assert.equal(result.mentor.blocked, 1);
+    assert.deepEqual(
+      second?.calls.map((call) => call.verdict),
+      ["allow"],
+    );
+    assert.equal(result.message.tool_calls?.length, 1);
+  });
+
+  it("none mode returns both calls and records the second one's violation", async () => {
+    requests = 0;
+    const result = await turn("none");
+    assert.equal(result.message.tool_calls?.length, 2);
+    assert.deepEqual(
+      result.mentor.attempts[0]?.calls.map((call) => call.verdict),
+      ["allow", "block"],
     );
   });
 });
