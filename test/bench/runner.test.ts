@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { readTurnRecord } from "../../bench/agent.js";
+import { mergeResults } from "../../bench/merge.js";
 import { summarize } from "../../bench/metrics.js";
 import { type BenchResults, renderReport } from "../../bench/report.js";
 import { type BenchOptions, runBenchmark, summaryTable } from "../../bench/run.js";
@@ -81,6 +82,38 @@ describe("benchmark runner", () => {
     );
     assert.match(custom.runs[0]?.reasons.join(";") ?? "", /P2: call 2 book_flight/);
     await assert.rejects(runBenchmark(options({ tasksFile: file })), { code: "MNT_ERR_BENCH_INPUT" });
+  });
+
+  test("results of task shards merge into one summary; settings that differ are named", async () => {
+    const tasks = JSON.parse(
+      readFileSync(
+        fileURLToPath(new URL("../../../bench/domains/travel/tasks.json", import.meta.url)),
+        "utf8",
+      ),
+    ) as unknown[];
+    const shard = (from: number, to: number) => {
+      const file = join(scratch(), "tasks.json");
+      writeFileSync(file, JSON.stringify(tasks.slice(from, to)));
+      return runBenchmark(options({ domains: ["travel"], tasksFile: file }));
+    };
+    const [first, second] = [await shard(0, 2), await shard(1, 4)];
+    const { merged, duplicates } = mergeResults([
+      { path: "a.json", results: first },
+      { path: "b.json", results: second },
+    ]);
+    assert.equal(duplicates, 2, "t02's two runs are in both shards");
+    assert.deepEqual([...new Set(merged.runs.map((run) => run.task))], ["t01", "t02", "t03", "t04"]);
+    assert.equal(merged.summary[0]?.tasks, 4);
+    assert.equal(merged.summary[0]?.passHatK.mean, 1);
+    const other = { ...second, meta: { ...second.meta, seed: 7 } };
+    assert.throws(
+      () =>
+        mergeResults([
+          { path: "a.json", results: first },
+          { path: "b.json", results: other },
+        ]),
+      { code: "MNT_ERR_BENCH_INPUT", message: /b\.json: meta\.seed is 7, but a\.json has 1/ },
+    );
   });
 
   test("bad options are clear errors", async () => {

@@ -1,0 +1,106 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Command } from "commander";
+import { MentorError } from "../src/errors/index.js";
+import { summarize } from "./metrics.js";
+import { type BenchResults, renderReport } from "./report.js";
+import { summaryTable } from "./run.js";
+
+/** Settings that must agree for runs of several results files to be scored together. */
+const sameSettings = ["agent", "model", "runs", "seed", "temperature", "grounding", "maxTokens"] as const;
+
+/**
+ * Results of several benchmark processes (task shards run at once, or a benchmark continued
+ * after an interruption) as one: the runs concatenated, a run present twice (same domain, task,
+ * condition and run number) kept from the first file, the summary recomputed.
+ */
+export function mergeResults(files: readonly { path: string; results: BenchResults }[]): {
+  merged: BenchResults;
+  duplicates: number;
+} {
+  const [first, ...rest] = files;
+  if (!first) throw new MentorError("MNT_ERR_BENCH_INPUT", "merge needs at least one results file");
+  for (const { path, results } of rest)
+    for (const field of sameSettings)
+      if (results.meta[field] !== first.results.meta[field])
+        throw new MentorError(
+          "MNT_ERR_BENCH_INPUT",
+          `${path}: meta.${field} is ${JSON.stringify(results.meta[field])}, but ${first.path} has ${JSON.stringify(first.results.meta[field])}`,
+        );
+  const seen = new Set<string>();
+  const runs: BenchResults["runs"] = [];
+  let duplicates = 0;
+  for (const { results } of files)
+    for (const run of results.runs) {
+      const key = JSON.stringify([run.domain, run.task, run.condition, run.run]);
+      if (seen.has(key)) duplicates++;
+      else {
+        seen.add(key);
+        runs.push(run);
+      }
+    }
+  const metas = files.map(({ results }) => results.meta);
+  const union = (pick: (meta: BenchResults["meta"]) => string[]) => [...new Set(metas.flatMap(pick))];
+  const merged: BenchResults = {
+    meta: {
+      ...first.results.meta,
+      command: metas.map((meta) => meta.command).join(" && "),
+      started: metas.map((meta) => meta.started).sort()[0] as string,
+      finished: metas
+        .map((meta) => meta.finished)
+        .sort()
+        .at(-1) as string,
+      domains: union((meta) => meta.domains),
+      conditions: union((meta) => meta.conditions),
+    },
+    summary: summarize(runs, first.results.meta.runs),
+    runs,
+  };
+  return { merged, duplicates };
+}
+
+function readResults(path: string): BenchResults {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new MentorError("MNT_ERR_BENCH_INPUT", `${path}: ${(error as Error).message}`);
+  }
+  let results: BenchResults;
+  try {
+    results = JSON.parse(text) as BenchResults;
+  } catch (error) {
+    throw new MentorError("MNT_ERR_BENCH_INPUT", `${path}: not JSON (${(error as Error).message})`);
+  }
+  if (typeof results?.meta !== "object" || !Array.isArray(results.runs))
+    throw new MentorError("MNT_ERR_BENCH_INPUT", `${path}: not a benchmark results.json (meta and runs)`);
+  return results;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const program = new Command()
+    .name("npm run bench:merge --")
+    .description("Merge results.json files of benchmark runs into one results.json and report.html")
+    .argument("<results...>", "results.json files")
+    .requiredOption("--out <dir>", "where the merged results.json and report.html go");
+  program.parse(argv);
+  const paths = program.args.map((path) => resolve(path));
+  const { merged, duplicates } = mergeResults(paths.map((path) => ({ path, results: readResults(path) })));
+  const out = resolve(program.opts().out);
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, "results.json"), `${JSON.stringify(merged, null, 1)}\n`);
+  writeFileSync(join(out, "report.html"), renderReport(merged));
+  process.stdout.write(`${summaryTable(merged.summary)}\n\n`);
+  if (duplicates > 0) process.stdout.write(`${duplicates} run(s) present twice: kept from the first file\n`);
+  process.stdout.write(`results: ${join(out, "results.json")}\nreport:  ${join(out, "report.html")}\n`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    await main(process.argv);
+  } catch (error) {
+    if (!(error instanceof MentorError)) throw error;
+    process.stderr.write(`bench:merge: ${error.code}: ${error.message}\n`);
+    process.exitCode = 2;
+  }
+}
