@@ -65,6 +65,8 @@ export interface SatisfiableRequest {
   scope?: ConstantScope;
   /** Arguments fixed to these values (null: absent); the others are free. Default: none. */
   fixed?: Record<string, Value>;
+  /** Decide without Z3 where that is exact (`direct.ts`; default true); false asks Z3 (for measurements). */
+  directFirst?: boolean;
   timeoutMs?: number;
 }
 
