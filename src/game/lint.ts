@@ -1,5 +1,11 @@
 import { formatLocation, type SourceLocation } from "../errors/index.js";
-import { type Expression, type FieldType, formatExpression, type Value } from "../expression/index.js";
+import {
+  type Expression,
+  type FieldType,
+  formatExpression,
+  type PathSegment,
+  type Value,
+} from "../expression/index.js";
 import { Run, type TaskCall } from "../monitor/index.js";
 import type { ConstraintSpec, Policy } from "../policy/index.js";
 import type { SolverClient, SolverTool } from "../smt/index.js";
@@ -417,9 +423,13 @@ async function neverHold(
   if (!tool) return false;
   const free = new Map<string, FieldType>();
   const history = new Set<string>();
-  const parts = constraints
-    .flatMap((constraint) => [constraint.require, ...(constraint.on.when ? [constraint.on.when] : [])])
-    .map((part) => freeConstants(part, policy, free, history));
+  // An entity variable a `when` binds to an argument (`a.p == x`) is that argument: substituting it
+  // keeps the question the same and spares the solver a comparison of two unknowns.
+  const parts = constraints.flatMap((constraint) =>
+    [constraint.require, ...(constraint.on.when ? [constraint.on.when] : [])].map((part) =>
+      freeConstants(part, policy, free, { history, bound: constraint.on.bindingPattern }),
+    ),
+  );
   if (parts.some((part) => part === undefined) || history.size > maxHistoryValues) return false;
   const unknown = [...history];
   for (let choice = 0; choice < historyTypes.length ** unknown.length; choice++) {
@@ -443,15 +453,17 @@ async function neverHold(
  * The expression with task fields and entity variables turned into free arguments (named
  * `task.<call>.<field>` and `<variable>`, typed by the task's declaration), or undefined if it
  * reads something else that is only known during a run (history, outcome) or has no declared type.
- * With `history`, `held(...)`, `count(...)` and fields of `last(...)` become free arguments too
- * (named as written); the names of the `last(...)` fields, whose types are unknown, are added to it.
+ * With `runtime`, `held(...)`, `count(...)` and fields of `last(...)` become free arguments too
+ * (named as written; the names of the `last(...)` fields, whose types are unknown, are added to
+ * `runtime.history`), and the variables in `runtime.bound` become the arguments they are bound to.
  */
 function freeConstants(
   expression: Expression,
   policy: Policy,
   free: Map<string, FieldType>,
-  history?: Set<string>,
+  runtime?: { history: Set<string>; bound: Record<string, PathSegment[]> },
 ): Expression | undefined {
+  const history = runtime?.history;
   const taskField = (call: string, field: string): FieldType | undefined =>
     policy.taskCalls.get(call)?.parameters.find((parameter) => parameter.name === field)?.type;
   const substitute = (node: Expression): Expression | undefined => {
@@ -467,6 +479,8 @@ function freeConstants(
           type = taskField(String(node.path[0]), String(node.path[1]));
         } else if (node.root === "variable" && node.path.length === 1) {
           name = String(node.path[0]);
+          const argument = runtime?.bound[name];
+          if (argument !== undefined) return { ...node, root: "arguments", path: argument };
           const entity = [...policy.entities.values()].find((candidate) =>
             candidate.variables.includes(name),
           );

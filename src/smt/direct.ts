@@ -1,7 +1,7 @@
 /**
  * Exact repair and satisfiability without Z3, for the constraint sets most policies have:
- * equalities, memberships, enums, booleans and linear bounds, where each comparison reads at
- * most one of the arguments being chosen.
+ * equalities, memberships, enums, booleans, linear bounds and string order, where each
+ * comparison reads at most one of the arguments being chosen.
  *
  * Why it is exact: once the other arguments are fixed, every comparison that reads one chosen
  * argument changes its truth only at known points (the constant it is compared with, the
@@ -14,7 +14,7 @@
  * sets of that size in the same order, each first with the changed arguments restricted to
  * their preferred values (enum members, then candidates), then without. So it finds the
  * arguments the solver would change; only values the solver may choose freely can differ.
- * Anything outside this class (string methods, string order, products or comparisons of two
+ * Anything outside this class (string methods and lengths, products or comparisons of two
  * chosen arguments, more than a few thousand combinations) returns undefined: ask Z3.
  */
 import {
@@ -262,7 +262,7 @@ class Analysis {
       const points = this.#points.get(variable.name) ?? [];
       values =
         variable.sort === "string"
-          ? [...points, freshString(points as string[])]
+          ? stringRepresentatives(points as string[])
           : numericRepresentatives(points as number[], variable.sort === "int");
     }
     values = unique(values).filter((value) => fitsSort(value, variable.sort, variable.members));
@@ -286,7 +286,7 @@ class Analysis {
           case "<=":
           case ">":
           case ">=":
-            this.#compare(expression.operator, this.#term(expression.left), this.#term(expression.right));
+            this.#compare(this.#term(expression.left), this.#term(expression.right));
             return;
           case "in":
             this.#membership(expression.left, expression.right);
@@ -310,13 +310,13 @@ class Analysis {
   #membership(left: Expression, right: Expression): void {
     const element = this.#term(left);
     if (right.kind === "list") {
-      for (const item of right.elements) this.#compare("==", element, this.#term(item));
+      for (const item of right.elements) this.#compare(element, this.#term(item));
       return;
     }
     if (this.#readsFree(right)) throw new NotDirect("`in` a value read from the call");
     const list = evaluateExpression(right, this.scope);
     if (Array.isArray(list)) {
-      for (const item of list) this.#compare("==", element, { kind: "constant", value: item });
+      for (const item of list) this.#compare(element, { kind: "constant", value: item });
     } else if (
       typeof list === "string" &&
       element.kind === "argument" &&
@@ -326,7 +326,7 @@ class Analysis {
     }
   }
 
-  #compare(operator: string, left: Term, right: Term): void {
+  #compare(left: Term, right: Term): void {
     const names = new Set([...termArguments(left), ...termArguments(right)]);
     if (names.size > 1) {
       if (this.allowCoupled) return;
@@ -341,7 +341,6 @@ class Analysis {
       throw new NotDirect("a string the solver cannot encode");
     if (variable.sort === "string") {
       if (typeof constant !== "string") return;
-      if (operator !== "==" && operator !== "!=") throw new NotDirect("string order on a chosen argument");
       this.#addPoint(name, constant);
       return;
     }
@@ -478,11 +477,13 @@ function nextDouble(value: number, direction: -1 | 1): number {
   return buffer.getFloat64(0);
 }
 
-/** A string equal to none of the points. */
-function freshString(points: string[]): string {
-  let fresh = "";
-  while (points.includes(fresh)) fresh += "x";
-  return fresh;
+/**
+ * One string per class of comparisons (equality and code-point order) with the points: each
+ * point, the empty string (the least), and each point followed by U+0000, its immediate
+ * successor, which lies between it and the next point whenever any string does.
+ */
+function stringRepresentatives(points: string[]): string[] {
+  return [...points, "", ...points.map((point) => `${point}\u0000`)];
 }
 
 function unique(values: Value[]): Value[] {
