@@ -35,9 +35,8 @@ import {
   type VariableSort,
 } from "./encode.js";
 import type { RepairRequest, RepairResult, SatisfiableRequest, SatisfiableResult } from "./protocol.js";
+import { maxRepairableArguments, subsets } from "./search.js";
 
-/** The solver refuses more repairable arguments than this in one repair; so does this search. */
-const maxArguments = 6;
 /** Candidate calls evaluated before giving up to Z3. */
 const maxEvaluations = 5_000;
 
@@ -98,7 +97,7 @@ function repairOrThrow(request: RepairRequest): RepairResult {
     request.tool,
     [...read].filter((name) => request.repairable.includes(name)),
   );
-  if (chosen.length > maxArguments) throw new NotDirect("too many repairable arguments");
+  if (chosen.length > maxRepairableArguments) throw new NotDirect("too many repairable arguments");
   const search = new Search(request.constraints, request.scope ?? {});
   if (search.holds(request.arguments))
     return { status: "repaired", arguments: { ...request.arguments }, changed: [] };
@@ -508,15 +507,4 @@ function reads(expression: Expression, names: ReadonlySet<string>): boolean {
     }
   });
   return found;
-}
-
-/** The index sets of the given size, in lexicographic order (the solver's order). */
-function* subsets(count: number, size: number, from = 0): Generator<number[]> {
-  if (size === 0) {
-    yield [];
-    return;
-  }
-  for (let first = from; first <= count - size; first++) {
-    for (const rest of subsets(count, size - 1, first + 1)) yield [first, ...rest];
-  }
 }
