@@ -45,6 +45,8 @@ export interface CandidateCall {
   tool: string;
   arguments: Record<string, Value>;
   binding: Binding | undefined;
+  /** For the game's own candidates: the `when` texts of the tool's propositions that hold for the call. */
+  whenTrue?: ReadonlySet<string>;
   cases: OutcomeCase[];
   /** The instances the call is an event of (sorted). */
   affected: number[];
@@ -589,7 +591,8 @@ function candidateCalls(run: Run): CandidateCall[] {
           ),
         );
         const cases = moves.map(outcomeCaseOf);
-        candidates.push({ tool: tool.name, arguments: args, binding, cases, affected, effects });
+        const whenTrue = (moves[0] as AbstractMove).whenTrue;
+        candidates.push({ tool: tool.name, arguments: args, binding, whenTrue, cases, affected, effects });
       }
     }
   }

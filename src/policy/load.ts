@@ -557,6 +557,7 @@ class PolicyCompiler {
         on: proposition,
         require,
         requireText: constraint.require,
+        location: this.source.locate([...path, "require"]),
         mode: constraint.mode,
         sentence,
       });

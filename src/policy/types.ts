@@ -1,3 +1,4 @@
+import type { SourceLocation } from "../errors/index.js";
 import type { Expression, FieldType, PathSegment, Value } from "../expression/index.js";
 import type { Automaton, Formula } from "../logic/index.js";
 
@@ -120,6 +121,8 @@ export interface ConstraintSpec {
   on: PropositionSpec;
   require: Expression;
   requireText: string;
+  /** Where `require` is written in the policy file. */
+  location: SourceLocation;
   mode: Mode;
   sentence: string;
 }

@@ -8,6 +8,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { MentorError } from "../errors/index.js";
 import { type Expression, evaluateExpression, forEachNode, type Value } from "../expression/index.js";
 import { repairWithCandidates } from "./candidates.js";
+import { repairDirectly, satisfiableDirectly } from "./direct.js";
 import type {
   ConstantScope,
   HistoryEntry,
@@ -72,7 +73,7 @@ export class SolverClient {
   repair(request: RepairRequest): Promise<RepairResult> {
     if (request.candidatesFirst !== false) {
       try {
-        const quick = repairWithCandidates(request);
+        const quick = repairWithCandidates(request) ?? repairDirectly(request);
         if (quick !== undefined) return Promise.resolve(quick);
       } catch {
         // A history function that throws: let the solver path report it the same way.
@@ -84,6 +85,14 @@ export class SolverClient {
 
   /** Whether some arguments (with `fixed` ones as given) satisfy all constraints together. */
   satisfiable(request: SatisfiableRequest): Promise<SatisfiableResult> {
+    if (request.directFirst !== false) {
+      try {
+        const direct = satisfiableDirectly(request);
+        if (direct !== undefined) return Promise.resolve(direct);
+      } catch {
+        // A history function that throws: let the solver path report it the same way.
+      }
+    }
     const timeoutMs = request.timeoutMs ?? this.#timeoutMs;
     return this.#request(
       {

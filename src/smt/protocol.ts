@@ -42,8 +42,9 @@ export interface RepairRequest {
   /** Preferred values per argument (task fields, history values, advice), besides enum members. */
   candidates?: Record<string, readonly Value[]>;
   /**
-   * Try the proposal and single-argument changes to candidate values with the evaluator before
-   * asking Z3 (default true; false sends every request to the solver, for measurements).
+   * Answer without Z3 where that is exact (default true): the proposal and single-argument
+   * changes to candidate values checked with the evaluator, then the direct search of
+   * `direct.ts`; false sends every request to the solver (for measurements and comparisons).
    */
   candidatesFirst?: boolean;
   /** Overrides the client's `timeoutMs` for this request. */
@@ -64,6 +65,8 @@ export interface SatisfiableRequest {
   scope?: ConstantScope;
   /** Arguments fixed to these values (null: absent); the others are free. Default: none. */
   fixed?: Record<string, Value>;
+  /** Decide without Z3 where that is exact (`direct.ts`; default true); false asks Z3 (for measurements). */
+  directFirst?: boolean;
   timeoutMs?: number;
 }
 

@@ -24,6 +24,7 @@ import type {
   WireSatisfiable,
   WireScope,
 } from "./protocol.js";
+import { maxRepairableArguments, subsets } from "./search.js";
 
 type Z3 = Context<"main">;
 
@@ -151,8 +152,8 @@ export async function repair(z3: Z3, request: WireRepair): Promise<RepairResult>
   const deadline = performance.now() + request.timeoutMs;
   try {
     const variables = makeVariables(z3, request.tool, chosen);
-    if (variables.size > maxSearchedArguments) {
-      throw new Unsupported(`more than ${maxSearchedArguments} repairable arguments in one repair`);
+    if (variables.size > maxRepairableArguments) {
+      throw new Unsupported(`more than ${maxRepairableArguments} repairable arguments in one repair`);
     }
     for (const name of chosen) if (!variables.has(name)) constants[name] = request.arguments[name] ?? null;
     const encoder = new Encoder(z3, variables, scopeWith(request.scope, constants));
@@ -242,20 +243,6 @@ export async function repair(z3: Z3, request: WireRepair): Promise<RepairResult>
     throw error;
   } finally {
     solver.release();
-  }
-}
-
-/** A repair searches subsets of the repairable arguments: 2^n checks at worst. */
-const maxSearchedArguments = 6;
-
-/** The index sets of the given size, in lexicographic order. */
-function* subsets(count: number, size: number, from = 0): Generator<number[]> {
-  if (size === 0) {
-    yield [];
-    return;
-  }
-  for (let first = from; first <= count - size; first++) {
-    for (const rest of subsets(count, size - 1, first + 1)) yield [first, ...rest];
   }
 }
 

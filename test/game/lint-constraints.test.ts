@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { lintConstraints } from "../../src/game/index.js";
+import { lintConstraints, lintPolicy } from "../../src/game/index.js";
 import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 import { SolverClient } from "../../src/smt/index.js";
 
@@ -89,5 +90,50 @@ describe("lintConstraints", () => {
       [["warning", ["R1"]]],
     );
     assert.match(findings[0]?.message ?? "", /not checked/);
+  });
+});
+
+describe("traps made by constraints", () => {
+  const fixture = (name: string) =>
+    fileURLToPath(new URL(`../../../test/game/fixtures/${name}`, import.meta.url));
+
+  test("a constraint no train booking can meet traps a short route: located error with a shortest example", async () => {
+    const findings = await lintConstraints(loadPolicy(fixture("train-trap.yaml")), solver);
+    assert.deepEqual(
+      findings.map((finding) => [finding.severity, finding.kind, finding.rules, finding.example]),
+      [["error", "trap", ["T1"], ['check_distance(origin="<origin>", destination="<destination>") → short']]],
+    );
+    assert.deepEqual(
+      { line: findings[0]?.location?.line, path: findings[0]?.location?.path },
+      { line: 62, path: "constraints[0].require" },
+    );
+    assert.match(findings[0]?.message ?? "", /rule P4 can only be met by book_train/);
+    assert.match(findings[0]?.message ?? "", /constraint T1 at .*train-trap\.yaml:62:14/);
+  });
+
+  test("the same policy with a constraint that can hold has no trap", async () => {
+    const text = readFileSync(fixture("train-trap.yaml"), "utf8").replace(
+      "a.seats >= last('quote_train').seats_left + 1",
+      "a.seats >= 1",
+    );
+    assert.deepEqual(await lintConstraints(parsePolicy(text, "train.yaml"), solver), []);
+  });
+
+  test("an impossible call with a way around it is no trap: the flight remains for long routes", async () => {
+    const text = readFileSync(fixture("train-trap.yaml"), "utf8").replace(
+      '  - {id: P2, ltl: "G(short(route) -> G !flight(route))"}\n',
+      "",
+    );
+    assert.deepEqual(await lintConstraints(parsePolicy(text, "train.yaml"), solver), []);
+  });
+
+  test("the travel policy and the patient-intake fixture lint clean", async () => {
+    for (const file of [
+      fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url)),
+      fileURLToPath(new URL("../../../test/evaluator/fixtures/patient-intake.yaml", import.meta.url)),
+    ]) {
+      const policy = loadPolicy(file);
+      assert.deepEqual([...lintPolicy(policy), ...(await lintConstraints(policy, solver))], [], file);
+    }
   });
 });

@@ -183,6 +183,7 @@ test(`encoding agrees with the evaluator on ${runs} random expressions and argum
         constraints: [constraint],
         scope: { task, history },
         fixed,
+        directFirst: false,
       });
       if (result.status === "unsupported") {
         unsupported++;

@@ -1,0 +1,510 @@
+/**
+ * Exact repair and satisfiability without Z3, for the constraint sets most policies have:
+ * equalities, memberships, enums, booleans, linear bounds and string order, where each
+ * comparison reads at most one of the arguments being chosen.
+ *
+ * Why it is exact: once the other arguments are fixed, every comparison that reads one chosen
+ * argument changes its truth only at known points (the constant it is compared with, the
+ * boundary of a linear bound), so the argument's values fall into finitely many classes with
+ * the same truth for every comparison, and one value per class (plus absent, when allowed) is
+ * enough. Enums and booleans are small enough to try in full. Every value tried is checked
+ * with the evaluator, so an answer is right by construction; "no repair" means no class works.
+ *
+ * The search follows the solver's order (`solve.ts`): the fewest changed arguments first, the
+ * sets of that size in the same order, each first with the changed arguments restricted to
+ * their preferred values (enum members, then candidates), then without. So it finds the
+ * arguments the solver would change; only values the solver may choose freely can differ.
+ * Anything outside this class (string methods and lengths, products or comparisons of two
+ * chosen arguments, more than a few thousand combinations) returns undefined: ask Z3.
+ */
+import {
+  type Expression,
+  evaluateExpression,
+  forEachNode,
+  holdsIn,
+  type Scope,
+  type Value,
+  valuesEqual,
+} from "../expression/index.js";
+import {
+  argumentsRead,
+  encodableString,
+  fitsSort,
+  sortOf,
+  Unsupported,
+  type VariableSort,
+} from "./encode.js";
+import type { RepairRequest, RepairResult, SatisfiableRequest, SatisfiableResult } from "./protocol.js";
+import { maxRepairableArguments, subsets } from "./search.js";
+
+/** Candidate calls evaluated before giving up to Z3. */
+const maxEvaluations = 5_000;
+
+/** The constraint set is outside what the direct search decides exactly: ask Z3. */
+class NotDirect extends Error {}
+
+interface Chosen {
+  name: string;
+  sort: VariableSort;
+  members: Value[] | undefined;
+  required: boolean;
+}
+
+/** A repair found without Z3, or undefined when the solver must answer. */
+export function repairDirectly(request: RepairRequest): RepairResult | undefined {
+  try {
+    return repairOrThrow(request);
+  } catch (error) {
+    if (error instanceof NotDirect || error instanceof Unsupported) return undefined;
+    throw error;
+  }
+}
+
+/** Satisfiability decided without Z3, or undefined when the solver must answer. */
+export function satisfiableDirectly(request: SatisfiableRequest): SatisfiableResult | undefined {
+  try {
+    const fixed = request.fixed ?? {};
+    const names = new Set([...argumentsRead(request.constraints), ...Object.keys(fixed)]);
+    const chosen = declared(
+      request.tool,
+      [...names].filter((name) => !Object.hasOwn(fixed, name)),
+    );
+    const constants: Record<string, Value> = {};
+    for (const name of names) {
+      if (chosen.some((variable) => variable.name === name)) continue;
+      const value = fixed[name] ?? null;
+      if (value === null) continue;
+      const [variable] = declared(request.tool, [name]);
+      // As in the solver: a fixed value must fit the declared type, and an enum's members.
+      if (variable !== undefined && !fitsSort(value, variable.sort, undefined))
+        throw new NotDirect("a fixed value does not fit its type");
+      if (variable !== undefined && !fitsSort(value, variable.sort, variable.members))
+        return { status: "unsat" };
+      constants[name] = value;
+    }
+    const search = new Search(request.constraints, request.scope ?? {});
+    const found = search.first(constants, chosen, () => undefined);
+    return found === undefined ? { status: "unsat" } : { status: "sat", example: { ...constants, ...found } };
+  } catch (error) {
+    if (error instanceof NotDirect || error instanceof Unsupported) return undefined;
+    throw error;
+  }
+}
+
+function repairOrThrow(request: RepairRequest): RepairResult {
+  const read = argumentsRead(request.constraints);
+  const chosen = declared(
+    request.tool,
+    [...read].filter((name) => request.repairable.includes(name)),
+  );
+  if (chosen.length > maxRepairableArguments) throw new NotDirect("too many repairable arguments");
+  const search = new Search(request.constraints, request.scope ?? {});
+  if (search.holds(request.arguments))
+    return { status: "repaired", arguments: { ...request.arguments }, changed: [] };
+
+  const constants: Record<string, Value> = { ...request.arguments };
+  for (const variable of chosen) delete constants[variable.name];
+  search.checkShape(constants, chosen);
+  if (search.constantlyFalse(constants, chosen)) return { status: "unsat" };
+
+  const proposed = (name: string): Value => request.arguments[name] ?? null;
+  const preferred = new Map(
+    chosen.map((variable) => [
+      variable.name,
+      unique([...(variable.members ?? []), ...(request.candidates?.[variable.name] ?? [])]).filter(
+        (value) =>
+          fitsSort(value, variable.sort, variable.members) && !valuesEqual(value, proposed(variable.name)),
+      ),
+    ]),
+  );
+  const keepable = (variable: Chosen): boolean => {
+    const value = proposed(variable.name);
+    return value === null ? !variable.required : fitsSort(value, variable.sort, variable.members);
+  };
+  for (let size = 1; size <= chosen.length; size++) {
+    for (const freed of subsets(chosen.length, size)) {
+      const free = freed.map((index) => chosen[index] as Chosen);
+      const kept = chosen.filter((_, index) => !freed.includes(index));
+      if (!kept.every(keepable)) continue;
+      const fixed = { ...constants };
+      for (const variable of kept)
+        if (proposed(variable.name) !== null) fixed[variable.name] = proposed(variable.name);
+      const restricted = free.some((variable) => (preferred.get(variable.name) ?? []).length > 0);
+      const phases = restricted ? [true, false] : [false];
+      for (const preferOnly of phases) {
+        const found = search.first(fixed, free, (variable) =>
+          preferOnly && (preferred.get(variable.name) ?? []).length > 0
+            ? preferred.get(variable.name)
+            : undefined,
+        );
+        if (found === undefined) continue;
+        const repaired = { ...request.arguments };
+        for (const { name } of free) {
+          if (name in found) repaired[name] = found[name] as Value;
+          else delete repaired[name];
+        }
+        const changed = chosen
+          .map((variable) => variable.name)
+          .filter((name) => !valuesEqual(repaired[name] ?? null, proposed(name)));
+        return { status: "repaired", arguments: repaired, changed };
+      }
+    }
+  }
+  return { status: "unsat" };
+}
+
+/** The chosen arguments the tool declares (others stay as proposed), with their sorts. */
+function declared(tool: RepairRequest["tool"], names: string[]): Chosen[] {
+  const required = new Set(tool.required ?? []);
+  return names.flatMap((name) => {
+    const parameter = tool.parameters.find((candidate) => candidate.name === name);
+    if (parameter === undefined) return [];
+    const { sort, members } = sortOf(name, parameter.type);
+    return [{ name, sort, members, required: required.has(name) }];
+  });
+}
+
+class Search {
+  #evaluations = 0;
+
+  constructor(
+    private readonly constraints: readonly Expression[],
+    private readonly scope: Omit<Scope, "arguments">,
+  ) {}
+
+  holds(args: Record<string, Value>): boolean {
+    return this.constraints.every((constraint) => holdsIn(constraint, { ...this.scope, arguments: args }));
+  }
+
+  /** Throws `NotDirect` unless every comparison has a shape the search decides (coupled ones allowed). */
+  checkShape(constants: Record<string, Value>, chosen: Chosen[]): void {
+    const analysis = new Analysis(chosen, { ...this.scope, arguments: constants }, true);
+    for (const constraint of this.constraints) analysis.condition(constraint);
+  }
+
+  /** Whether a top-level conjunct that reads none of the chosen arguments is false: then nothing helps. */
+  constantlyFalse(constants: Record<string, Value>, chosen: Chosen[]): boolean {
+    const names = new Set(chosen.map((variable) => variable.name));
+    const scope = { ...this.scope, arguments: constants };
+    return this.constraints.some((constraint) =>
+      conjuncts(constraint).some((part) => !reads(part, names) && !holdsIn(part, scope)),
+    );
+  }
+
+  /**
+   * The first values of `free` (absent ones left out) that, with `fixed`, satisfy every constraint;
+   * `only` restricts an argument to given values instead of one value per class.
+   */
+  first(
+    fixed: Record<string, Value>,
+    free: Chosen[],
+    only: (variable: Chosen) => Value[] | undefined,
+  ): Record<string, Value> | undefined {
+    const analysis = new Analysis(free, { ...this.scope, arguments: fixed }, false);
+    for (const constraint of this.constraints) analysis.condition(constraint);
+    const options = free.map((variable) => only(variable) ?? analysis.representatives(variable));
+    const args: Record<string, Value> = { ...fixed };
+    const assign = (index: number): boolean => {
+      if (index === free.length) {
+        if (++this.#evaluations > maxEvaluations) throw new NotDirect("too many combinations");
+        return this.holds(args);
+      }
+      const variable = free[index] as Chosen;
+      for (const value of options[index] as Value[]) {
+        if (value === null) delete args[variable.name];
+        else args[variable.name] = value;
+        if (assign(index + 1)) return true;
+      }
+      delete args[variable.name];
+      return false;
+    };
+    if (!assign(0)) return undefined;
+    const found: Record<string, Value> = {};
+    for (const variable of free)
+      if (variable.name in args) found[variable.name] = args[variable.name] as Value;
+    return found;
+  }
+}
+
+/** A numeric term: a linear combination of chosen arguments plus a constant. */
+interface Linear {
+  kind: "linear";
+  coefficients: Map<string, number>;
+  constant: number;
+}
+
+type Term = { kind: "constant"; value: Value } | { kind: "argument"; name: string } | Linear;
+
+/**
+ * The points where comparisons over the free arguments change truth, collected by walking the
+ * constraints with the fixed arguments as constants. Throws `NotDirect` on a shape it does not
+ * decide; a comparison of two free arguments is allowed only when `allowCoupled` (shape check).
+ */
+class Analysis {
+  readonly #free: Map<string, Chosen>;
+  readonly #points = new Map<string, Value[]>();
+
+  constructor(
+    free: Chosen[],
+    private readonly scope: Scope,
+    private readonly allowCoupled: boolean,
+  ) {
+    this.#free = new Map(free.map((variable) => [variable.name, variable]));
+  }
+
+  /** One value per class of the argument's values, preferred values first; absent last if allowed. */
+  representatives(variable: Chosen): Value[] {
+    let values: Value[];
+    if (variable.members !== undefined) values = [...variable.members];
+    else if (variable.sort === "bool") values = [true, false];
+    else {
+      const points = this.#points.get(variable.name) ?? [];
+      values =
+        variable.sort === "string"
+          ? stringRepresentatives(points as string[])
+          : numericRepresentatives(points as number[], variable.sort === "int");
+    }
+    values = unique(values).filter((value) => fitsSort(value, variable.sort, variable.members));
+    return variable.required ? values : [...values, null];
+  }
+
+  /** A subexpression used as a condition (its value must be exactly true). */
+  condition(expression: Expression): void {
+    if (!this.#readsFree(expression)) return;
+    switch (expression.kind) {
+      case "binary":
+        switch (expression.operator) {
+          case "&&":
+          case "||":
+            this.condition(expression.left);
+            this.condition(expression.right);
+            return;
+          case "==":
+          case "!=":
+          case "<":
+          case "<=":
+          case ">":
+          case ">=":
+            this.#compare(this.#term(expression.left), this.#term(expression.right));
+            return;
+          case "in":
+            this.#membership(expression.left, expression.right);
+            return;
+        }
+        break;
+      case "unary":
+        if (expression.operator === "!") {
+          this.condition(expression.operand);
+          return;
+        }
+        break;
+      case "reference":
+        // A bare argument as a condition: true only for a boolean `true`; no points needed.
+        if (expression.path.length === 1) return;
+        break;
+    }
+    throw new NotDirect(`a condition of kind ${expression.kind}`);
+  }
+
+  #membership(left: Expression, right: Expression): void {
+    const element = this.#term(left);
+    if (right.kind === "list") {
+      for (const item of right.elements) this.#compare(element, this.#term(item));
+      return;
+    }
+    if (this.#readsFree(right)) throw new NotDirect("`in` a value read from the call");
+    const list = evaluateExpression(right, this.scope);
+    if (Array.isArray(list)) {
+      for (const item of list) this.#compare(element, { kind: "constant", value: item });
+    } else if (
+      typeof list === "string" &&
+      element.kind === "argument" &&
+      this.#sortOf(element.name) === "string"
+    ) {
+      throw new NotDirect("a substring test on a chosen argument");
+    }
+  }
+
+  #compare(left: Term, right: Term): void {
+    const names = new Set([...termArguments(left), ...termArguments(right)]);
+    if (names.size > 1) {
+      if (this.allowCoupled) return;
+      throw new NotDirect("a comparison of two chosen arguments");
+    }
+    const [name] = names;
+    if (name === undefined) return;
+    const variable = this.#free.get(name) as Chosen;
+    const constant =
+      left.kind === "constant" ? left.value : right.kind === "constant" ? right.value : undefined;
+    if (typeof constant === "string" && !encodableString(constant))
+      throw new NotDirect("a string the solver cannot encode");
+    if (variable.sort === "string") {
+      if (typeof constant !== "string") return;
+      this.#addPoint(name, constant);
+      return;
+    }
+    if (variable.sort === "bool" || variable.members !== undefined) return;
+    const l = asLinear(left);
+    const r = asLinear(right);
+    // A number compared with a non-number: the same answer for every present value.
+    if (l === undefined || r === undefined) return;
+    const coefficient = (l.coefficients.get(name) ?? 0) - (r.coefficients.get(name) ?? 0);
+    if (coefficient === 0) return;
+    const point = (r.constant - l.constant) / coefficient;
+    if (!Number.isFinite(point)) throw new NotDirect("a bound out of range");
+    this.#addPoint(name, point);
+  }
+
+  #addPoint(name: string, value: Value): void {
+    const points = this.#points.get(name) ?? [];
+    points.push(value);
+    this.#points.set(name, points);
+  }
+
+  #term(expression: Expression): Term {
+    if (!this.#readsFree(expression))
+      return { kind: "constant", value: evaluateExpression(expression, this.scope) };
+    switch (expression.kind) {
+      case "reference": {
+        const name = expression.path[0] as string;
+        // A field of a scalar argument is null whatever its value.
+        if (expression.path.length > 1) return { kind: "constant", value: null };
+        const sort = this.#sortOf(name);
+        if (sort === "int" || sort === "real")
+          return { kind: "linear", coefficients: new Map([[name, 1]]), constant: 0 };
+        return { kind: "argument", name };
+      }
+      case "unary":
+        if (expression.operator === "-") return scaled(this.#numeric(expression.operand), -1);
+        break;
+      case "binary": {
+        const { operator } = expression;
+        if (operator !== "+" && operator !== "-" && operator !== "*" && operator !== "/") break;
+        const left = this.#numeric(expression.left);
+        const right = this.#numeric(expression.right);
+        if (operator === "+" || operator === "-") {
+          const sign = operator === "+" ? 1 : -1;
+          const coefficients = new Map(left.coefficients);
+          for (const [name, value] of right.coefficients)
+            coefficients.set(name, (coefficients.get(name) ?? 0) + sign * value);
+          return { kind: "linear", coefficients, constant: left.constant + sign * right.constant };
+        }
+        if (operator === "*") {
+          if (left.coefficients.size === 0) return scaled(right, left.constant);
+          if (right.coefficients.size === 0) return scaled(left, right.constant);
+          break;
+        }
+        if (right.coefficients.size === 0 && right.constant !== 0) return scaled(left, 1 / right.constant);
+        break;
+      }
+    }
+    throw new NotDirect(`a term of kind ${expression.kind}`);
+  }
+
+  /** A term that must be a number: a linear term, or a numeric constant. */
+  #numeric(expression: Expression): Linear {
+    const term = this.#term(expression);
+    const linear = asLinear(term);
+    if (linear === undefined) throw new NotDirect("arithmetic on something other than numbers");
+    return linear;
+  }
+
+  #sortOf(name: string): VariableSort {
+    return (this.#free.get(name) as Chosen).sort;
+  }
+
+  #readsFree(expression: Expression): boolean {
+    let found = false;
+    forEachNode(expression, (node) => {
+      if (node.kind !== "reference" || node.root !== "arguments") return;
+      const first = node.path[0];
+      if (first === undefined) throw new NotDirect("`a` as a whole");
+      if (typeof first === "string" && this.#free.has(first)) found = true;
+    });
+    return found;
+  }
+}
+
+function asLinear(term: Term): Linear | undefined {
+  if (term.kind === "linear") return term;
+  if (term.kind === "constant" && typeof term.value === "number")
+    return { kind: "linear", coefficients: new Map(), constant: term.value };
+  return undefined;
+}
+
+function scaled(term: Linear, factor: number): Linear {
+  const coefficients = new Map([...term.coefficients].map(([name, value]) => [name, value * factor]));
+  return { kind: "linear", coefficients, constant: term.constant * factor };
+}
+
+function termArguments(term: Term): string[] {
+  if (term.kind === "argument") return [term.name];
+  if (term.kind === "linear") return [...term.coefficients.keys()];
+  return [];
+}
+
+/**
+ * One number per class: each point and its neighbouring doubles (rounding may move a boundary
+ * by an ulp), a number between each two points, and one beyond each end. Integers: the
+ * integers around each point.
+ */
+function numericRepresentatives(points: number[], integer: boolean): number[] {
+  const sorted = [...new Set(points)].sort((a, b) => a - b);
+  if (sorted.length === 0) return [0];
+  const values: number[] = [];
+  if (integer) {
+    for (const point of sorted)
+      values.push(Math.floor(point) - 1, Math.floor(point), Math.ceil(point), Math.ceil(point) + 1);
+    return values;
+  }
+  sorted.forEach((point, index) => {
+    values.push(point, nextDouble(point, -1), nextDouble(point, 1));
+    const following = sorted[index + 1];
+    if (following !== undefined) values.push(point / 2 + following / 2);
+  });
+  values.push((sorted[0] as number) - 1, (sorted[sorted.length - 1] as number) + 1);
+  return values;
+}
+
+/** The neighbouring double of a finite number, downwards (-1) or upwards (1). */
+function nextDouble(value: number, direction: -1 | 1): number {
+  if (value === 0) return direction * Number.MIN_VALUE;
+  const buffer = new DataView(new ArrayBuffer(8));
+  buffer.setFloat64(0, value);
+  const bits = buffer.getBigInt64(0);
+  buffer.setBigInt64(0, value > 0 === direction > 0 ? bits + 1n : bits - 1n);
+  return buffer.getFloat64(0);
+}
+
+/**
+ * One string per class of comparisons (equality and code-point order) with the points: each
+ * point, the empty string (the least), and each point followed by U+0000, its immediate
+ * successor, which lies between it and the next point whenever any string does.
+ */
+function stringRepresentatives(points: string[]): string[] {
+  return [...points, "", ...points.map((point) => `${point}\u0000`)];
+}
+
+function unique(values: Value[]): Value[] {
+  const result: Value[] = [];
+  for (const value of values) if (!result.some((known) => valuesEqual(known, value))) result.push(value);
+  return result;
+}
+
+/** The top-level `&&` parts of an expression. */
+function conjuncts(expression: Expression): Expression[] {
+  return expression.kind === "binary" && expression.operator === "&&"
+    ? [...conjuncts(expression.left), ...conjuncts(expression.right)]
+    : [expression];
+}
+
+function reads(expression: Expression, names: ReadonlySet<string>): boolean {
+  let found = false;
+  forEachNode(expression, (node) => {
+    if (node.kind === "reference" && node.root === "arguments") {
+      const first = node.path[0];
+      if (first === undefined || (typeof first === "string" && names.has(first))) found = true;
+    }
+  });
+  return found;
+}
