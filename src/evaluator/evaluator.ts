@@ -108,14 +108,15 @@ export class Evaluator {
    * each attempt), so recent runs are kept by content.
    */
   run(history: unknown): Run {
-    const trace = isTrace(history) ? history : traceFromMessages(history, this.policy);
-    const key = JSON.stringify(trace);
+    // Keyed by the history as given: reading the trace from messages costs more than the key.
+    const key = JSON.stringify(history);
     const cached = this.runs.get(key);
     if (cached) {
       this.runs.delete(key);
       this.runs.set(key, cached);
       return cached;
     }
+    const trace = isTrace(history) ? history : traceFromMessages(history, this.policy);
     const run = Run.fromTrace(this.policy, trace);
     this.runs.set(key, run);
     if (this.runs.size > RUN_CACHE_SIZE) this.runs.delete(this.runs.keys().next().value as string);
@@ -220,7 +221,8 @@ export class Evaluator {
         findings.addInstance(instance, instance.rule.mode);
     }
     if (this.constrains(call.name)) findings.addAll(this.constraintFindings(run.after(call, []), call));
-    return this.conclude(run, proposed, findings, outcomes.failClosed, withAdvice, (verdict) =>
+    const judged = { proposed, call, findings, failClosed: outcomes.failClosed };
+    return this.conclude(run, judged, withAdvice, (verdict) =>
       this.duties(template, verdict === "allow" ? after : run.beliefs),
     );
   }
@@ -282,7 +284,7 @@ export class Evaluator {
         findings.addInstance(instance, instance.rule.mode);
     });
     findings.addAll(this.constraintFindings(after, call));
-    return this.conclude(run, proposed, findings, failClosed, withAdvice, (verdict) => {
+    return this.conclude(run, { proposed, call, findings, failClosed }, withAdvice, (verdict) => {
       const state = verdict === "allow" ? after : run;
       return this.duties(new StrategyTemplate(state, { ...this.options, exclude }), state.beliefs);
     });
@@ -307,9 +309,7 @@ export class Evaluator {
 
   private conclude(
     run: Run,
-    proposed: ProposedCall,
-    findings: Findings,
-    failClosed: string | undefined,
+    { proposed, call, findings, failClosed }: Judged,
     withAdvice: boolean,
     duties: (verdict: Decision["verdict"]) => Duty[],
   ): Decision {
@@ -330,9 +330,7 @@ export class Evaluator {
     if (verdict === "block") {
       const onlyArguments =
         violations.length > 0 && violations.every((finding) => finding.kind === "constraint");
-      const advice =
-        (onlyArguments ? this.repair(run, proposed) : undefined) ??
-        this.prerequisite(run, proposedEvent(proposed));
+      const advice = (onlyArguments ? this.repair(run, proposed) : undefined) ?? this.prerequisite(run, call);
       if (advice) decision.advice = advice;
     }
     return decision;
@@ -460,9 +458,7 @@ export class Evaluator {
       Object.assign(duty, bindingField(instance.bindings));
       // A progressing call on the duty's own bindings (it may touch the rule only later, like a
       // distance check before the booking that fulfils "book the trip").
-      const fulfil = helpers[index]?.find(
-        (candidate) => template.classifyCandidate(open, candidate) === "progressing",
-      );
+      const fulfil = template.firstProgressing(open, helpers[index] as CandidateCall[]);
       if (fulfil) duty.fulfil = { name: fulfil.tool, arguments: fulfil.arguments };
       duties.push(duty);
     });
@@ -492,9 +488,7 @@ export class Evaluator {
    */
   private prerequisite(run: Run, call: ToolCallEvent): Advice | undefined {
     const template = this.template(run);
-    const named = new Set(
-      run.bindings.filter((binding) => run.names(binding, call)).map((binding) => binding.id),
-    );
+    const named = new Set(run.namedBindings(call).map((binding) => binding.id));
     const classes = new Map(
       template.candidates.map((candidate) => [
         candidate,
@@ -548,19 +542,33 @@ export class Evaluator {
       "allow";
     if (run.introducedBindings(event).length > 0) return rebuilt();
     const step = this.enablerMove(template, candidate, event, caseIndex);
-    const beliefs = uniqueStates(run.beliefs.map((belief) => template.step(belief, step, 0)));
+    const masks = step.effects[0] as Int32Array;
     // Instances the candidate loses for good would leave the game for the call: rebuild then.
     const exclude = lostInstances(run);
-    const losesMore = step.affected.some((index) => {
+    const losesMore = step.affected.some((index, position) => {
       const automaton = (run.instances[index] as Instance).rule.automaton;
       return (
         !exclude.has(index) &&
-        beliefs.every((belief) => automaton.colour(belief[index] as number) === "PERM_VIOL")
+        run.beliefs.every(
+          (belief) =>
+            automaton.colour(automaton.step(belief[index] as number, masks[position] as number)) ===
+            "PERM_VIOL",
+        )
       );
     });
     if (losesMore) return rebuilt();
-    const outcomes = this.outcomes(template, beliefs, move);
-    if (outcomes.failClosed !== undefined || this.blocked(outcomes.lost)) return false;
+    // The call's outcomes after the candidate's, judged from the components the two touch.
+    let failClosed = false;
+    const lost = move.cases.map((_, moveCase) => {
+      const steps = [
+        { move: step, caseIndex: 0 },
+        { move, caseIndex: moveCase },
+      ];
+      const distances = run.beliefs.map((belief) => template.distanceAfterSteps(belief, steps));
+      if (distances.includes(undefined)) failClosed = true;
+      return distances.includes(Number.POSITIVE_INFINITY);
+    });
+    if (failClosed || this.blocked(lost)) return false;
     if (!this.constrains(call.name)) return true;
     return this.constraintFindings(run.after(event, []).after(call, []), call).every(
       (found) => found.mode !== "block",
@@ -752,6 +760,14 @@ function uniqueStates(states: Int32Array[]): Int32Array[] {
     if (!unique.has(key)) unique.set(key, state);
   }
   return [...unique.values()];
+}
+
+/** A call judged, before its advice and duties. */
+interface Judged {
+  proposed: ProposedCall;
+  call: ToolCallEvent;
+  findings: Findings;
+  failClosed: string | undefined;
 }
 
 /** A decision's findings, one per rule and binding. */

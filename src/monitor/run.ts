@@ -27,6 +27,8 @@ interface InstanceIndex {
 // Runs share their binding and instance arrays until one grows, so indexes are kept per array.
 const instanceIndexes = new WeakMap<readonly Instance[], InstanceIndex>();
 const valueIndexes = new WeakMap<readonly Binding[], Map<string, Binding[]>>();
+/** A tool's outcome cases while its outcome is not known (they depend only on the policy). */
+const abstractCases = new WeakMap<Policy, Map<string, OutcomeCase[]>>();
 
 /** A rule monitored for one binding of each of its entities (trace slicing). */
 export interface Instance {
@@ -196,7 +198,7 @@ export class Run {
   }
 
   /** The possible outcomes of a call of `tool`, given what is known of its outcome. */
-  outcomeCases(tool: string, outcome: Outcome): OutcomeCase[] {
+  outcomeCases(tool: string, outcome: Outcome): readonly OutcomeCase[] {
     if (outcome.kind === "label") {
       return [
         { description: outcome.label ?? "no label", value: { label: outcome.label }, abstract: undefined },
@@ -204,14 +206,20 @@ export class Run {
     }
     if (outcome.kind === "json")
       return [{ description: "result", value: outcome.value, abstract: undefined }];
-    const spec = this.policy.tools.get(tool);
-    if (!spec) return [{ description: "result", value: null, abstract: undefined }];
-    const cases = new Map<string, OutcomeCase>();
-    for (const move of abstractMoves(spec, [...this.policy.propositions.values()])) {
-      const outcomeCase = outcomeCaseOf(move);
-      if (!cases.has(outcomeCase.description)) cases.set(outcomeCase.description, outcomeCase);
+    const byTool = abstractCases.get(this.policy) ?? new Map<string, OutcomeCase[]>();
+    abstractCases.set(this.policy, byTool);
+    let known = byTool.get(tool);
+    if (!known) {
+      const spec = this.policy.tools.get(tool);
+      const cases = new Map<string, OutcomeCase>();
+      for (const move of spec ? abstractMoves(spec, [...this.policy.propositions.values()]) : []) {
+        const outcomeCase = outcomeCaseOf(move);
+        if (!cases.has(outcomeCase.description)) cases.set(outcomeCase.description, outcomeCase);
+      }
+      known = spec ? [...cases.values()] : [{ description: "result", value: null, abstract: undefined }];
+      byTool.set(tool, known);
     }
-    return [...cases.values()];
+    return known;
   }
 
   /** Expression scope for a set of bindings: their variables, their task call, their history. */
