@@ -584,7 +584,12 @@ export class Evaluator {
   ): CandidateCall {
     let moves = this.enablerMoves.get(candidate);
     if (!moves) {
-      moves = candidate.cases.map((outcomeCase) => template.moveOf(event, [outcomeCase]));
+      const joint = template.moveOf(event, candidate.cases);
+      moves = candidate.cases.map((outcomeCase, index) => ({
+        ...joint,
+        cases: [outcomeCase],
+        effects: [joint.effects[index] as Int32Array],
+      }));
       this.enablerMoves.set(candidate, moves);
     }
     return moves[caseIndex] as CandidateCall;
@@ -743,9 +748,22 @@ function helpingCandidates(template: StrategyTemplate): CandidateCall[][] {
 
 const helpersByCandidates = new WeakMap<readonly CandidateCall[], CandidateCall[][]>();
 
+/** The call a candidate stands for, one object per candidate (runs memoize what they read from a call by the object). */
 function candidateEvent(candidate: CandidateCall): ToolCallEvent {
-  return { id: "advice", name: candidate.tool, arguments: candidate.arguments, outcome: { kind: "pending" } };
+  let event = candidateEvents.get(candidate);
+  if (!event) {
+    event = {
+      id: "advice",
+      name: candidate.tool,
+      arguments: candidate.arguments,
+      outcome: { kind: "pending" },
+    };
+    candidateEvents.set(candidate, event);
+  }
+  return event;
 }
+
+const candidateEvents = new WeakMap<CandidateCall, ToolCallEvent>();
 
 function proposedEvent(proposed: ProposedCall): ToolCallEvent {
   return { id: "proposed", name: proposed.name, arguments: proposed.arguments, outcome: { kind: "pending" } };
@@ -754,12 +772,15 @@ function proposedEvent(proposed: ProposedCall): ToolCallEvent {
 /** States without repeats (by content), in first-seen order. */
 function uniqueStates(states: Int32Array[]): Int32Array[] {
   if (states.length < 2) return states;
-  const unique = new Map<string, Int32Array>();
-  for (const state of states) {
-    const key = state.join(",");
-    if (!unique.has(key)) unique.set(key, state);
-  }
-  return [...unique.values()];
+  const unique: Int32Array[] = [];
+  for (const state of states) if (!unique.some((known) => sameState(known, state))) unique.push(state);
+  return unique;
+}
+
+function sameState(left: Int32Array, right: Int32Array): boolean {
+  if (left.length !== right.length) return false;
+  for (let index = 0; index < left.length; index++) if (left[index] !== right[index]) return false;
+  return true;
 }
 
 /** A call judged, before its advice and duties. */
@@ -817,9 +838,18 @@ function bindingField(bindings: readonly Binding[]): { binding?: string } {
   return binding === undefined ? {} : { binding };
 }
 
+/** `route(x="Toronto", y="Chicago")`, kept per bindings array (an instance's, asked on every decision). */
 function bindingText(bindings: readonly Binding[]): string | undefined {
-  return bindings.length > 0 ? bindings.map(describeBinding).join(", ") : undefined;
+  if (bindings.length === 0) return undefined;
+  let text = bindingTexts.get(bindings);
+  if (text === undefined) {
+    text = bindings.map(describeBinding).join(", ");
+    bindingTexts.set(bindings, text);
+  }
+  return text;
 }
+
+const bindingTexts = new WeakMap<readonly Binding[], string>();
 
 function argumentValues(calls: CallVerdict[]): NextAnswer["arguments"] {
   const table = new Map<

@@ -188,11 +188,11 @@ export class StrategyTemplate {
     const effects: number[][] = cases.map(() => []);
     for (const index of this.run.instancesFor(call)) {
       const instance = this.run.instances[index] as Instance;
-      const letters = cases.map((outcomeCase) => this.run.letterFor(instance, call, outcomeCase));
-      if (letters[0] === undefined) continue;
+      const letters = this.run.lettersFor(instance, call, cases);
+      if (letters === undefined) continue;
       affected.push(index);
       letters.forEach((letter, caseIndex) => {
-        effects[caseIndex]?.push(instance.rule.automaton.letterMask(letter ?? []));
+        effects[caseIndex]?.push(instance.rule.automaton.letterMask(letter));
       });
     }
     const move = {

@@ -19,6 +19,12 @@ export interface Binding {
   taskCall: TaskCall | undefined;
 }
 
+/** A binding a call would introduce. */
+interface NewBinding {
+  entity: string;
+  values: Record<string, Value>;
+}
+
 interface InstanceIndex {
   byBinding: Map<number, number[]>;
   global: number[];
@@ -128,7 +134,7 @@ export class Run {
     const next = Int32Array.from(belief);
     for (const index of this.instancesFor(call)) {
       const instance = this.instances[index] as Instance;
-      const letter = this.letterFor(instance, call, outcomeCase);
+      const letter = this.lettersFor(instance, call, [outcomeCase])?.[0];
       if (!letter) continue;
       next[index] = instance.rule.automaton.step(
         belief[index] as number,
@@ -142,12 +148,14 @@ export class Run {
   instancesFor(call: ToolCallEvent): number[] {
     let indices = this.instancesByCall.get(call);
     if (!indices) {
-      const named = this.bindings.filter((binding) => this.names(binding, call));
-      const found = new Set([
-        ...this.globalInstances(),
-        ...named.flatMap((binding) => this.instancesOf(binding)),
-      ]);
-      indices = [...found].sort((left, right) => left - right);
+      const named = this.namedBindings(call);
+      const global = this.globalInstances();
+      if (named.length === 0) indices = global;
+      else if (named.length === 1 && global.length === 0) indices = this.instancesOf(named[0] as Binding);
+      else {
+        const found = new Set([...global, ...named.flatMap((binding) => this.instancesOf(binding))]);
+        indices = [...found].sort((left, right) => left - right);
+      }
       this.instancesByCall.set(call, indices);
     }
     return indices;
@@ -181,20 +189,23 @@ export class Run {
   }
 
   /**
-   * The rule's propositions a call makes true for an instance, or undefined when the call is
-   * not an event of the instance's slice (it names none of the instance's bindings).
+   * Per outcome case, the rule's propositions a call makes true for an instance; undefined when
+   * the call is not an event of the instance's slice (it names none of the instance's bindings).
    */
-  letterFor(instance: Instance, call: ToolCallEvent, outcomeCase: OutcomeCase): string[] | undefined {
-    const scope = this.scopeFor(instance.bindings, call.arguments);
-    let event = false;
-    const letter: string[] = [];
+  lettersFor(instance: Instance, call: ToolCallEvent, cases: readonly OutcomeCase[]): string[][] | undefined {
+    let scope: Scope | undefined;
+    let letters: string[][] | undefined;
     for (const proposition of instance.rule.propositions) {
       if (proposition.tool !== call.name) continue;
+      scope ??= this.scopeFor(instance.bindings, call.arguments);
       if (proposition.when && !holdsIn(proposition.when, scope)) continue;
-      event = true;
-      if (outcomeHolds(proposition, outcomeCase, scope)) letter.push(proposition.key);
+      letters ??= cases.map(() => []);
+      cases.forEach((outcomeCase, caseIndex) => {
+        if (outcomeHolds(proposition, outcomeCase, scope as Scope))
+          letters?.[caseIndex]?.push(proposition.key);
+      });
     }
-    return event ? letter : undefined;
+    return letters;
   }
 
   /** The possible outcomes of a call of `tool`, given what is known of its outcome. */
@@ -335,20 +346,25 @@ export class Run {
   }
 
   /** Bindings a call names that do not exist yet, read through the propositions' binding patterns. */
-  introducedBindings(call: ToolCallEvent): { entity: string; values: Record<string, Value> }[] {
-    const found: { entity: string; values: Record<string, Value> }[] = [];
+  introducedBindings(call: ToolCallEvent): readonly NewBinding[] {
+    const known = this.introducedByCall.get(call);
+    if (known) return known;
+    const found: NewBinding[] = [];
     for (const proposition of this.policy.propositions.values()) {
       if (proposition.tool !== call.name || proposition.entities.length !== 1) continue;
       const entity = this.policy.entities.get(proposition.entities[0] as string);
       if (!entity?.variables.every((variable) => variable in proposition.bindingPattern)) continue;
       const values = patternValues(proposition, entity.variables, call.arguments);
-      const known =
+      const seen =
         this.bindingsByValues(entity.name, values).length > 0 ||
         found.some((binding) => binding.entity === entity.name && valuesEqual(binding.values, values));
-      if (!known) found.push({ entity: entity.name, values });
+      if (!seen) found.push({ entity: entity.name, values });
     }
+    this.introducedByCall.set(call, found);
     return found;
   }
+
+  private readonly introducedByCall = new WeakMap<ToolCallEvent, NewBinding[]>();
 
   private withBinding(
     entity: string,
