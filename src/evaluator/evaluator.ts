@@ -442,8 +442,25 @@ export class Evaluator {
 
   private constrained: [string, ToolSpec, Set<string>][] | undefined;
 
-  /** Open duties at `beliefs`: enforced rule instances that do not accept, each with a call that helps if one is known. */
+  /**
+   * Open duties at `beliefs`: enforced rule instances that do not accept, each with a call that
+   * helps if one is known. Kept per template and beliefs array (every blocked call on a run asks
+   * for the run's own); callers get their own copies.
+   */
   private duties(template: StrategyTemplate, beliefs: readonly Int32Array[]): Duty[] {
+    const byBeliefs = this.dutiesByTemplate.get(template) ?? new WeakMap<readonly Int32Array[], Duty[]>();
+    this.dutiesByTemplate.set(template, byBeliefs);
+    let duties = byBeliefs.get(beliefs);
+    if (!duties) {
+      duties = this.openDuties(template, beliefs);
+      byBeliefs.set(beliefs, duties);
+    }
+    return duties.map((duty) => ({ ...duty }));
+  }
+
+  private readonly dutiesByTemplate = new WeakMap<StrategyTemplate, WeakMap<readonly Int32Array[], Duty[]>>();
+
+  private openDuties(template: StrategyTemplate, beliefs: readonly Int32Array[]): Duty[] {
     const duties: Duty[] = [];
     const helpers = helpingCandidates(template);
     template.run.instances.forEach((instance, index) => {
@@ -489,15 +506,7 @@ export class Evaluator {
   private prerequisite(run: Run, call: ToolCallEvent): Advice | undefined {
     const template = this.template(run);
     const named = new Set(run.namedBindings(call).map((binding) => binding.id));
-    const classes = new Map(
-      template.candidates.map((candidate) => [
-        candidate,
-        run.beliefs.map((belief) => template.classifyCandidate(belief, candidate)),
-      ]),
-    );
-    const safe = template.candidates.filter(
-      (candidate) => !classes.get(candidate)?.some((entry) => entry === "unsafe" || entry === undefined),
-    );
+    const { classes, safe } = candidateClasses(template);
     // A prerequisite acts on the bindings the blocked call names (or on none).
     const related = safe.filter(
       (candidate) => candidate.binding === undefined || named.has(candidate.binding.id),
@@ -709,6 +718,33 @@ function lostInstances(run: Run): Set<number> {
 
 const lostByRun = new WeakMap<Run, Set<number>>();
 
+/** The classes of the template's candidates at its run's beliefs, and the candidates no belief makes unsafe. */
+function candidateClasses(template: StrategyTemplate): {
+  classes: Map<CandidateCall, (CallClass | undefined)[]>;
+  safe: CandidateCall[];
+} {
+  let known = classesByTemplate.get(template);
+  if (!known) {
+    const classes = new Map(
+      template.candidates.map((candidate) => [
+        candidate,
+        template.run.beliefs.map((belief) => template.classifyCandidate(belief, candidate)),
+      ]),
+    );
+    const safe = template.candidates.filter(
+      (candidate) => !classes.get(candidate)?.some((entry) => entry === "unsafe" || entry === undefined),
+    );
+    known = { classes, safe };
+    classesByTemplate.set(template, known);
+  }
+  return known;
+}
+
+const classesByTemplate = new WeakMap<
+  StrategyTemplate,
+  { classes: Map<CandidateCall, (CallClass | undefined)[]>; safe: CandidateCall[] }
+>();
+
 /** Whether a proposition's predicates read the history (then a call's letters depend on it). */
 function readsHistory(policy: Policy): boolean {
   let reads = historyReaders.get(policy);
@@ -730,16 +766,25 @@ const historyReaders = new WeakMap<Policy, boolean>();
 
 /**
  * Per instance, the candidates that may fulfil its duty, in candidate order: those on its own
- * bindings, and for candidates without a binding, those it is an event of.
+ * bindings, and for candidates without a binding, those it is an event of. Instances with the
+ * same helpers share one array (the template memoizes answers per array).
  */
 function helpingCandidates(template: StrategyTemplate): CandidateCall[][] {
   let helpers = helpersByCandidates.get(template.candidates);
   if (!helpers) {
+    const shared = new Map<string, CandidateCall[]>();
     helpers = template.run.instances.map((instance, index) => {
       const ids = new Set(instance.bindings.map((binding) => binding.id));
-      return template.candidates.filter((candidate) =>
-        candidate.binding === undefined ? candidate.affected.includes(index) : ids.has(candidate.binding.id),
+      const positions = template.candidates.flatMap((candidate, position) =>
+        (candidate.binding === undefined ? candidate.affected.includes(index) : ids.has(candidate.binding.id))
+          ? [position]
+          : [],
       );
+      const key = positions.join(",");
+      const list =
+        shared.get(key) ?? positions.map((position) => template.candidates[position] as CandidateCall);
+      shared.set(key, list);
+      return list;
     });
     helpersByCandidates.set(template.candidates, helpers);
   }
