@@ -62,3 +62,45 @@ for (const ruleCount of RULE_COUNTS) {
   }
 }
 console.log("\ntargets: decide p50 ≤ 0.5 ms at 20 rules × 10 bindings; compile ≤ 1 s");
+
+// How state counts grow: each configuration from a fresh policy (the table above shares one per
+// rule count), after next() and decide on every tool for every item. Joint states: the product
+// of the instances' automaton sizes, the space a game over whole states would face.
+console.log(
+  "\nstate counts per configuration (fresh policy; game states: component states with a known distance)\n",
+);
+const growthHeader = "| rules | bindings | instances | joint states (bound) | game states known |";
+console.log(growthHeader);
+console.log(growthHeader.replace(/[^|]/g, "-"));
+const knownByRules = new Map<number, number[]>();
+for (const ruleCount of RULE_COUNTS) {
+  const counts: number[] = [];
+  knownByRules.set(ruleCount, counts);
+  for (const bindingCount of BINDING_COUNTS) {
+    const policy = parsePolicy(syntheticPolicy(ruleCount), "synthetic.yaml");
+    const messages = conversation(bindingCount);
+    const evaluator = new Evaluator(policy);
+    for (const tool of policy.tools.keys())
+      for (let item = 0; item < bindingCount; item++)
+        evaluator.decide(messages, { name: tool, arguments: { id: `item${item}` } });
+    const known = evaluator.next(messages).gameStates.known;
+    const instances = evaluator.run(messages).instances;
+    const joint = instances.reduce(
+      (sum, instance) => sum + Math.log10(instance.rule.automaton.stateCount),
+      0,
+    );
+    counts.push(known);
+    console.log(
+      `| ${ruleCount} | ${bindingCount} | ${instances.length} | 10^${joint.toFixed(1)} | ${known} |`,
+    );
+  }
+}
+const growth = (counts: number[]): string =>
+  counts.map((count) => `×${(count / (counts[0] as number)).toFixed(2)}`).join(" ");
+console.log(
+  `\ngame states, ${BINDING_COUNTS.join(" → ")} bindings: ${RULE_COUNTS.map((rules) => `${rules} rules ${growth(knownByRules.get(rules) ?? [])}`).join("; ")}`,
+);
+const byRules = RULE_COUNTS.map((rules) => knownByRules.get(rules)?.[0] ?? 0);
+console.log(
+  `game states, ${RULE_COUNTS.join(" → ")} rules (1 binding): ${byRules.join(" → ")} (×${byRules.map((count) => (count / (byRules[0] as number)).toFixed(1)).join(" ×")})`,
+);
