@@ -109,15 +109,16 @@ export class Evaluator {
    */
   run(history: unknown): Run {
     // Keyed by the history as given: reading the trace from messages costs more than the key.
-    const key = JSON.stringify(history);
-    const cached = this.runs.get(key);
-    if (cached) {
+    const key = historyKey(history);
+    const cached = key === undefined ? undefined : this.runs.get(key);
+    if (cached && key !== undefined) {
       this.runs.delete(key);
       this.runs.set(key, cached);
       return cached;
     }
     const trace = isTrace(history) ? history : traceFromMessages(history, this.policy);
     const run = Run.fromTrace(this.policy, trace);
+    if (key === undefined) return run;
     this.runs.set(key, run);
     if (this.runs.size > RUN_CACHE_SIZE) this.runs.delete(this.runs.keys().next().value as string);
     return run;
@@ -947,6 +948,15 @@ function argumentsRead(expression: Expression | undefined): string[] {
   return referencesOf(expression).flatMap((reference) =>
     reference.kind === "arguments" && typeof reference.path[0] === "string" ? [reference.path[0]] : [],
   );
+}
+
+/** The cache key of a history: its JSON, or undefined when it has none (reading it then reports what is wrong). */
+function historyKey(history: unknown): string | undefined {
+  try {
+    return JSON.stringify(history);
+  } catch {
+    return undefined;
+  }
 }
 
 function isTrace(value: unknown): value is Trace {
