@@ -19,6 +19,11 @@ export interface Binding {
   taskCall: TaskCall | undefined;
 }
 
+interface CallContext {
+  scope: Scope;
+  when: Map<PropositionSpec, boolean>;
+}
+
 /** A binding a call would introduce. */
 interface NewBinding {
   entity: string;
@@ -193,20 +198,45 @@ export class Run {
    * the call is not an event of the instance's slice (it names none of the instance's bindings).
    */
   lettersFor(instance: Instance, call: ToolCallEvent, cases: readonly OutcomeCase[]): string[][] | undefined {
-    let scope: Scope | undefined;
+    let context: CallContext | undefined;
     let letters: string[][] | undefined;
     for (const proposition of instance.rule.propositions) {
       if (proposition.tool !== call.name) continue;
-      scope ??= this.scopeFor(instance.bindings, call.arguments);
-      if (proposition.when && !holdsIn(proposition.when, scope)) continue;
+      context ??= this.callContext(call, instance.bindings);
+      const { scope, when } = context;
+      if (proposition.when) {
+        let holds = when.get(proposition);
+        if (holds === undefined) {
+          holds = holdsIn(proposition.when, scope);
+          when.set(proposition, holds);
+        }
+        if (!holds) continue;
+      }
       letters ??= cases.map(() => []);
       cases.forEach((outcomeCase, caseIndex) => {
-        if (outcomeHolds(proposition, outcomeCase, scope as Scope))
-          letters?.[caseIndex]?.push(proposition.key);
+        if (outcomeHolds(proposition, outcomeCase, scope)) letters?.[caseIndex]?.push(proposition.key);
       });
     }
     return letters;
   }
+
+  /** A call's scope for a set of bindings, and its propositions' `when` verdicts there (the rules of one binding share them). */
+  private callContext(call: ToolCallEvent, bindings: readonly Binding[]): CallContext {
+    let byBindings = this.contexts.get(call);
+    if (!byBindings) {
+      byBindings = new Map();
+      this.contexts.set(call, byBindings);
+    }
+    const key = bindings.map((binding) => binding.id).join(",");
+    let context = byBindings.get(key);
+    if (!context) {
+      context = { scope: this.scopeFor(bindings, call.arguments), when: new Map() };
+      byBindings.set(key, context);
+    }
+    return context;
+  }
+
+  private readonly contexts = new WeakMap<ToolCallEvent, Map<string, CallContext>>();
 
   /** The possible outcomes of a call of `tool`, given what is known of its outcome. */
   outcomeCases(tool: string, outcome: Outcome): readonly OutcomeCase[] {
