@@ -1,83 +1,17 @@
 /**
  * npm run bench:shield — policy compile time, game states, and decide / next latency for
- * synthetic policies of 5, 20 and 50 rules with 1, 10 and 100 bindings.
- *
- * The synthetic domain: tools step_0 … step_{T-1} on an item id; propositions s_k(item)
- * ("step k was called for the item") and ok_k(item) ("and it succeeded"); rules cycle through
- * precedence(s_k, s_k+1), response(s_k, s_k+1), absence(s_k, 3) and not-succession, plus one
- * duty per requested item. The conversation has two successful steps per item. `decide` and
- * `next` are timed end to end from the messages (the server rebuilds the run per request).
+ * synthetic policies (synthetic.ts) of 5, 20 and 50 rules with 1, 10 and 100 bindings. `decide`
+ * and `next` are timed end to end from the messages (the server rebuilds the run per request).
  */
 import { performance } from "node:perf_hooks";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { parsePolicy } from "../../src/policy/index.js";
+import { conversation, syntheticPolicy } from "./synthetic.js";
 
 const RULE_COUNTS = [5, 20, 50];
 const BINDING_COUNTS = [1, 10, 100];
 const MAX_SAMPLES = 30;
 const BUDGET_MS = 15_000;
-
-function syntheticPolicy(ruleCount: number): string {
-  const toolCount = Math.max(4, Math.ceil(ruleCount / 3));
-  const lines: string[] = ["policy: synthetic", "manual:"];
-  for (let rule = 0; rule < ruleCount; rule++) lines.push(`  S${rule}: Synthetic rule ${rule}.`);
-  lines.push("tools:");
-  for (let tool = 0; tool < toolCount; tool++) lines.push(`  step_${tool}: {parameters: {id: string}}`);
-  lines.push(
-    "task:",
-    "  request: {parameters: {id: string}}",
-    "entities:",
-    "  item: {from: {request: {x: id}}}",
-    "propositions:",
-  );
-  for (let tool = 0; tool < toolCount; tool++) {
-    lines.push(`  s_${tool}(item): {tool: step_${tool}, when: "a.id == x"}`);
-    lines.push(`  ok_${tool}(item): {tool: step_${tool}, when: "a.id == x", outcome: "o.ok == true"}`);
-  }
-  lines.push("rules:");
-  for (let rule = 0; rule < ruleCount; rule++) {
-    const a = rule % toolCount;
-    const b = (rule + 1) % toolCount;
-    const kind = rule % 4;
-    if (rule === 0) lines.push(`  - {id: S0, template: existence, a: "ok_0(item)", applies_to: requested}`);
-    else if (kind === 1)
-      lines.push(`  - {id: S${rule}, template: precedence, a: "ok_${a}(item)", b: "s_${b}(item)"}`);
-    else if (kind === 2)
-      lines.push(`  - {id: S${rule}, template: response, a: "s_${a}(item)", b: "ok_${b}(item)", mode: warn}`);
-    else if (kind === 3) lines.push(`  - {id: S${rule}, template: absence, a: "s_${a}(item)", n: 3}`);
-    else lines.push(`  - {id: S${rule}, ltl: "G(ok_${a}(item) -> WX G !s_${a}(item))"}`);
-  }
-  return `${lines.join("\n")}\n`;
-}
-
-function conversation(bindingCount: number): Record<string, unknown>[] {
-  const task = Array.from({ length: bindingCount }, (_, item) => ({
-    name: "request",
-    arguments: { id: `item${item}` },
-  }));
-  const messages: Record<string, unknown>[] = [
-    { role: "user", content: "Process the items.", mentor: { task } },
-  ];
-  let id = 0;
-  for (let item = 0; item < bindingCount; item++) {
-    for (const tool of [0, 1]) {
-      const callId = `call_${id++}`;
-      messages.push({
-        role: "assistant",
-        content: null,
-        tool_calls: [
-          {
-            id: callId,
-            type: "function",
-            function: { name: `step_${tool}`, arguments: JSON.stringify({ id: `item${item}` }) },
-          },
-        ],
-      });
-      messages.push({ role: "tool", tool_call_id: callId, content: JSON.stringify({ ok: true }) });
-    }
-  }
-  return messages;
-}
 
 function percentile(values: number[], fraction: number): number {
   const sorted = [...values].sort((x, y) => x - y);
@@ -128,3 +62,45 @@ for (const ruleCount of RULE_COUNTS) {
   }
 }
 console.log("\ntargets: decide p50 ≤ 0.5 ms at 20 rules × 10 bindings; compile ≤ 1 s");
+
+// How state counts grow: each configuration from a fresh policy (the table above shares one per
+// rule count), after next() and decide on every tool for every item. Joint states: the product
+// of the instances' automaton sizes, the space a game over whole states would face.
+console.log(
+  "\nstate counts per configuration (fresh policy; game states: component states with a known distance)\n",
+);
+const growthHeader = "| rules | bindings | instances | joint states (bound) | game states known |";
+console.log(growthHeader);
+console.log(growthHeader.replace(/[^|]/g, "-"));
+const knownByRules = new Map<number, number[]>();
+for (const ruleCount of RULE_COUNTS) {
+  const counts: number[] = [];
+  knownByRules.set(ruleCount, counts);
+  for (const bindingCount of BINDING_COUNTS) {
+    const policy = parsePolicy(syntheticPolicy(ruleCount), "synthetic.yaml");
+    const messages = conversation(bindingCount);
+    const evaluator = new Evaluator(policy);
+    for (const tool of policy.tools.keys())
+      for (let item = 0; item < bindingCount; item++)
+        evaluator.decide(messages, { name: tool, arguments: { id: `item${item}` } });
+    const known = evaluator.next(messages).gameStates.known;
+    const instances = evaluator.run(messages).instances;
+    const joint = instances.reduce(
+      (sum, instance) => sum + Math.log10(instance.rule.automaton.stateCount),
+      0,
+    );
+    counts.push(known);
+    console.log(
+      `| ${ruleCount} | ${bindingCount} | ${instances.length} | 10^${joint.toFixed(1)} | ${known} |`,
+    );
+  }
+}
+const growth = (counts: number[]): string =>
+  counts.map((count) => `×${(count / (counts[0] as number)).toFixed(2)}`).join(" ");
+console.log(
+  `\ngame states, ${BINDING_COUNTS.join(" → ")} bindings: ${RULE_COUNTS.map((rules) => `${rules} rules ${growth(knownByRules.get(rules) ?? [])}`).join("; ")}`,
+);
+const byRules = RULE_COUNTS.map((rules) => knownByRules.get(rules)?.[0] ?? 0);
+console.log(
+  `game states, ${RULE_COUNTS.join(" → ")} rules (1 binding): ${byRules.join(" → ")} (×${byRules.map((count) => (count / (byRules[0] as number)).toFixed(1)).join(" ×")})`,
+);

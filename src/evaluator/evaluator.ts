@@ -108,15 +108,17 @@ export class Evaluator {
    * each attempt), so recent runs are kept by content.
    */
   run(history: unknown): Run {
-    const trace = isTrace(history) ? history : traceFromMessages(history, this.policy);
-    const key = JSON.stringify(trace);
-    const cached = this.runs.get(key);
-    if (cached) {
+    // Keyed by the history as given: reading the trace from messages costs more than the key.
+    const key = historyKey(history);
+    const cached = key === undefined ? undefined : this.runs.get(key);
+    if (cached && key !== undefined) {
       this.runs.delete(key);
       this.runs.set(key, cached);
       return cached;
     }
+    const trace = isTrace(history) ? history : traceFromMessages(history, this.policy);
     const run = Run.fromTrace(this.policy, trace);
+    if (key === undefined) return run;
     this.runs.set(key, run);
     if (this.runs.size > RUN_CACHE_SIZE) this.runs.delete(this.runs.keys().next().value as string);
     return run;
@@ -220,7 +222,8 @@ export class Evaluator {
         findings.addInstance(instance, instance.rule.mode);
     }
     if (this.constrains(call.name)) findings.addAll(this.constraintFindings(run.after(call, []), call));
-    return this.conclude(run, proposed, findings, outcomes.failClosed, withAdvice, (verdict) =>
+    const judged = { proposed, call, findings, failClosed: outcomes.failClosed };
+    return this.conclude(run, judged, withAdvice, (verdict) =>
       this.duties(template, verdict === "allow" ? after : run.beliefs),
     );
   }
@@ -282,7 +285,7 @@ export class Evaluator {
         findings.addInstance(instance, instance.rule.mode);
     });
     findings.addAll(this.constraintFindings(after, call));
-    return this.conclude(run, proposed, findings, failClosed, withAdvice, (verdict) => {
+    return this.conclude(run, { proposed, call, findings, failClosed }, withAdvice, (verdict) => {
       const state = verdict === "allow" ? after : run;
       return this.duties(new StrategyTemplate(state, { ...this.options, exclude }), state.beliefs);
     });
@@ -307,9 +310,7 @@ export class Evaluator {
 
   private conclude(
     run: Run,
-    proposed: ProposedCall,
-    findings: Findings,
-    failClosed: string | undefined,
+    { proposed, call, findings, failClosed }: Judged,
     withAdvice: boolean,
     duties: (verdict: Decision["verdict"]) => Duty[],
   ): Decision {
@@ -330,9 +331,7 @@ export class Evaluator {
     if (verdict === "block") {
       const onlyArguments =
         violations.length > 0 && violations.every((finding) => finding.kind === "constraint");
-      const advice =
-        (onlyArguments ? this.repair(run, proposed) : undefined) ??
-        this.prerequisite(run, proposedEvent(proposed));
+      const advice = (onlyArguments ? this.repair(run, proposed) : undefined) ?? this.prerequisite(run, call);
       if (advice) decision.advice = advice;
     }
     return decision;
@@ -444,8 +443,25 @@ export class Evaluator {
 
   private constrained: [string, ToolSpec, Set<string>][] | undefined;
 
-  /** Open duties at `beliefs`: enforced rule instances that do not accept, each with a call that helps if one is known. */
+  /**
+   * Open duties at `beliefs`: enforced rule instances that do not accept, each with a call that
+   * helps if one is known. Kept per template and beliefs array (every blocked call on a run asks
+   * for the run's own); callers get their own copies.
+   */
   private duties(template: StrategyTemplate, beliefs: readonly Int32Array[]): Duty[] {
+    const byBeliefs = this.dutiesByTemplate.get(template) ?? new WeakMap<readonly Int32Array[], Duty[]>();
+    this.dutiesByTemplate.set(template, byBeliefs);
+    let duties = byBeliefs.get(beliefs);
+    if (!duties) {
+      duties = this.openDuties(template, beliefs);
+      byBeliefs.set(beliefs, duties);
+    }
+    return duties.map((duty) => ({ ...duty }));
+  }
+
+  private readonly dutiesByTemplate = new WeakMap<StrategyTemplate, WeakMap<readonly Int32Array[], Duty[]>>();
+
+  private openDuties(template: StrategyTemplate, beliefs: readonly Int32Array[]): Duty[] {
     const duties: Duty[] = [];
     const helpers = helpingCandidates(template);
     template.run.instances.forEach((instance, index) => {
@@ -460,9 +476,7 @@ export class Evaluator {
       Object.assign(duty, bindingField(instance.bindings));
       // A progressing call on the duty's own bindings (it may touch the rule only later, like a
       // distance check before the booking that fulfils "book the trip").
-      const fulfil = helpers[index]?.find(
-        (candidate) => template.classifyCandidate(open, candidate) === "progressing",
-      );
+      const fulfil = template.firstProgressing(open, helpers[index] as CandidateCall[]);
       if (fulfil) duty.fulfil = { name: fulfil.tool, arguments: fulfil.arguments };
       duties.push(duty);
     });
@@ -492,18 +506,8 @@ export class Evaluator {
    */
   private prerequisite(run: Run, call: ToolCallEvent): Advice | undefined {
     const template = this.template(run);
-    const named = new Set(
-      run.bindings.filter((binding) => run.names(binding, call)).map((binding) => binding.id),
-    );
-    const classes = new Map(
-      template.candidates.map((candidate) => [
-        candidate,
-        run.beliefs.map((belief) => template.classifyCandidate(belief, candidate)),
-      ]),
-    );
-    const safe = template.candidates.filter(
-      (candidate) => !classes.get(candidate)?.some((entry) => entry === "unsafe" || entry === undefined),
-    );
+    const named = new Set(run.namedBindings(call).map((binding) => binding.id));
+    const { classes, safe } = candidateClasses(template);
     // A prerequisite acts on the bindings the blocked call names (or on none).
     const related = safe.filter(
       (candidate) => candidate.binding === undefined || named.has(candidate.binding.id),
@@ -548,19 +552,33 @@ export class Evaluator {
       "allow";
     if (run.introducedBindings(event).length > 0) return rebuilt();
     const step = this.enablerMove(template, candidate, event, caseIndex);
-    const beliefs = uniqueStates(run.beliefs.map((belief) => template.step(belief, step, 0)));
+    const masks = step.effects[0] as Int32Array;
     // Instances the candidate loses for good would leave the game for the call: rebuild then.
     const exclude = lostInstances(run);
-    const losesMore = step.affected.some((index) => {
+    const losesMore = step.affected.some((index, position) => {
       const automaton = (run.instances[index] as Instance).rule.automaton;
       return (
         !exclude.has(index) &&
-        beliefs.every((belief) => automaton.colour(belief[index] as number) === "PERM_VIOL")
+        run.beliefs.every(
+          (belief) =>
+            automaton.colour(automaton.step(belief[index] as number, masks[position] as number)) ===
+            "PERM_VIOL",
+        )
       );
     });
     if (losesMore) return rebuilt();
-    const outcomes = this.outcomes(template, beliefs, move);
-    if (outcomes.failClosed !== undefined || this.blocked(outcomes.lost)) return false;
+    // The call's outcomes after the candidate's, judged from the components the two touch.
+    let failClosed = false;
+    const lost = move.cases.map((_, moveCase) => {
+      const steps = [
+        { move: step, caseIndex: 0 },
+        { move, caseIndex: moveCase },
+      ];
+      const distances = run.beliefs.map((belief) => template.distanceAfterSteps(belief, steps));
+      if (distances.includes(undefined)) failClosed = true;
+      return distances.includes(Number.POSITIVE_INFINITY);
+    });
+    if (failClosed || this.blocked(lost)) return false;
     if (!this.constrains(call.name)) return true;
     return this.constraintFindings(run.after(event, []).after(call, []), call).every(
       (found) => found.mode !== "block",
@@ -576,7 +594,12 @@ export class Evaluator {
   ): CandidateCall {
     let moves = this.enablerMoves.get(candidate);
     if (!moves) {
-      moves = candidate.cases.map((outcomeCase) => template.moveOf(event, [outcomeCase]));
+      const joint = template.moveOf(event, candidate.cases);
+      moves = candidate.cases.map((outcomeCase, index) => ({
+        ...joint,
+        cases: [outcomeCase],
+        effects: [joint.effects[index] as Int32Array],
+      }));
       this.enablerMoves.set(candidate, moves);
     }
     return moves[caseIndex] as CandidateCall;
@@ -696,6 +719,33 @@ function lostInstances(run: Run): Set<number> {
 
 const lostByRun = new WeakMap<Run, Set<number>>();
 
+/** The classes of the template's candidates at its run's beliefs, and the candidates no belief makes unsafe. */
+function candidateClasses(template: StrategyTemplate): {
+  classes: Map<CandidateCall, (CallClass | undefined)[]>;
+  safe: CandidateCall[];
+} {
+  let known = classesByTemplate.get(template);
+  if (!known) {
+    const classes = new Map(
+      template.candidates.map((candidate) => [
+        candidate,
+        template.run.beliefs.map((belief) => template.classifyCandidate(belief, candidate)),
+      ]),
+    );
+    const safe = template.candidates.filter(
+      (candidate) => !classes.get(candidate)?.some((entry) => entry === "unsafe" || entry === undefined),
+    );
+    known = { classes, safe };
+    classesByTemplate.set(template, known);
+  }
+  return known;
+}
+
+const classesByTemplate = new WeakMap<
+  StrategyTemplate,
+  { classes: Map<CandidateCall, (CallClass | undefined)[]>; safe: CandidateCall[] }
+>();
+
 /** Whether a proposition's predicates read the history (then a call's letters depend on it). */
 function readsHistory(policy: Policy): boolean {
   let reads = historyReaders.get(policy);
@@ -717,16 +767,25 @@ const historyReaders = new WeakMap<Policy, boolean>();
 
 /**
  * Per instance, the candidates that may fulfil its duty, in candidate order: those on its own
- * bindings, and for candidates without a binding, those it is an event of.
+ * bindings, and for candidates without a binding, those it is an event of. Instances with the
+ * same helpers share one array (the template memoizes answers per array).
  */
 function helpingCandidates(template: StrategyTemplate): CandidateCall[][] {
   let helpers = helpersByCandidates.get(template.candidates);
   if (!helpers) {
+    const shared = new Map<string, CandidateCall[]>();
     helpers = template.run.instances.map((instance, index) => {
       const ids = new Set(instance.bindings.map((binding) => binding.id));
-      return template.candidates.filter((candidate) =>
-        candidate.binding === undefined ? candidate.affected.includes(index) : ids.has(candidate.binding.id),
+      const positions = template.candidates.flatMap((candidate, position) =>
+        (candidate.binding === undefined ? candidate.affected.includes(index) : ids.has(candidate.binding.id))
+          ? [position]
+          : [],
       );
+      const key = positions.join(",");
+      const list =
+        shared.get(key) ?? positions.map((position) => template.candidates[position] as CandidateCall);
+      shared.set(key, list);
+      return list;
     });
     helpersByCandidates.set(template.candidates, helpers);
   }
@@ -735,9 +794,22 @@ function helpingCandidates(template: StrategyTemplate): CandidateCall[][] {
 
 const helpersByCandidates = new WeakMap<readonly CandidateCall[], CandidateCall[][]>();
 
+/** The call a candidate stands for, one object per candidate (runs memoize what they read from a call by the object). */
 function candidateEvent(candidate: CandidateCall): ToolCallEvent {
-  return { id: "advice", name: candidate.tool, arguments: candidate.arguments, outcome: { kind: "pending" } };
+  let event = candidateEvents.get(candidate);
+  if (!event) {
+    event = {
+      id: "advice",
+      name: candidate.tool,
+      arguments: candidate.arguments,
+      outcome: { kind: "pending" },
+    };
+    candidateEvents.set(candidate, event);
+  }
+  return event;
 }
+
+const candidateEvents = new WeakMap<CandidateCall, ToolCallEvent>();
 
 function proposedEvent(proposed: ProposedCall): ToolCallEvent {
   return { id: "proposed", name: proposed.name, arguments: proposed.arguments, outcome: { kind: "pending" } };
@@ -746,12 +818,23 @@ function proposedEvent(proposed: ProposedCall): ToolCallEvent {
 /** States without repeats (by content), in first-seen order. */
 function uniqueStates(states: Int32Array[]): Int32Array[] {
   if (states.length < 2) return states;
-  const unique = new Map<string, Int32Array>();
-  for (const state of states) {
-    const key = state.join(",");
-    if (!unique.has(key)) unique.set(key, state);
-  }
-  return [...unique.values()];
+  const unique: Int32Array[] = [];
+  for (const state of states) if (!unique.some((known) => sameState(known, state))) unique.push(state);
+  return unique;
+}
+
+function sameState(left: Int32Array, right: Int32Array): boolean {
+  if (left.length !== right.length) return false;
+  for (let index = 0; index < left.length; index++) if (left[index] !== right[index]) return false;
+  return true;
+}
+
+/** A call judged, before its advice and duties. */
+interface Judged {
+  proposed: ProposedCall;
+  call: ToolCallEvent;
+  findings: Findings;
+  failClosed: string | undefined;
 }
 
 /** A decision's findings, one per rule and binding. */
@@ -801,9 +884,18 @@ function bindingField(bindings: readonly Binding[]): { binding?: string } {
   return binding === undefined ? {} : { binding };
 }
 
+/** `route(x="Toronto", y="Chicago")`, kept per bindings array (an instance's, asked on every decision). */
 function bindingText(bindings: readonly Binding[]): string | undefined {
-  return bindings.length > 0 ? bindings.map(describeBinding).join(", ") : undefined;
+  if (bindings.length === 0) return undefined;
+  let text = bindingTexts.get(bindings);
+  if (text === undefined) {
+    text = bindings.map(describeBinding).join(", ");
+    bindingTexts.set(bindings, text);
+  }
+  return text;
 }
+
+const bindingTexts = new WeakMap<readonly Binding[], string>();
 
 function argumentValues(calls: CallVerdict[]): NextAnswer["arguments"] {
   const table = new Map<
@@ -856,6 +948,15 @@ function argumentsRead(expression: Expression | undefined): string[] {
   return referencesOf(expression).flatMap((reference) =>
     reference.kind === "arguments" && typeof reference.path[0] === "string" ? [reference.path[0]] : [],
   );
+}
+
+/** The cache key of a history: its JSON, or undefined when it has none (reading it then reports what is wrong). */
+function historyKey(history: unknown): string | undefined {
+  try {
+    return JSON.stringify(history);
+  } catch {
+    return undefined;
+  }
 }
 
 function isTrace(value: unknown): value is Trace {

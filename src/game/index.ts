@@ -3,6 +3,7 @@ export {
   type CallClass,
   type CandidateCall,
   type GameOptions,
+  type Step,
   StrategyTemplate,
   type TemplateOptions,
 } from "./template.js";

@@ -47,7 +47,7 @@ export interface CandidateCall {
   binding: Binding | undefined;
   /** For the game's own candidates: the `when` texts of the tool's propositions that hold for the call. */
   whenTrue?: ReadonlySet<string>;
-  cases: OutcomeCase[];
+  cases: readonly OutcomeCase[];
   /** The instances the call is an event of (sorted). */
   affected: number[];
   /** Per outcome case: the letter mask for each instance in `affected`, in the same order. */
@@ -183,19 +183,21 @@ export class StrategyTemplate {
    * The move of a concrete call: the instances it is an event of and their letters per outcome
    * case, read from the call's arguments (the call must introduce no binding).
    */
-  moveOf(call: ToolCallEvent, cases: OutcomeCase[]): CandidateCall {
+  moveOf(call: ToolCallEvent, cases: readonly OutcomeCase[]): CandidateCall {
+    const known = this.moves.get(call);
+    if (known?.cases === cases) return known;
     const affected: number[] = [];
     const effects: number[][] = cases.map(() => []);
     for (const index of this.run.instancesFor(call)) {
       const instance = this.run.instances[index] as Instance;
-      const letters = cases.map((outcomeCase) => this.run.letterFor(instance, call, outcomeCase));
-      if (letters[0] === undefined) continue;
+      const letters = this.run.lettersFor(instance, call, cases);
+      if (letters === undefined) continue;
       affected.push(index);
       letters.forEach((letter, caseIndex) => {
-        effects[caseIndex]?.push(instance.rule.automaton.letterMask(letter ?? []));
+        effects[caseIndex]?.push(instance.rule.automaton.letterMask(letter));
       });
     }
-    return {
+    const move = {
       tool: call.name,
       arguments: call.arguments,
       binding: undefined,
@@ -203,7 +205,12 @@ export class StrategyTemplate {
       affected,
       effects: effects.map((masks) => Int32Array.from(masks)),
     };
+    this.moves.set(call, move);
+    return move;
   }
+
+  /** The last move built per call (the evaluator asks again for a blocked call's advice). */
+  private readonly moves = new WeakMap<ToolCallEvent, CandidateCall>();
 
   private cacheFor(state: Int32Array): StateCache {
     let cache = this.stateCaches.get(state);
@@ -246,24 +253,29 @@ export class StrategyTemplate {
     return touched;
   }
 
-  /** A touched component's distance after the move, looked up by its projected state before stepping the whole state. */
+  /**
+   * A touched component's distance after the steps, looked up by its projected state; the full
+   * state after the steps is built (once, through `full`) only when the lookup misses.
+   */
   private componentDistanceAfter(
     component: Component,
     state: Int32Array,
-    move: CandidateCall,
-    caseIndex: number,
+    steps: readonly Step[],
+    full: () => Int32Array,
   ): number | undefined {
     const values = component.instances.map((index) => state[index] as number);
-    const masks = move.effects[caseIndex] as Int32Array;
-    move.affected.forEach((index, position) => {
-      const slot = component.slot.get(index);
-      if (slot === undefined) return;
-      const automaton = (this.run.instances[index] as Instance).rule.automaton;
-      values[slot] = automaton.step(state[index] as number, masks[position] as number);
-    });
+    for (const { move, caseIndex } of steps) {
+      const masks = move.effects[caseIndex] as Int32Array;
+      move.affected.forEach((index, position) => {
+        const slot = component.slot.get(index);
+        if (slot === undefined) return;
+        const automaton = (this.run.instances[index] as Instance).rule.automaton;
+        values[slot] = automaton.step(values[slot] as number, masks[position] as number);
+      });
+    }
     const known = component.distances.get(values.join(","));
     if (known !== undefined) return known;
-    return this.componentDistance(component, this.successor(state, move, caseIndex));
+    return this.componentDistance(component, full());
   }
 
   private searchComponent(component: Component, state: Int32Array): number | undefined {
@@ -361,17 +373,67 @@ export class StrategyTemplate {
   }
 
   /**
-   * The distance after a call: only the components it touches change, so the others'
-   * distances (summed once per state) are reused.
+   * The first of `candidates` that is progressing at `state`. A state stepped from another by a
+   * call that touches none of the candidates' components has the same answer while both have a
+   * compliant finish (classes then depend only on the touched components), so it is read through.
    */
+  firstProgressing(state: Int32Array, candidates: readonly CandidateCall[]): CandidateCall | undefined {
+    const cache = this.cacheFor(state);
+    if (cache.firstProgressing.has(candidates)) return cache.firstProgressing.get(candidates);
+    const parent = cache.parent;
+    const finite = (distance: number | undefined): boolean =>
+      distance !== undefined && distance !== Number.POSITIVE_INFINITY;
+    const found =
+      parent &&
+      this.options.incremental !== false &&
+      finite(this.distance(state)) &&
+      finite(this.distance(parent.state)) &&
+      !parent.touched.some((component) => this.touchedByAny(candidates).has(component))
+        ? this.firstProgressing(parent.state, candidates)
+        : candidates.find((candidate) => this.classifyCandidate(state, candidate) === "progressing");
+    cache.firstProgressing.set(candidates, found);
+    return found;
+  }
+
+  /** The components some of the candidates touch. */
+  private touchedByAny(candidates: readonly CandidateCall[]): Set<Component> {
+    let touched = this.touchedByList.get(candidates);
+    if (!touched) {
+      touched = new Set(candidates.flatMap((candidate) => this.touchedBy(candidate)));
+      this.touchedByList.set(candidates, touched);
+    }
+    return touched;
+  }
+
+  private readonly touchedByList = new WeakMap<readonly CandidateCall[], Set<Component>>();
+
+  /** The distance after a call and one of its outcomes (see `distanceAfterSteps`). */
   distanceAfter(state: Int32Array, candidate: CandidateCall, caseIndex: number): number | undefined {
-    if (this.options.incremental === false) return this.distance(this.successor(state, candidate, caseIndex));
+    return this.distanceAfterSteps(state, [{ move: candidate, caseIndex }]);
+  }
+
+  /**
+   * The distance after calls made one after the other, each with one of its outcomes: only the
+   * components they touch change, so the others' distances (summed once per state) are reused,
+   * and no joint state is built unless a touched component's distance is not known yet.
+   */
+  distanceAfterSteps(state: Int32Array, steps: readonly Step[]): number | undefined {
+    let full: Int32Array | undefined;
+    const stepped = (): Int32Array => {
+      full ??= steps.reduce(
+        (current, { move, caseIndex }) => this.successor(current, move, caseIndex),
+        state,
+      );
+      return full;
+    };
+    if (this.options.incremental === false) return this.distance(stepped());
     const total = this.distance(state);
     if (total === undefined) return undefined;
-    const touched = this.touchedBy(candidate);
+    const touched =
+      steps.length === 1 ? this.touchedBy(steps[0]?.move as CandidateCall) : this.touchedByAll(steps);
     let after = 0;
     for (const component of touched) {
-      const distance = this.componentDistanceAfter(component, state, candidate, caseIndex);
+      const distance = this.componentDistanceAfter(component, state, steps, stepped);
       if (distance === undefined) return undefined;
       after += distance;
     }
@@ -385,6 +447,19 @@ export class StrategyTemplate {
     }
     return after;
   }
+
+  /** The components any of the steps touches. */
+  private touchedByAll(steps: readonly Step[]): Component[] {
+    const found = new Set<Component>();
+    for (const { move } of steps) for (const component of this.touchedBy(move)) found.add(component);
+    return [...found];
+  }
+}
+
+/** A call and the index of one of its outcome cases. */
+export interface Step {
+  move: CandidateCall;
+  caseIndex: number;
 }
 
 interface StateCache {
@@ -393,6 +468,8 @@ interface StateCache {
   /** Projections of the state on components (see `projection`). */
   keys: Map<Component, string>;
   classes: Map<CandidateCall, CallClass>;
+  /** `firstProgressing` per list of candidates. */
+  firstProgressing: Map<readonly CandidateCall[], CandidateCall | undefined>;
   /** The state this one was stepped from, and the components the step touched: the others read through. */
   parent?: { state: Int32Array; cache: StateCache; touched: Component[] };
 }
@@ -414,7 +491,7 @@ function knownIn<T>(
 }
 
 function emptyCache(): StateCache {
-  return { parts: new Map(), keys: new Map(), classes: new Map() };
+  return { parts: new Map(), keys: new Map(), classes: new Map(), firstProgressing: new Map() };
 }
 
 /** Candidate calls depend only on the instances (and their bindings), which runs share until one is added. */

@@ -19,6 +19,17 @@ export interface Binding {
   taskCall: TaskCall | undefined;
 }
 
+interface CallContext {
+  scope: Scope;
+  when: Map<PropositionSpec, boolean>;
+}
+
+/** A binding a call would introduce. */
+interface NewBinding {
+  entity: string;
+  values: Record<string, Value>;
+}
+
 interface InstanceIndex {
   byBinding: Map<number, number[]>;
   global: number[];
@@ -27,6 +38,8 @@ interface InstanceIndex {
 // Runs share their binding and instance arrays until one grows, so indexes are kept per array.
 const instanceIndexes = new WeakMap<readonly Instance[], InstanceIndex>();
 const valueIndexes = new WeakMap<readonly Binding[], Map<string, Binding[]>>();
+/** A tool's outcome cases while its outcome is not known (they depend only on the policy). */
+const abstractCases = new WeakMap<Policy, Map<string, OutcomeCase[]>>();
 
 /** A rule monitored for one binding of each of its entities (trace slicing). */
 export interface Instance {
@@ -126,7 +139,7 @@ export class Run {
     const next = Int32Array.from(belief);
     for (const index of this.instancesFor(call)) {
       const instance = this.instances[index] as Instance;
-      const letter = this.letterFor(instance, call, outcomeCase);
+      const letter = this.lettersFor(instance, call, [outcomeCase])?.[0];
       if (!letter) continue;
       next[index] = instance.rule.automaton.step(
         belief[index] as number,
@@ -140,12 +153,14 @@ export class Run {
   instancesFor(call: ToolCallEvent): number[] {
     let indices = this.instancesByCall.get(call);
     if (!indices) {
-      const named = this.bindings.filter((binding) => this.names(binding, call));
-      const found = new Set([
-        ...this.globalInstances(),
-        ...named.flatMap((binding) => this.instancesOf(binding)),
-      ]);
-      indices = [...found].sort((left, right) => left - right);
+      const named = this.namedBindings(call);
+      const global = this.globalInstances();
+      if (named.length === 0) indices = global;
+      else if (named.length === 1 && global.length === 0) indices = this.instancesOf(named[0] as Binding);
+      else {
+        const found = new Set([...global, ...named.flatMap((binding) => this.instancesOf(binding))]);
+        indices = [...found].sort((left, right) => left - right);
+      }
       this.instancesByCall.set(call, indices);
     }
     return indices;
@@ -179,24 +194,52 @@ export class Run {
   }
 
   /**
-   * The rule's propositions a call makes true for an instance, or undefined when the call is
-   * not an event of the instance's slice (it names none of the instance's bindings).
+   * Per outcome case, the rule's propositions a call makes true for an instance; undefined when
+   * the call is not an event of the instance's slice (it names none of the instance's bindings).
    */
-  letterFor(instance: Instance, call: ToolCallEvent, outcomeCase: OutcomeCase): string[] | undefined {
-    const scope = this.scopeFor(instance.bindings, call.arguments);
-    let event = false;
-    const letter: string[] = [];
+  lettersFor(instance: Instance, call: ToolCallEvent, cases: readonly OutcomeCase[]): string[][] | undefined {
+    let context: CallContext | undefined;
+    let letters: string[][] | undefined;
     for (const proposition of instance.rule.propositions) {
       if (proposition.tool !== call.name) continue;
-      if (proposition.when && !holdsIn(proposition.when, scope)) continue;
-      event = true;
-      if (outcomeHolds(proposition, outcomeCase, scope)) letter.push(proposition.key);
+      context ??= this.callContext(call, instance.bindings);
+      const { scope, when } = context;
+      if (proposition.when) {
+        let holds = when.get(proposition);
+        if (holds === undefined) {
+          holds = holdsIn(proposition.when, scope);
+          when.set(proposition, holds);
+        }
+        if (!holds) continue;
+      }
+      letters ??= cases.map(() => []);
+      cases.forEach((outcomeCase, caseIndex) => {
+        if (outcomeHolds(proposition, outcomeCase, scope)) letters?.[caseIndex]?.push(proposition.key);
+      });
     }
-    return event ? letter : undefined;
+    return letters;
   }
 
+  /** A call's scope for a set of bindings, and its propositions' `when` verdicts there (the rules of one binding share them). */
+  private callContext(call: ToolCallEvent, bindings: readonly Binding[]): CallContext {
+    let byBindings = this.contexts.get(call);
+    if (!byBindings) {
+      byBindings = new Map();
+      this.contexts.set(call, byBindings);
+    }
+    const key = bindings.map((binding) => binding.id).join(",");
+    let context = byBindings.get(key);
+    if (!context) {
+      context = { scope: this.scopeFor(bindings, call.arguments), when: new Map() };
+      byBindings.set(key, context);
+    }
+    return context;
+  }
+
+  private readonly contexts = new WeakMap<ToolCallEvent, Map<string, CallContext>>();
+
   /** The possible outcomes of a call of `tool`, given what is known of its outcome. */
-  outcomeCases(tool: string, outcome: Outcome): OutcomeCase[] {
+  outcomeCases(tool: string, outcome: Outcome): readonly OutcomeCase[] {
     if (outcome.kind === "label") {
       return [
         { description: outcome.label ?? "no label", value: { label: outcome.label }, abstract: undefined },
@@ -204,14 +247,20 @@ export class Run {
     }
     if (outcome.kind === "json")
       return [{ description: "result", value: outcome.value, abstract: undefined }];
-    const spec = this.policy.tools.get(tool);
-    if (!spec) return [{ description: "result", value: null, abstract: undefined }];
-    const cases = new Map<string, OutcomeCase>();
-    for (const move of abstractMoves(spec, [...this.policy.propositions.values()])) {
-      const outcomeCase = outcomeCaseOf(move);
-      if (!cases.has(outcomeCase.description)) cases.set(outcomeCase.description, outcomeCase);
+    const byTool = abstractCases.get(this.policy) ?? new Map<string, OutcomeCase[]>();
+    abstractCases.set(this.policy, byTool);
+    let known = byTool.get(tool);
+    if (!known) {
+      const spec = this.policy.tools.get(tool);
+      const cases = new Map<string, OutcomeCase>();
+      for (const move of spec ? abstractMoves(spec, [...this.policy.propositions.values()]) : []) {
+        const outcomeCase = outcomeCaseOf(move);
+        if (!cases.has(outcomeCase.description)) cases.set(outcomeCase.description, outcomeCase);
+      }
+      known = spec ? [...cases.values()] : [{ description: "result", value: null, abstract: undefined }];
+      byTool.set(tool, known);
     }
-    return [...cases.values()];
+    return known;
   }
 
   /** Expression scope for a set of bindings: their variables, their task call, their history. */
@@ -327,20 +376,25 @@ export class Run {
   }
 
   /** Bindings a call names that do not exist yet, read through the propositions' binding patterns. */
-  introducedBindings(call: ToolCallEvent): { entity: string; values: Record<string, Value> }[] {
-    const found: { entity: string; values: Record<string, Value> }[] = [];
+  introducedBindings(call: ToolCallEvent): readonly NewBinding[] {
+    const known = this.introducedByCall.get(call);
+    if (known) return known;
+    const found: NewBinding[] = [];
     for (const proposition of this.policy.propositions.values()) {
       if (proposition.tool !== call.name || proposition.entities.length !== 1) continue;
       const entity = this.policy.entities.get(proposition.entities[0] as string);
       if (!entity?.variables.every((variable) => variable in proposition.bindingPattern)) continue;
       const values = patternValues(proposition, entity.variables, call.arguments);
-      const known =
+      const seen =
         this.bindingsByValues(entity.name, values).length > 0 ||
         found.some((binding) => binding.entity === entity.name && valuesEqual(binding.values, values));
-      if (!known) found.push({ entity: entity.name, values });
+      if (!seen) found.push({ entity: entity.name, values });
     }
+    this.introducedByCall.set(call, found);
     return found;
   }
+
+  private readonly introducedByCall = new WeakMap<ToolCallEvent, NewBinding[]>();
 
   private withBinding(
     entity: string,
