@@ -7,6 +7,8 @@ export interface GenerationRequest {
   messages: readonly ChatMessage[];
   tools: readonly ChatTool[];
   toolChoice: ToolChoice;
+  /** Whether the model may write several calls in one message. Default true. */
+  parallelToolCalls?: boolean;
   /** Token shield: what it bans and boosts during decoding. Only generators with `tokenShield`. */
   tokenShield?: { sets: ShieldSets; eta: number };
   seed?: number;
@@ -58,6 +60,7 @@ export class EngineGenerator implements TurnGenerator {
         messages: request.messages,
         tools: request.tools,
         toolChoice: request.toolChoice,
+        parallelToolCalls: request.parallelToolCalls,
         shield: request.tokenShield ? { mode: "token", ...request.tokenShield } : { mode: "none" },
         seed: request.seed,
         temperature: request.temperature,
@@ -118,7 +121,13 @@ export class UpstreamGenerator implements TurnGenerator {
       model: this.options.model,
       // The upstream sees plain OpenAI messages: mentor's grounding stays here.
       messages: request.messages.map(({ mentor: _grounding, ...message }) => message),
-      ...(request.tools.length > 0 ? { tools: request.tools, tool_choice: request.toolChoice } : {}),
+      ...(request.tools.length > 0
+        ? {
+            tools: request.tools,
+            tool_choice: request.toolChoice,
+            parallel_tool_calls: request.parallelToolCalls,
+          }
+        : {}),
       // Undefined fields are left out by JSON.stringify.
       seed: request.seed,
       temperature: request.temperature,

@@ -19,6 +19,8 @@ export interface TurnOptions {
   tools?: readonly ChatTool[];
   /** Default `auto` when tools are given, else `none`. */
   toolChoice?: ToolChoice;
+  /** Whether the model may write several calls in one message (where its format allows). Default true. */
+  parallelToolCalls?: boolean;
   mode: ShieldMode;
   /** Token shield boost of progressing names and values. Default 0.5. */
   eta?: number;
@@ -166,6 +168,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       messages: working,
       tools,
       toolChoice,
+      parallelToolCalls: options.parallelToolCalls,
       ...(tokenShield ? { tokenShield } : {}),
       // A regeneration samples anew (the prompt differs too, but a greedy model may repeat itself).
       seed: options.seed !== undefined ? options.seed + attempt : undefined,

@@ -8,6 +8,9 @@ import {
   type VocabularyIndex,
 } from "../shield/token/index.js";
 
+/** Whitespace tokens the model may write after a call before it opens the next or ends the turn. */
+const maxWhitespaceTokensBetweenCalls = 4;
+
 /** The call syntax of a chat format, as text (special tokens spelled out). */
 export interface CallSyntax {
   /** Opens a call, up to the tool name: `<tool_call>\n{"name": "`, `<function=`, `||call: `. */
@@ -16,6 +19,11 @@ export interface CallSyntax {
   paramsPrefix: string;
   /** Closes a call: `}\n</tool_call>`, `</function><|eom_id|>`, `)`. */
   suffix: string;
+  /**
+   * Between a call's suffix and the next call's prefix in one turn (`\n` for Qwen 3), where the
+   * format allows several calls per turn; undefined where it writes one call per turn.
+   */
+  betweenCalls?: string;
 }
 
 /** A JSON Schema of one tool's parameters, the parts the decoder reads. */
@@ -60,6 +68,10 @@ export interface DecodePlan {
    * the same shift of the odds between calling and ending.
    */
   endProgressing: boolean;
+  /** Calls the turn may hold (1 without parallel calls; Infinity: until the model ends the turn). */
+  maxCalls: number;
+  /** Calls forced before the turn may end (after the first, each opens with `betweenCalls`). */
+  minCalls: number;
   eta: number;
   strength: number;
   /** Apply eta boosts (token mode); the syntax masks apply in every mode. */
@@ -92,6 +104,8 @@ type Phase =
   | { kind: "free" }
   | { kind: "name"; text: string }
   | { kind: "value"; segmentIndex: number; text: string; tokens: number[] }
+  /** After a call, with more allowed: whitespace so far, and how many tokens of it. */
+  | { kind: "between"; text: string; tokens: number }
   | { kind: "finished" };
 
 export interface DecodeStats {
@@ -116,9 +130,11 @@ export class CallDecoder {
   private segments: Segment[] = [];
   private values: Record<string, unknown> = {};
   private currentMask: TokenMask | undefined;
-  /** The tokens of the call being written (prefix, sampled and forced), for its raw text. */
-  callTokens: number[] = [];
+  /** The tokens of the call being written (prefix, sampled and forced). */
+  private callTokens: number[] = [];
   readonly calls: DecodedCall[] = [];
+  /** The tokens of each completed call, prefix to suffix (for its raw text). */
+  readonly callTokenLists: number[][] = [];
   readonly stats: DecodeStats = { sampled: 0, forced: 0, vetoed: 0, maskSteps: 0, maskMs: 0 };
 
   constructor(
@@ -223,6 +239,7 @@ export class CallDecoder {
     this.stats.sampled++;
     const phase = this.phase;
     if (phase.kind === "free") return this.acceptFree(token);
+    if (phase.kind === "between") return this.acceptBetween(phase, token);
     if (phase.kind === "finished") return { stop: true };
     let chosen = token;
     const mask = this.currentMask;
@@ -239,9 +256,11 @@ export class CallDecoder {
         );
       chosen = replacement;
     }
+    const completed = this.calls.length;
     const action = phase.kind === "name" ? this.acceptName(phase, chosen) : this.acceptValue(phase, chosen);
     if (chosen !== token && action.replace === undefined) action.replace = [chosen];
-    this.callTokens.push(...(action.replace ?? [token]));
+    // A completed call's tokens were recorded when it closed.
+    if (this.calls.length === completed) this.callTokens.push(...(action.replace ?? [token]));
     return action;
   }
 
@@ -303,27 +322,25 @@ export class CallDecoder {
     this.segments = skeleton(tool, this.plan.argumentSets.get(name) ?? new Map());
     const emitted = text.slice(name.length);
     const remainder = terminator.startsWith(emitted) ? terminator.slice(emitted.length) : "";
-    return this.advance(token, remainder, 0);
+    return this.advance([token], remainder, 0);
   }
 
   /**
-   * After a completed slot: force `pending` plus the fixed text up to the next value slot, and
-   * enter it (or finish the call). `token` is kept as sampled.
+   * After a completed slot: `keep` (the slot's last tokens, usually the one sampled) then
+   * `pending` plus the fixed text up to the next value slot are evaluated, and that slot is entered
+   * (or the call is finished).
    */
-  private advance(token: number | undefined, pending: string, fromSegment: number): DecodeAction {
+  private advance(keep: number[], pending: string, fromSegment: number): DecodeAction {
     let forcedText = pending;
     let index = fromSegment;
     while (index < this.segments.length && this.segments[index]?.kind === "fixed") {
       forcedText += (this.segments[index] as { text: string }).text;
       index++;
     }
-    const keep = token === undefined ? [] : [token];
     if (index >= this.segments.length) {
-      // The call is complete: the closing text is recorded, not evaluated (generation stops).
       this.calls.push({ name: (this.tool as ToolDefinition).name, arguments: this.values });
-      this.phase = { kind: "finished" };
       const closing = [...this.tokenize(forcedText, false), ...this.tokenize(this.plan.syntax.suffix, true)];
-      return { stop: true, replace: [...keep, ...closing] };
+      return this.closeCall(keep, closing);
     }
     const segment = this.segments[index];
     if (segment?.kind === "string") forcedText += '"';
@@ -334,6 +351,62 @@ export class CallDecoder {
     return { replace: [...keep, ...forced] };
   }
 
+  /**
+   * The call just completed (`keep` then `closing` end it). With the turn's last call, the
+   * closing is recorded, not evaluated (generation stops); otherwise it is evaluated and the next
+   * call is forced (fewer than `minCalls`) or left to the model.
+   */
+  private closeCall(keep: number[], closing: number[]): DecodeAction {
+    const tokens = [...keep, ...closing];
+    this.callTokenLists.push([...this.callTokens, ...tokens]);
+    if (this.calls.length >= this.plan.maxCalls) {
+      this.phase = { kind: "finished" };
+      return { stop: true, replace: tokens };
+    }
+    this.stats.forced += closing.length;
+    if (this.calls.length < this.plan.minCalls)
+      return { replace: [...tokens, ...this.openNextCall(this.plan.syntax.betweenCalls ?? "")] };
+    this.phase = { kind: "between", text: "", tokens: 0 };
+    return { replace: tokens };
+  }
+
+  /**
+   * After a call: the model opens another (a token that starts the call prefix, after optional
+   * whitespace: the rest of the prefix is forced) or ends the turn (an end token, or any other text).
+   */
+  private acceptBetween(
+    phase: { kind: "between"; text: string; tokens: number },
+    token: number,
+  ): DecodeAction {
+    const text = phase.text + this.index.text(token);
+    const opening = text.trimStart();
+    if (!this.isEndToken(token)) {
+      if (opening === "" && phase.tokens < maxWhitespaceTokensBetweenCalls) {
+        phase.text = text;
+        phase.tokens++;
+        return {};
+      }
+      if (opening !== "" && this.plan.syntax.prefix.trimStart().startsWith(opening)) {
+        const whitespace = text.slice(phase.text.length, text.length - opening.length);
+        return {
+          replace: this.openNextCall(text === opening ? (this.plan.syntax.betweenCalls ?? "") : whitespace),
+        };
+      }
+    }
+    this.phase = { kind: "finished" };
+    return { stop: true };
+  }
+
+  /** The tokens that open the next call of the turn: `separator`, then the call prefix. */
+  private openNextCall(separator: string): number[] {
+    const prefix = this.tokenize(this.plan.syntax.prefix, true);
+    const forced = [...(separator === "" ? [] : this.tokenize(separator, true)), ...prefix];
+    this.stats.forced += forced.length;
+    this.phase = { kind: "name", text: "" };
+    this.callTokens = prefix;
+    return forced;
+  }
+
   private acceptValue(
     phase: { kind: "value"; segmentIndex: number; text: string; tokens: number[] },
     token: number,
@@ -342,13 +415,13 @@ export class CallDecoder {
     const text = this.index.text(token);
     if (segment.kind === "number") {
       this.values[segment.key] = Number(text);
-      return this.advance(token, "", phase.segmentIndex + 1);
+      return this.advance([token], "", phase.segmentIndex + 1);
     }
     if (segment.kind === "boolean") {
       phase.text += text;
       if (phase.text === "true" || phase.text === "false") {
         this.values[segment.key] = phase.text === "true";
-        return this.advance(token, "", phase.segmentIndex + 1);
+        return this.advance([token], "", phase.segmentIndex + 1);
       }
       return {};
     }
@@ -362,9 +435,7 @@ export class CallDecoder {
       if (unsafe.includes(phase.text) || (segment.sets.allowed ?? segment.enumValues) !== undefined)
         return {};
       this.values[segment.key] = phase.text;
-      const action = this.advance(undefined, '"', phase.segmentIndex + 1);
-      action.replace = [token, ...(action.replace ?? [])];
-      return action;
+      return this.advance([token], '"', phase.segmentIndex + 1);
     }
     const value = phase.text + text.slice(0, quote);
     if (unsafe.includes(value)) {
@@ -376,13 +447,10 @@ export class CallDecoder {
     }
     this.values[segment.key] = value;
     const rest = text.slice(quote + 1);
-    if (rest === "") return this.advance(token, "", phase.segmentIndex + 1);
+    if (rest === "") return this.advance([token], "", phase.segmentIndex + 1);
     // The token carries text after the quote: keep its value part, force the structure.
     const before = text.slice(0, quote);
-    const keep = before === "" ? [] : this.tokenize(before, false);
-    const action = this.advance(undefined, '"', phase.segmentIndex + 1);
-    action.replace = [...keep, ...(action.replace ?? this.tokenize('"', false))];
-    return action;
+    return this.advance(before === "" ? [] : this.tokenize(before, false), '"', phase.segmentIndex + 1);
   }
 
   /** A token that continues a free string without closing it on an unsafe value: a space. */

@@ -81,6 +81,16 @@ export interface GenerateOptions {
   maxTokens?: number;
   /** A free string argument is closed after this many tokens. Default 24. */
   maxStringTokens?: number;
+  /**
+   * Whether the model may write several calls in one turn (OpenAI's `parallel_tool_calls`), where
+   * its chat format allows them (`Engine.syntax.betweenCalls`). Default true; false: one call.
+   */
+  parallelToolCalls?: boolean;
+  /**
+   * Calls the turn must hold: the first is forced as with `tool_choice: "required"`, the others
+   * after each call's suffix. Above 1 only with parallel calls. Default 0.
+   */
+  minToolCalls?: number;
 }
 
 export interface GenerationStats extends DecodeStats {
@@ -97,8 +107,8 @@ export interface GenerationResult {
   finishReason: "stop" | "tool_calls" | "length" | "refused";
   /** Why nothing was generated (`refused`): nothing is allowed. */
   refusal?: string;
-  /** The raw text of the call as the model wrote it (prefix to suffix). */
-  rawCall?: string;
+  /** The raw text of each call as the model wrote it (prefix to suffix), in `toolCalls` order. */
+  rawCalls: string[];
   stats: GenerationStats;
 }
 
@@ -151,6 +161,8 @@ export class Engine {
         paramsPrefix: LlamaText(call.paramsPrefix).toString(),
         suffix: LlamaText(call.suffix).toString(),
       };
+      const parallel = wrapper.settings.functions.parallelism?.call;
+      if (parallel !== undefined) syntax.betweenCalls = LlamaText(parallel.betweenCalls ?? "").toString();
       const metadata = model.fileInfo.metadata.tokenizer.ggml as unknown as {
         model: string;
         tokens: string[];
@@ -202,7 +214,7 @@ export class Engine {
         reusedTokens: 0,
         ms: 0,
       };
-      return { content: null, toolCalls: [], finishReason: "refused", refusal: planned, stats };
+      return { content: null, toolCalls: [], finishReason: "refused", refusal: planned, rawCalls: [], stats };
     }
     const model = this.model;
     const decoder = new CallDecoder(
@@ -297,7 +309,7 @@ export class Engine {
         if (options.signal?.aborted) throw cancelled();
         const inCall = decoder.inCall;
         const action = decoder.accept(step.value as number);
-        if (stops.length > 0 && !inCall && !decoder.inCall) {
+        if (stops.length > 0 && !inCall && !decoder.inCall && decoder.calls.length === 0) {
           freeText += this.vocabulary.text(step.value as number);
           stopAt = firstStop(freeText, stops);
           if (stopAt !== undefined) break;
@@ -331,11 +343,12 @@ export class Engine {
       content: text === "" ? null : text,
       toolCalls: decoder.calls,
       finishReason: decoder.calls.length > 0 ? "tool_calls" : cut ? "length" : "stop",
+      // From the raw token texts: llama.cpp's detokenize drops spaces before punctuation (Llama 3).
+      rawCalls: decoder.callTokenLists.map((tokens) =>
+        tokens.map((token) => this.vocabulary.text(token)).join(""),
+      ),
       stats,
     };
-    // From the raw token texts: llama.cpp's detokenize drops spaces before punctuation (Llama 3).
-    if (decoder.calls.length > 0)
-      result.rawCall = decoder.callTokens.map((token) => this.vocabulary.text(token)).join("");
     return result;
   }
 }
@@ -383,7 +396,21 @@ export function planGeneration(
   const unsafe = new Set(sets.unsafeTools ?? []);
   names = names.filter((name) => !unsafe.has(name));
   const doneAllowed = sets.doneAllowed ?? true;
-  const callRequired = choice === "required" || typeof choice === "object";
+  const parallel = syntax.betweenCalls !== undefined && (options.parallelToolCalls ?? true);
+  const minCalls = options.minToolCalls ?? 0;
+  if (!Number.isInteger(minCalls) || minCalls < 0)
+    throw new MentorError(
+      "MNT_ERR_BAD_INPUT",
+      `minToolCalls must be a whole number (0 or more), not ${minCalls}`,
+    );
+  if (minCalls > 1 && !parallel)
+    throw new MentorError(
+      "MNT_ERR_BAD_INPUT",
+      `minToolCalls ${minCalls} needs parallel calls, but ${syntax.betweenCalls === undefined ? "this model's chat format writes one call per turn" : "parallelToolCalls is false"}`,
+    );
+  if (minCalls > 0 && choice === "none")
+    throw new MentorError("MNT_ERR_BAD_INPUT", `minToolCalls ${minCalls} contradicts tool_choice none`);
+  const callRequired = choice === "required" || typeof choice === "object" || minCalls > 0;
   if (names.length === 0) {
     if (callRequired) return "a tool call is required, but the shield allows no tool";
     if (!doneAllowed && tools.length > 0)
@@ -410,6 +437,8 @@ export function planGeneration(
     callsAllowed: names.length > 0,
     endAllowed: doneAllowed || names.length === 0,
     endProgressing: doneAllowed && (sets.doneProgressing ?? false) && progressingNames.length === 0,
+    maxCalls: parallel ? Number.POSITIVE_INFINITY : 1,
+    minCalls,
     eta: options.shield?.eta ?? defaultEta,
     strength: options.shield?.strength ?? defaultStrength,
     boost: mode === "token",

@@ -19,6 +19,8 @@ export interface ChatRequest {
   messages: ChatMessage[];
   tools: ChatTool[];
   toolChoice?: ToolChoice;
+  /** `parallel_tool_calls`: whether the assistant may write several calls in one message. */
+  parallelToolCalls?: boolean;
   stream: boolean;
   includeUsage: boolean;
   maxTokens?: number;
@@ -63,6 +65,8 @@ export function readChatRequest(body: unknown): ChatRequest {
   }
   if (body.tool_choice !== undefined && body.tool_choice !== null)
     request.toolChoice = readToolChoice(body.tool_choice, request.tools);
+  const parallelToolCalls = optionalBoolean(body.parallel_tool_calls, "parallel_tool_calls");
+  if (parallelToolCalls !== undefined) request.parallelToolCalls = parallelToolCalls;
   if (body.stream_options !== undefined && body.stream_options !== null) {
     if (!request.stream) throw new RequestError("stream_options", "is only allowed with stream: true");
     if (!isObject(body.stream_options)) throw new RequestError("stream_options", "must be an object");

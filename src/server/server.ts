@@ -275,6 +275,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         messages: chat.messages,
         tools: chat.tools,
         ...(chat.toolChoice !== undefined ? { toolChoice: chat.toolChoice } : {}),
+        parallelToolCalls: chat.parallelToolCalls,
         mode,
         eta: chat.eta ?? options.eta,
         ...(entry ? { evaluator: entry.evaluator } : {}),

@@ -78,68 +78,92 @@ const temptations = [
   "\\",
   "\n",
   "<eos>",
+  "<call>",
 ].map((piece) => pieces.indexOf(piece));
 
 describe("call decoder with an adversarial sampler", () => {
-  it("writes only allowed names, never closes on unsafe values, and every call parses", () => {
-    const random = seededRandom(9);
-    let vetoed = 0;
-    for (let run = 0; run < 500; run++) {
-      const plan: DecodePlan = {
-        syntax: { prefix: '<call>{"name": "', paramsPrefix: '", "arguments": ', suffix: "}<eos>" },
-        tools,
-        names: ["check_distance", "book_flight"],
-        progressingNames: ["check_distance"],
-        argumentSets: new Map(
-          names.map((name) => [
-            name,
-            new Map([
-              ["origin", { unsafe: ["Toronto", "Tor"] }],
-              ["city", { unsafe: ["Toronto"] }],
+  for (const parallel of [false, true])
+    it(`writes only allowed names, never closes on unsafe values, and every call parses (${parallel ? "parallel calls" : "one call per turn"})`, () => {
+      const random = seededRandom(9);
+      let vetoed = 0;
+      const callCounts = new Map<number, number>();
+      for (let run = 0; run < 500; run++) {
+        const minCalls = parallel ? run % 3 : 0;
+        const plan: DecodePlan = {
+          syntax: {
+            prefix: '<call>{"name": "',
+            paramsPrefix: '", "arguments": ',
+            suffix: "}<eos>",
+            ...(parallel ? { betweenCalls: "\n" } : {}),
+          },
+          tools,
+          names: ["check_distance", "book_flight"],
+          progressingNames: ["check_distance"],
+          argumentSets: new Map(
+            names.map((name) => [
+              name,
+              new Map([
+                ["origin", { unsafe: ["Toronto", "Tor"] }],
+                ["city", { unsafe: ["Toronto"] }],
+              ]),
             ]),
-          ]),
-        ),
-        startInCall: run % 2 === 0,
-        callsAllowed: true,
-        endAllowed: false,
-        endProgressing: false,
-        eta: 0.5,
-        strength: 100,
-        boost: true,
-        maxStringTokens: 6,
-      };
-      const decoder = new CallDecoder(plan, index, tokenize, (token) => token === endToken);
-      decoder.initialTokens();
-      for (let step = 0; step < 200 && !decoder.finished; step++) {
-        const mask = decoder.mask();
-        const draw = random();
-        const allowed = mask?.allowed !== undefined ? [...mask.allowed] : [];
-        const token =
-          draw < 0.3
-            ? Math.floor(random() * pieces.length)
-            : draw < 0.6 || allowed.length === 0
-              ? (temptations[Math.floor(random() * temptations.length)] as number)
-              : (allowed[Math.floor(random() * allowed.length)] as number);
-        const action = decoder.accept(token);
-        if (action.stop) break;
+          ),
+          startInCall: run % 2 === 0,
+          callsAllowed: true,
+          endAllowed: false,
+          endProgressing: false,
+          maxCalls: parallel ? Number.POSITIVE_INFINITY : 1,
+          minCalls,
+          eta: 0.5,
+          strength: 100,
+          boost: true,
+          maxStringTokens: 6,
+        };
+        const decoder = new CallDecoder(plan, index, tokenize, (token) => token === endToken);
+        decoder.initialTokens();
+        for (let step = 0; step < 1000 && !decoder.finished; step++) {
+          const mask = decoder.mask();
+          const draw = random();
+          const allowed = mask?.allowed !== undefined ? [...mask.allowed] : [];
+          const token =
+            draw < 0.3
+              ? Math.floor(random() * pieces.length)
+              : draw < 0.6 || allowed.length === 0
+                ? (temptations[Math.floor(random() * temptations.length)] as number)
+                : (allowed[Math.floor(random() * allowed.length)] as number);
+          const action = decoder.accept(token);
+          if (action.stop) break;
+        }
+        assert.ok(decoder.finished, `run ${run}`);
+        assert.ok(decoder.calls.length >= Math.max(1, minCalls), `run ${run}: ${decoder.calls.length} calls`);
+        if (!parallel) assert.equal(decoder.calls.length, 1);
+        callCounts.set(decoder.calls.length, (callCounts.get(decoder.calls.length) ?? 0) + 1);
+        assert.equal(decoder.callTokenLists.length, decoder.calls.length);
+        decoder.calls.forEach((call, position) => {
+          assert.ok(plan.names.includes(call.name), call.name);
+          assert.notEqual(call.arguments.origin, "Toronto");
+          assert.notEqual(call.arguments.origin, "Tor");
+          assert.equal(call.arguments.city, "Chicago");
+          assert.equal(typeof call.arguments.urgent, "boolean");
+          assert.ok(Number.isInteger(call.arguments.seats));
+          const raw = (decoder.callTokenLists[position] as number[])
+            .map((token) => index.text(token))
+            .join("");
+          assert.ok(raw.startsWith(plan.syntax.prefix), raw);
+          assert.ok(raw.endsWith(plan.syntax.suffix), raw);
+          const start = raw.indexOf(plan.syntax.paramsPrefix) + plan.syntax.paramsPrefix.length;
+          assert.deepEqual(JSON.parse(raw.slice(start, -plan.syntax.suffix.length)), call.arguments, raw);
+        });
+        vetoed += decoder.stats.vetoed;
       }
-      assert.ok(decoder.finished, `run ${run}`);
-      const call = decoder.calls[0];
-      assert.ok(call);
-      assert.ok(plan.names.includes(call.name), call.name);
-      assert.notEqual(call.arguments.origin, "Toronto");
-      assert.notEqual(call.arguments.origin, "Tor");
-      assert.equal(call.arguments.city, "Chicago");
-      assert.equal(typeof call.arguments.urgent, "boolean");
-      assert.ok(Number.isInteger(call.arguments.seats));
-      const raw = decoder.callTokens.map((token) => index.text(token)).join("");
-      const start = raw.indexOf(plan.syntax.paramsPrefix) + plan.syntax.paramsPrefix.length;
-      assert.ok(raw.endsWith(plan.syntax.suffix), raw);
-      assert.deepEqual(JSON.parse(raw.slice(start, -plan.syntax.suffix.length)), call.arguments, raw);
-      vetoed += decoder.stats.vetoed;
-    }
-    assert.ok(vetoed > 100, `${vetoed} vetoes`);
-  });
+      assert.ok(vetoed > 100, `${vetoed} vetoes`);
+      // With parallel calls the sampler also opens calls of its own (more than minCalls).
+      if (parallel)
+        assert.ok(
+          [...callCounts.keys()].some((count) => count > 2),
+          JSON.stringify([...callCounts]),
+        );
+    });
 });
 
 describe("ending the turn as the progressing move", () => {
@@ -154,6 +178,8 @@ describe("ending the turn as the progressing move", () => {
     callsAllowed: true,
     endAllowed: true,
     endProgressing,
+    maxCalls: 1,
+    minCalls: 0,
     eta: 0.75,
     strength: 100,
     boost,

@@ -4,13 +4,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { MentorError } from "../../src/errors/index.js";
+import type { ParameterSchema } from "../../src/llm/decoder.js";
 import { type ChatTool, Engine, type GenerationResult } from "../../src/llm/index.js";
 import { tinyModelFamilies } from "../../src/models/family-tokenizer.js";
 import { makeTinyModel, seededRandom } from "../../src/models/tiny-model.js";
 
-// Tests in this file need a model: they write tiny ones (random weights, real tokenizers).
-// Generations per family and mode: MENTOR_SHIELD_GENERATIONS (default 100; the long run uses 1000).
-const generations = Number(process.env.MENTOR_SHIELD_GENERATIONS ?? 100);
+// Tests in this file need a model: they write tiny ones (random weights, real tokenizers). The
+// smallest shape (one layer, hidden size 16, f32) halves the CPU time per token against the
+// default tiny model: most of it goes to the vocabulary-sized output and sampling.
+// Shielded generations per family: MENTOR_SHIELD_GENERATIONS (default 1000).
+const generations = Number(process.env.MENTOR_SHIELD_GENERATIONS ?? 1000);
+/** Every how many seeds the property run also generates unshielded (none mode), on the same seed. */
+const unshieldedEvery = 8;
 
 const directory = mkdtempSync(join(tmpdir(), "mentor-engine-"));
 after(() => rmSync(directory, { recursive: true, force: true }));
@@ -27,22 +32,29 @@ const toolNames = [
   "zq_vkw_plxr",
 ];
 
-const tools: ChatTool[] = toolNames.map((name) => ({
-  type: "function",
-  function: {
-    name,
-    description: `The ${name} tool.`,
-    parameters: {
-      type: "object",
-      properties: {
-        origin: { type: "string" },
-        city: { enum: ["Toronto", "Chicago", "Ottawa"] },
-        seats: { type: "integer" },
-        urgent: { type: "boolean" },
-      },
-    },
-  },
-}));
+function tool(name: string, properties: Record<string, ParameterSchema>): ChatTool {
+  return {
+    type: "function",
+    function: { name, description: `The ${name} tool.`, parameters: { type: "object", properties } },
+  };
+}
+
+const city = { enum: ["Toronto", "Chicago", "Ottawa"] };
+/** Every kind of value slot: a free string, an enum, an integer, a boolean. */
+const tools = toolNames.map((name) =>
+  tool(name, { origin: { type: "string" }, city, seats: { type: "integer" }, urgent: { type: "boolean" } }),
+);
+/**
+ * The property runs' names: shorter ones (the steps per generation set the run's time), with
+ * names that are prefixes of others.
+ */
+const propertyNames = ["check_distance", "book", "book_train", "book_flight", "cancel", "x", "zq_vkw_plxr"];
+/** Without arguments, for the eta run (it looks only at names). */
+const nameOnlyTools = propertyNames.map((name) => tool(name, {}));
+/** The two shielded kinds of value slot: an enum (allow-list) and a free string (deny-list). */
+const propertyTools = propertyNames.map((name) =>
+  tool(name, { city: { enum: ["Oslo", "Rome", "Lima"] }, origin: { type: "string" } }),
+);
 
 const messages = [{ role: "user" as const, content: "Book me a trip from Toronto to Chicago." }];
 
@@ -51,9 +63,9 @@ function subset<T>(items: readonly T[], random: () => number, probability: numbe
 }
 
 /** The arguments text of a raw call, between the name's terminator and the suffix. */
-function rawArguments(engine: Engine, result: GenerationResult): string {
-  const raw = result.rawCall as string;
-  const call = result.toolCalls[0] as { name: string };
+function rawArguments(engine: Engine, result: GenerationResult, position = 0): string {
+  const raw = result.rawCalls[position] as string;
+  const call = result.toolCalls[position] as { name: string };
   const start =
     raw.indexOf(call.name + engine.syntax.paramsPrefix) +
     call.name.length +
@@ -62,138 +74,198 @@ function rawArguments(engine: Engine, result: GenerationResult): string {
   return raw.slice(start, raw.length - engine.syntax.suffix.length);
 }
 
-for (const family of tinyModelFamilies) {
-  describe(`engine on a tiny ${family} model`, () => {
-    let engine: Engine;
-    before(async () => {
-      const path = join(directory, `${family}.gguf`);
-      await makeTinyModel({ family, outputPath: path, seed: 7 });
-      engine = await Engine.load({ modelPath: path, contextSize: 2048 });
-    });
-    after(async () => {
-      await engine?.dispose();
-    });
+/** Every call of a result parses: its raw arguments are the JSON of its arguments. */
+function assertCallsParse(engine: Engine, result: GenerationResult): void {
+  assert.ok(result.toolCalls.length > 0, JSON.stringify(result));
+  assert.equal(result.rawCalls.length, result.toolCalls.length);
+  result.toolCalls.forEach((call, position) => {
+    assert.deepEqual(JSON.parse(rawArguments(engine, result, position)), call.arguments);
+  });
+}
 
-    it(`never emits an unsafe name or value in token mode; none mode does (${generations} seeds)`, async () => {
-      const random = seededRandom(17);
-      let unsafeNamesToken = 0;
-      let unsafeValuesToken = 0;
-      let unsafeNamesNone = 0;
-      let vetoed = 0;
-      for (let run = 0; run < generations; run++) {
-        let unsafe = subset(toolNames, random, 0.5);
-        if (unsafe.length === toolNames.length) unsafe = unsafe.slice(1);
-        const safe = toolNames.filter((name) => !unsafe.includes(name));
-        const progressing = subset(safe, random, 0.3);
-        const unsafeCities = subset(["Toronto", "Chicago"], random, 0.5);
-        const sets = {
-          unsafeTools: unsafe,
-          progressingTools: progressing,
-          arguments: safe.map((tool) => ({ tool, argument: "city", unsafe: unsafeCities })),
-        };
-        const seed = 1000 + run;
-        const common = {
-          messages,
-          tools,
-          toolChoice: "required" as const,
-          seed,
-          maxStringTokens: 4,
-          maxTokens: 64,
-        };
-        const shielded = await engine.generate({ ...common, shield: { mode: "token", sets } });
-        const call = shielded.toolCalls[0];
-        assert.ok(call, JSON.stringify(shielded));
-        if (unsafe.includes(call.name)) unsafeNamesToken++;
-        if (unsafeCities.includes(call.arguments.city as string)) unsafeValuesToken++;
-        assert.deepEqual(JSON.parse(rawArguments(engine, shielded)), call.arguments);
-        vetoed += shielded.stats.vetoed;
-        const plain = await engine.generate({ ...common, shield: { mode: "none" } });
-        const plainCall = plain.toolCalls[0];
-        assert.ok(plainCall);
-        assert.deepEqual(JSON.parse(rawArguments(engine, plain)), plainCall.arguments);
-        if (unsafe.includes(plainCall.name)) unsafeNamesNone++;
-      }
-      console.log(
-        `# ${family}: ${generations} generations: unsafe names token ${unsafeNamesToken}, none ${unsafeNamesNone}; unsafe values token ${unsafeValuesToken}; vetoes ${vetoed}`,
-      );
-      assert.equal(unsafeNamesToken, 0);
-      assert.equal(unsafeValuesToken, 0);
-      assert.ok(unsafeNamesNone > 0, "none mode emits unsafe names on the same seeds");
-    });
+// The three families run at once (one model each): on two cores their evaluation overlaps.
+describe("engine on tiny models", { concurrency: true }, () => {
+  for (const family of tinyModelFamilies) {
+    describe(`engine on a tiny ${family} model`, { concurrency: 1 }, () => {
+      let engine: Engine;
+      before(async () => {
+        const path = join(directory, `${family}.gguf`);
+        await makeTinyModel({
+          family,
+          outputPath: path,
+          seed: 7,
+          layers: 1,
+          embeddingLength: 16,
+          matrixType: "f32",
+        });
+        engine = await Engine.load({ modelPath: path, contextSize: 2048 });
+      });
+      after(async () => {
+        await engine?.dispose();
+      });
 
-    it("raises the share of progressing names with eta", async () => {
-      const count = Math.max(40, Math.floor(generations / 2));
-      const shares: number[] = [];
-      for (const eta of [0, 1, 4]) {
-        let progressingCalls = 0;
-        for (let run = 0; run < count; run++) {
-          const result = await engine.generate({
+      it(`never emits an unsafe name or value in token mode; none mode does (${generations} seeds)`, async () => {
+        const random = seededRandom(17);
+        const parallel = engine.syntax.betweenCalls !== undefined;
+        const counts = { calls: 0, unsafeNames: 0, unsafeValues: 0, vetoed: 0, none: 0, unsafeNamesNone: 0 };
+        let unsafeSecondNamesNone = 0;
+        for (let run = 0; run < generations; run++) {
+          let unsafe = subset(propertyNames, random, 0.5);
+          if (unsafe.length === propertyNames.length) unsafe = unsafe.slice(1);
+          const safe = propertyNames.filter((name) => !unsafe.includes(name));
+          const unsafeCities = subset(["Oslo", "Rome"], random, 0.5);
+          const unsafeOrigins = subset(["O", "Os", "Oslo", "R"], random, 0.5);
+          const sets = {
+            unsafeTools: unsafe,
+            progressingTools: subset(safe, random, 0.3),
+            arguments: safe.flatMap((name) => [
+              { tool: name, argument: "city", unsafe: unsafeCities },
+              { tool: name, argument: "origin", unsafe: unsafeOrigins },
+            ]),
+          };
+          const common = {
             messages,
-            tools,
-            toolChoice: "required",
-            seed: 5000 + run,
+            tools: propertyTools,
+            toolChoice: "required" as const,
+            // Every eighth turn holds two calls where the format allows it: the sets hold for both.
+            ...(parallel && run % 8 === 0 ? { minToolCalls: 2 } : {}),
+            seed: 1000 + run,
             maxStringTokens: 2,
-            shield: { mode: "token", eta, sets: { progressingTools: ["cancel", "x"] } },
+            maxTokens: 64,
+          };
+          const shielded = await engine.generate({ ...common, shield: { mode: "token", sets } });
+          assertCallsParse(engine, shielded);
+          for (const call of shielded.toolCalls) {
+            counts.calls++;
+            if (unsafe.includes(call.name)) counts.unsafeNames++;
+            if (unsafeCities.includes(call.arguments.city as string)) counts.unsafeValues++;
+            if (unsafeOrigins.includes(call.arguments.origin as string)) counts.unsafeValues++;
+          }
+          counts.vetoed += shielded.stats.vetoed;
+          if (run % unshieldedEvery !== 0) continue;
+          const plain = await engine.generate({ ...common, shield: { mode: "none" } });
+          assertCallsParse(engine, plain);
+          counts.none++;
+          plain.toolCalls.forEach((call, position) => {
+            if (!unsafe.includes(call.name)) return;
+            counts.unsafeNamesNone++;
+            if (position > 0) unsafeSecondNamesNone++;
           });
-          if (["cancel", "x"].includes(result.toolCalls[0]?.name ?? "")) progressingCalls++;
         }
-        shares.push(progressingCalls / count);
-      }
-      console.log(
-        `# ${family}: progressing share at eta 0, 1, 4: ${shares.map((share) => share.toFixed(2)).join(", ")}`,
-      );
-      assert.ok((shares[2] as number) > (shares[0] as number), `${shares}`);
-    });
+        console.log(
+          `# ${family}: ${generations} shielded generations (${counts.calls} calls): unsafe names ${counts.unsafeNames}, unsafe values ${counts.unsafeValues}, vetoes ${counts.vetoed}; none mode on ${counts.none} of the seeds: unsafe names ${counts.unsafeNamesNone}`,
+        );
+        assert.equal(counts.unsafeNames, 0);
+        assert.equal(counts.unsafeValues, 0);
+        assert.ok(counts.unsafeNamesNone > 0, "none mode emits unsafe names on the same seeds");
+        if (parallel) assert.ok(unsafeSecondNamesNone > 0, "none mode emits unsafe names in second calls");
+      });
 
-    it("refuses when nothing is allowed, and honours tool_choice", async () => {
-      const refused = await engine.generate({
-        messages,
-        tools,
-        toolChoice: "required",
-        shield: { mode: "token", sets: { unsafeTools: toolNames } },
+      it("raises the share of progressing names with eta", async () => {
+        const count = 60;
+        const shares: number[] = [];
+        for (const eta of [0, 1, 4]) {
+          let progressingCalls = 0;
+          for (let run = 0; run < count; run++) {
+            const result = await engine.generate({
+              messages,
+              tools: nameOnlyTools,
+              toolChoice: "required",
+              parallelToolCalls: false,
+              seed: 5000 + run,
+              shield: { mode: "token", eta, sets: { progressingTools: ["cancel", "x"] } },
+            });
+            if (["cancel", "x"].includes(result.toolCalls[0]?.name ?? "")) progressingCalls++;
+          }
+          shares.push(progressingCalls / count);
+        }
+        console.log(
+          `# ${family}: progressing share at eta 0, 1, 4: ${shares.map((share) => share.toFixed(2)).join(", ")}`,
+        );
+        assert.ok((shares[2] as number) > (shares[0] as number), `${shares}`);
       });
-      assert.equal(refused.finishReason, "refused");
-      assert.ok(refused.refusal);
-      const stuck = await engine.generate({
-        messages,
-        tools,
-        shield: { mode: "token", sets: { unsafeTools: toolNames, doneAllowed: false } },
-      });
-      assert.equal(stuck.finishReason, "refused");
-      const named = await engine.generate({
-        messages,
-        tools,
-        seed: 3,
-        maxStringTokens: 2,
-        toolChoice: { type: "function", function: { name: "zq_vkw_plxr" } },
-      });
-      assert.equal(named.toolCalls[0]?.name, "zq_vkw_plxr");
-      const none = await engine.generate({ messages, tools, toolChoice: "none", seed: 3, maxTokens: 20 });
-      assert.equal(none.toolCalls.length, 0);
-      assert.equal(none.finishReason, "length");
-      // The turn may not end while done is unsafe: a call is forced.
-      const duty = await engine.generate({
-        messages,
-        tools,
-        seed: 4,
-        maxStringTokens: 2,
-        shield: { mode: "token", sets: { doneAllowed: false, allowedTools: ["cancel"] } },
-      });
-      assert.equal(duty.toolCalls[0]?.name, "cancel");
-    });
 
-    it("reports a call that cannot be completed within max tokens", async () => {
-      await assert.rejects(
-        engine.generate({
+      it("writes several calls in one turn only where the format allows them", async () => {
+        const request = { messages, tools, toolChoice: "required" as const, seed: 11, maxStringTokens: 2 };
+        const rejectsBadInput = (error: unknown) =>
+          error instanceof MentorError && error.code === "MNT_ERR_BAD_INPUT";
+        for (let seed = 0; seed < 10; seed++) {
+          const single = await engine.generate({ ...request, seed, parallelToolCalls: false });
+          assert.equal(single.toolCalls.length, 1);
+        }
+        await assert.rejects(
+          engine.generate({ ...request, minToolCalls: 2, parallelToolCalls: false }),
+          rejectsBadInput,
+        );
+        if (family !== "qwen3") {
+          assert.equal(engine.syntax.betweenCalls, undefined);
+          await assert.rejects(engine.generate({ ...request, minToolCalls: 2 }), rejectsBadInput);
+          return;
+        }
+        assert.equal(engine.syntax.betweenCalls, "\n");
+        const three = await engine.generate({
+          ...request,
+          minToolCalls: 3,
+          shield: { mode: "token", sets: { unsafeTools: toolNames.slice(1) } },
+        });
+        assert.deepEqual(
+          three.toolCalls.map((call) => call.name),
+          ["check_distance", "check_distance", "check_distance"],
+        );
+        assertCallsParse(engine, three);
+        assert.equal(three.finishReason, "tool_calls");
+      });
+
+      it("refuses when nothing is allowed, and honours tool_choice", async () => {
+        const refused = await engine.generate({
           messages,
           tools,
           toolChoice: "required",
-          seed: 1,
-          maxTokens: 2,
-          maxStringTokens: 50,
-        }),
-        (error: unknown) => error instanceof MentorError && error.code === "MNT_ERR_ENGINE_CALL_INCOMPLETE",
-      );
+          shield: { mode: "token", sets: { unsafeTools: toolNames } },
+        });
+        assert.equal(refused.finishReason, "refused");
+        assert.ok(refused.refusal);
+        const stuck = await engine.generate({
+          messages,
+          tools,
+          shield: { mode: "token", sets: { unsafeTools: toolNames, doneAllowed: false } },
+        });
+        assert.equal(stuck.finishReason, "refused");
+        const named = await engine.generate({
+          messages,
+          tools,
+          seed: 3,
+          maxStringTokens: 2,
+          toolChoice: { type: "function", function: { name: "zq_vkw_plxr" } },
+        });
+        assert.equal(named.toolCalls[0]?.name, "zq_vkw_plxr");
+        const none = await engine.generate({ messages, tools, toolChoice: "none", seed: 3, maxTokens: 20 });
+        assert.equal(none.toolCalls.length, 0);
+        assert.equal(none.finishReason, "length");
+        // The turn may not end while done is unsafe: a call is forced.
+        const duty = await engine.generate({
+          messages,
+          tools,
+          seed: 4,
+          maxStringTokens: 2,
+          shield: { mode: "token", sets: { doneAllowed: false, allowedTools: ["cancel"] } },
+        });
+        assert.equal(duty.toolCalls[0]?.name, "cancel");
+      });
+
+      it("reports a call that cannot be completed within max tokens", async () => {
+        await assert.rejects(
+          engine.generate({
+            messages,
+            tools,
+            toolChoice: "required",
+            seed: 1,
+            maxTokens: 2,
+            maxStringTokens: 50,
+          }),
+          (error: unknown) => error instanceof MentorError && error.code === "MNT_ERR_ENGINE_CALL_INCOMPLETE",
+        );
+      });
     });
-  });
-}
+  }
+});

@@ -169,6 +169,13 @@ describe("the OpenAI-compatible server on a tiny model", () => {
     assert.equal(none.choices[0]?.finish_reason, "length");
     const required = await complete(openai, { tool_choice: "required", seed: 3, model: "tiny:none" });
     assert.equal(required.choices[0]?.finish_reason, "tool_calls");
+    const single = await complete(openai, {
+      tool_choice: "required",
+      parallel_tool_calls: false,
+      seed: 3,
+      model: "tiny:none",
+    });
+    assert.equal(single.choices[0]?.message.tool_calls?.length, 1);
     const named = await complete(openai, {
       tool_choice: { type: "function", function: { name: "check_distance" } },
       seed: 3,
@@ -256,6 +263,12 @@ describe("the OpenAI-compatible server on a tiny model", () => {
       ["temperature as a string", { ...valid, temperature: "hot" }, 400, "temperature"],
       ["max_tokens 0", { ...valid, max_tokens: 0 }, 400, "max_tokens"],
       ["n of 2", { ...valid, n: 2 }, 400, "n"],
+      [
+        "parallel_tool_calls as a string",
+        { ...valid, parallel_tool_calls: "no" },
+        400,
+        "parallel_tool_calls",
+      ],
       ["tools not an array", { ...valid, tools: {} }, 400, "tools"],
       ["tool of another type", { ...valid, tools: [{ type: "code" }] }, 400, "tools[0].type"],
       [
