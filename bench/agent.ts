@@ -236,10 +236,12 @@ export function readTurnRecord(mentor: unknown): TurnFigures {
     }[];
     repairs?: unknown;
     doneRefusals?: unknown;
-    timings?: { groundMs?: unknown };
+    timings?: { groundMs?: unknown; prepareMs?: unknown };
   };
   const shielded = record.mode !== "none";
-  let milliseconds = typeof record.timings?.groundMs === "number" ? record.timings.groundMs : 0;
+  let milliseconds = 0;
+  for (const part of [record.timings?.groundMs, record.timings?.prepareMs])
+    if (typeof part === "number") milliseconds += part;
   for (const attempt of Array.isArray(record.attempts) ? record.attempts : []) {
     if (typeof attempt.decideMs === "number") milliseconds += attempt.decideMs;
     for (const judged of Array.isArray(attempt.calls) ? attempt.calls : []) {

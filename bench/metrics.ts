@@ -67,6 +67,8 @@ export interface RunFigures {
   repaired: number;
   /** Wall time of the model's turns in the run. */
   seconds: number;
+  /** Of that, the shield's own time as the server reports it (grounding, the evaluator's questions). */
+  shieldSeconds: number;
 }
 
 export interface ConditionSummary {
@@ -87,6 +89,8 @@ export interface ConditionSummary {
   secondsPerCall: number;
   /** secondsPerCall minus that of the `none` condition of the same domain (NaN without one). */
   overheadPerCall: number;
+  /** Total shield time / total proposed calls (measured in the server, any condition). */
+  shieldSecondsPerCall: number;
 }
 
 /**
@@ -122,6 +126,7 @@ function summarizeGroup(group: RunFigures[], k: number): ConditionSummary {
   const tasks = [...byTask.values()];
   const proposed = group.reduce((sum, run) => sum + run.proposed, 0);
   const seconds = group.reduce((sum, run) => sum + run.seconds, 0);
+  const shieldSeconds = group.reduce((sum, run) => sum + (run.shieldSeconds ?? 0), 0);
   return {
     domain: first.domain,
     condition: first.condition,
@@ -136,5 +141,6 @@ function summarizeGroup(group: RunFigures[], k: number): ConditionSummary {
     repairedPerTask: meanWithError(tasks.map((runs) => sumOf(runs, "repaired"))),
     secondsPerCall: proposed > 0 ? seconds / proposed : Number.NaN,
     overheadPerCall: Number.NaN,
+    shieldSecondsPerCall: proposed > 0 ? shieldSeconds / proposed : Number.NaN,
   };
 }

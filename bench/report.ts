@@ -155,7 +155,7 @@ export function renderReport(results: BenchResults): string {
   ];
   const summaryRows = summary.map(
     (row) =>
-      `<tr><td>${escapeHtml(row.domain)}</td><td>${escapeHtml(row.condition)}</td><td>${row.tasks}</td><td>${row.runs}</td><td>${estimateText(row.passAt1)}</td><td>${estimateText(row.passAtK)}</td><td>${estimateText(row.passHatK)}</td><td>${estimateText(row.proposedPerTask)}</td><td>${estimateText(row.blockedPerTask)}</td><td>${estimateText(row.repairedPerTask)}</td><td>${formatNumber(row.secondsPerCall)}</td><td>${formatNumber(row.overheadPerCall)}</td></tr>`,
+      `<tr><td>${escapeHtml(row.domain)}</td><td>${escapeHtml(row.condition)}</td><td>${row.tasks}</td><td>${row.runs}</td><td>${estimateText(row.passAt1)}</td><td>${estimateText(row.passAtK)}</td><td>${estimateText(row.passHatK)}</td><td>${estimateText(row.proposedPerTask)}</td><td>${estimateText(row.blockedPerTask)}</td><td>${estimateText(row.repairedPerTask)}</td><td>${formatNumber(row.secondsPerCall)}</td><td>${formatNumber(row.overheadPerCall)}</td><td>${formatNumber(row.shieldSecondsPerCall)}</td></tr>`,
   );
   const taskRows: string[] = [];
   const taskKeys = [...new Set(runs.map((run) => `${run.domain}\u0000${run.task}`))];
@@ -194,7 +194,7 @@ code{background:#f3f3f3;padding:1px 4px}
 <p>Agent <b>${escapeHtml(meta.agent)}</b>, model <b>${escapeHtml(meta.model)}</b>${meta.server ? ` via ${escapeHtml(meta.server)}` : ""}; ${meta.runs} run(s) per task, seed ${meta.seed}, temperature ${meta.temperature}, at most ${meta.maxTokens} tokens per generation, grounding by ${escapeHtml(meta.grounding)}; ${escapeHtml(meta.started)} – ${escapeHtml(meta.finished)}.</p>
 <p>Command: <code>${escapeHtml(meta.command)}</code></p>
 <h2>Summary</h2>
-<table id="summary"><tr><th>domain</th><th>condition</th><th>tasks</th><th>runs</th><th>Pass@1</th><th>Pass@k</th><th>Pass^k</th><th>calls/task</th><th>blocked/task</th><th>repaired/task</th><th>s/call</th><th>overhead s/call</th></tr>
+<table id="summary"><tr><th>domain</th><th>condition</th><th>tasks</th><th>runs</th><th>Pass@1</th><th>Pass@k</th><th>Pass^k</th><th>calls/task</th><th>blocked/task</th><th>repaired/task</th><th>s/call</th><th>overhead s/call</th><th>shield s/call</th></tr>
 ${summaryRows.join("\n")}
 </table>
 <p>Pass estimates are unbiased over n runs per task (Pass^k = C(c,k)/C(n,k), Pass@k = 1 − C(n−c,k)/C(n,k)), averaged over the solvable tasks, ± one standard error over tasks. Overhead = s/call minus that of condition <code>none</code> of the same domain.</p>

@@ -206,11 +206,11 @@ export function summaryTable(summary: readonly ConditionSummary[]): string {
   const estimate = ({ mean, standardError }: { mean: number; standardError: number }) =>
     `${formatNumber(mean)} ± ${formatNumber(standardError)}`;
   const lines = [
-    "| domain | condition | tasks | runs | Pass@1 | Pass@k | Pass^k | calls/task | blocked/task | s/call | overhead s/call |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| domain | condition | tasks | runs | Pass@1 | Pass@k | Pass^k | calls/task | blocked/task | s/call | overhead s/call | shield s/call |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...summary.map(
       (row) =>
-        `| ${row.domain} | ${row.condition} | ${row.tasks} | ${row.runs} | ${estimate(row.passAt1)} | ${estimate(row.passAtK)} (k=${row.k}) | ${estimate(row.passHatK)} | ${estimate(row.proposedPerTask)} | ${estimate(row.blockedPerTask)} | ${formatNumber(row.secondsPerCall)} | ${formatNumber(row.overheadPerCall)} |`,
+        `| ${row.domain} | ${row.condition} | ${row.tasks} | ${row.runs} | ${estimate(row.passAt1)} | ${estimate(row.passAtK)} (k=${row.k}) | ${estimate(row.passHatK)} | ${estimate(row.proposedPerTask)} | ${estimate(row.blockedPerTask)} | ${formatNumber(row.secondsPerCall)} | ${formatNumber(row.overheadPerCall)} | ${formatNumber(row.shieldSecondsPerCall)} |`,
     ),
   ];
   return lines.join("\n");

@@ -70,13 +70,14 @@ describe("summarize", () => {
     blocked: 0,
     repaired: 0,
     seconds: 2,
+    shieldSeconds: 0,
     ...extra,
   });
   const runs: RunFigures[] = [
     // Task a passes 3/3, task b 1/3 (under `token`); c is not solvable and left out of the scores.
-    run("a", "token", true, { blocked: 1, seconds: 3 }),
-    run("a", "token", true, { blocked: 1, seconds: 3 }),
-    run("a", "token", true, { blocked: 1, seconds: 3 }),
+    run("a", "token", true, { blocked: 1, seconds: 3, shieldSeconds: 0.4 }),
+    run("a", "token", true, { blocked: 1, seconds: 3, shieldSeconds: 0.4 }),
+    run("a", "token", true, { blocked: 1, seconds: 3, shieldSeconds: 0.4 }),
     run("b", "token", true, { proposed: 2, seconds: 3 }),
     run("b", "token", false, { proposed: 2, seconds: 3 }),
     run("b", "token", false, { proposed: 2, seconds: 3 }),
@@ -106,6 +107,8 @@ describe("summarize", () => {
     close(none.secondsPerCall, 4 / 8);
     close(token.overheadPerCall, 21 / 24 - 4 / 8);
     close(none.overheadPerCall, 0);
+    // The server's shield time: 3 × 0.4 s over the 24 calls; the other runs report none.
+    close(token.shieldSecondsPerCall, 1.2 / 24);
   });
 
   test("k is capped by the runs each task has", () => {
