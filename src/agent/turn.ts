@@ -217,9 +217,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       continue;
     }
 
+    // An answer cut by max_tokens ends the turn too: it is refused like any other while duties are open.
     const answer: AssistantMessage = { role: "assistant", content: generation.content };
-    if (generation.finishReason === "length" || evaluator === undefined)
-      return finish(answer, generation.finishReason === "length" ? "length" : "stop");
+    const finishReason = generation.finishReason === "length" ? "length" : "stop";
+    if (evaluator === undefined) return finish(answer, finishReason);
     const done = (next as NextAnswer).done;
     entry.done = { allowed: done.allowed, refused: false };
     const refuse =
@@ -228,7 +229,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       toolChoice !== "none" &&
       record.doneRefusals < evaluator.policy.maxDoneRefusals;
     entry.decideMs = performance.now() - decideStarted;
-    if (!refuse) return finish(answer, "stop");
+    if (!refuse) return finish(answer, finishReason);
     record.doneRefusals++;
     const feedback = doneRefusedText((next as NextAnswer).openDuties);
     entry.done = { ...entry.done, refused: true, feedback };

@@ -87,6 +87,20 @@ describe("a shielded turn on a tiny model with the travel policy", () => {
     assert.deepEqual(answered.mentor.attempts.at(-1)?.done, { allowed: false, refused: false });
   });
 
+  it("prompt mode: an answer cut by max_tokens is refused like any other while a duty is open", async () => {
+    let answered: TurnResult | undefined;
+    for (let seed = 0; seed < 40 && answered === undefined; seed++) {
+      const result = await runTurn({ ...base, mode: "prompt", seed, maxTokens: 3 }).catch(() => undefined);
+      if (result?.finishReason === "length" && result.mentor.doneRefusals > 0) answered = result;
+    }
+    assert.ok(answered, "some seed writes text until max_tokens, turn after turn");
+    assert.equal(answered.mentor.doneRefusals, policy.maxDoneRefusals);
+    assert.deepEqual(
+      answered.mentor.attempts.map((attempt) => [attempt.finishReason, attempt.done?.refused]),
+      [...Array(policy.maxDoneRefusals).fill(["length", true]), ["length", false]],
+    );
+  });
+
   it("token mode never returns a blocked call; none mode does and records the verdict", async () => {
     let blockedInNone = 0;
     for (let seed = 0; seed < 12; seed++) {
