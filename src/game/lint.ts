@@ -520,13 +520,7 @@ function freeConstants(
         if (history && (node.name === "held" || node.name === "count")) {
           const name = formatExpression(node);
           free.set(name, node.name === "held" ? "boolean" : "integer");
-          return {
-            kind: "reference",
-            root: "arguments",
-            path: [name],
-            offset: node.offset,
-            length: node.length,
-          };
+          return freeVariable(name, node);
         }
         if (node.name !== "len") return undefined;
         const args = node.arguments.map(substitute);
@@ -540,15 +534,14 @@ function freeConstants(
         if (!history || base.kind !== "call" || base.name !== "last") return undefined;
         const name = formatExpression(node);
         history.add(name);
-        return {
-          kind: "reference",
-          root: "arguments",
-          path: [name],
-          offset: node.offset,
-          length: node.length,
-        };
+        return freeVariable(name, node);
       }
     }
   };
   return substitute(expression);
+}
+
+/** A history value as a free variable: an argument reference named after the expression it replaces. */
+function freeVariable(name: string, node: Expression): Expression {
+  return { kind: "reference", root: "arguments", path: [name], offset: node.offset, length: node.length };
 }
