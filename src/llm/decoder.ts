@@ -130,6 +130,7 @@ export class CallDecoder {
   private segments: Segment[] = [];
   private values: Record<string, unknown> = {};
   private currentMask: TokenMask | undefined;
+  private penalty: TokenMask | undefined;
   /** The tokens of the call being written (prefix, sampled and forced). */
   private callTokens: number[] = [];
   readonly calls: DecodedCall[] = [];
@@ -287,10 +288,14 @@ export class CallDecoder {
     return this.index.tokensEndingWithStartOf(this.plan.syntax.prefix.trimStart());
   }
 
+  /** The same every free step of a generation: built once. */
   private callPenalty(): TokenMask {
-    const bias = new Map<number, number>();
-    for (const token of this.callOpeners()) bias.set(token, -this.plan.eta);
-    return { bias, banned: new Set(), allowed: undefined };
+    if (this.penalty === undefined) {
+      const bias = new Map<number, number>();
+      for (const token of this.callOpeners()) bias.set(token, -this.plan.eta);
+      this.penalty = { bias, banned: new Set(), allowed: undefined };
+    }
+    return this.penalty;
   }
 
   /** Replaces the sampled token with the call prefix. */
