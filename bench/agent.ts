@@ -3,6 +3,7 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
+import { apiBase } from "../src/agent/index.js";
 import type { BenchTask, Domain, Environment, ExecutedCall } from "./domains/domain.js";
 
 /** Bounds of one run, as in the paper: 40 proposed calls; fixed replies only before call 25. */
@@ -83,7 +84,7 @@ export const oracleAgent: Agent = {
 };
 
 export interface ServerAgentOptions {
-  /** The mentor server's base URL (`http://127.0.0.1:8080`). */
+  /** The mentor server's base URL, with or without `/v1` (`http://127.0.0.1:8080`). */
   url: string;
   model: string;
   temperature: number;
@@ -108,7 +109,7 @@ export interface ServerAgentOptions {
  */
 export function serverAgent(options: ServerAgentOptions): Agent {
   const client = new OpenAI({
-    baseURL: `${options.url.replace(/\/+$/, "")}/v1`,
+    baseURL: apiBase(options.url),
     apiKey: options.apiKey ?? process.env.MENTOR_API_KEY ?? "none",
     maxRetries: 0,
     timeout: 15 * 60 * 1000,

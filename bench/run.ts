@@ -1,8 +1,11 @@
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { SingleBar } from "cli-progress";
 import { Command, InvalidArgumentError } from "commander";
+import { apiBase } from "../src/agent/index.js";
 import { MentorError } from "../src/errors/index.js";
+import { type GpuChoice, parseGpuChoice } from "../src/llm/gpu.js";
+import { findModel, loadRegistry, parseModelSpec } from "../src/models/index.js";
 import { type RunningServer, startServer } from "../src/server/index.js";
 import { type Agent, type AgentRun, defaultLimits, emptyRun, oracleAgent, serverAgent } from "./agent.js";
 import type { BenchTask, Domain } from "./domains/domain.js";
@@ -15,7 +18,14 @@ export interface BenchOptions {
   domains: string[];
   /** `model` (the agent loop against a mentor server) or `oracle` (replays reference actions). */
   agent: "model" | "oracle";
-  model: string;
+  /**
+   * The model: a registry name, a cached file or a .gguf path for the in-process server (default:
+   * the registry's default model); with `server`, the id it serves the model under, or a name or
+   * path of the file it serves (default: the one model it serves).
+   */
+  model?: string;
+  /** The in-process server's llama.cpp backend. Default `auto`. */
+  gpu?: GpuChoice;
   conditions: string[];
   runs: number;
   tasksFile?: string;
@@ -52,7 +62,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchResults>
     });
     return { domain, tasks: options.limit === undefined ? tasks : tasks.slice(0, options.limit) };
   });
-  const { agent, server } = await makeAgent(options);
+  const { agent, server, model } = await makeAgent(options);
   const conditions = options.agent === "oracle" ? ["oracle"] : options.conditions;
   const results: BenchResults = {
     meta: {
@@ -60,7 +70,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchResults>
       started: new Date().toISOString(),
       finished: "",
       agent: options.agent,
-      model: options.agent === "oracle" ? "(reference actions)" : options.model,
+      model: model ?? "(reference actions)",
       ...(options.agent === "model" ? { server: options.server ?? "in-process" } : {}),
       domains: options.domains,
       conditions,
@@ -122,31 +132,89 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchResults>
  * The agent: the oracle, the model through `--server`, or else the model through a mentor server
  * started in this process on a free port (the domains' policies loaded by name, one sequence).
  */
-async function makeAgent(options: BenchOptions): Promise<{ agent: Agent; server?: RunningServer }> {
+async function makeAgent(
+  options: BenchOptions,
+): Promise<{ agent: Agent; server?: RunningServer; model?: string }> {
   if (options.agent === "oracle") return { agent: oracleAgent };
   let server: RunningServer | undefined;
   let url = options.server;
   if (url === undefined) {
     server = await startServer({
-      model: options.model,
+      model: options.model ?? loadRegistry().default,
       policies: options.domains,
       port: 0,
       sequences: 1,
       contextSize: options.contextSize,
+      ...(options.gpu !== undefined ? { gpu: options.gpu } : {}),
       logger: false,
     });
     url = server.url;
   }
+  let model: string;
+  try {
+    // The in-process server serves a path under its file name: ask it, as for --server.
+    model = await servedModel(url, url === options.server ? options.model : undefined);
+  } catch (error) {
+    await server?.close();
+    throw error;
+  }
   const agent = serverAgent({
     url,
-    model: options.model,
+    model,
     temperature: options.temperature,
     limits: { ...defaultLimits, maxCalls: options.maxCalls },
     maxTokens: options.maxTokens,
     grounding: options.grounding,
     ...(options.eta !== undefined ? { eta: options.eta } : {}),
   });
-  return server ? { agent, server } : { agent };
+  return server ? { agent, server, model } : { agent, model };
+}
+
+/**
+ * The id to send as `model`: the one the server at `url` serves (GET /v1/models), or `requested`
+ * when the server lists it, also when `requested` names the served file (a path, a file name, or
+ * a registry name whose file the server serves under its file name).
+ */
+export async function servedModel(url: string, requested: string | undefined): Promise<string> {
+  const endpoint = `${apiBase(url)}/models`;
+  let ids: string[];
+  try {
+    const response = await fetch(endpoint, {
+      headers: { authorization: `Bearer ${process.env.MENTOR_API_KEY ?? "none"}` },
+      signal: AbortSignal.timeout(30_000),
+    });
+    const body = (await response.json()) as { data?: { id?: unknown }[]; error?: { message?: string } };
+    if (!response.ok) throw new Error(body.error?.message ?? `HTTP ${response.status}`);
+    ids = (body.data ?? []).flatMap((entry) => (typeof entry.id === "string" ? [entry.id] : []));
+  } catch (error) {
+    throw new MentorError(
+      "MNT_ERR_BENCH_INPUT",
+      `cannot list the models of ${endpoint}: ${(error as Error).message}`,
+    );
+  }
+  const served = ids[0];
+  if (served === undefined) throw new MentorError("MNT_ERR_BENCH_INPUT", `${endpoint} lists no model`);
+  if (requested === undefined || ids.includes(requested)) return requested ?? served;
+  const fileId = (file: string) => basename(file).replace(/\.gguf$/i, "");
+  const candidates = [fileId(requested)];
+  try {
+    const spec = parseModelSpec(requested, loadRegistry());
+    candidates.push(spec.kind === "path" ? fileId(spec.path) : fileId(spec.entry.file));
+  } catch {
+    // Neither a registry name nor a path: only the id itself could match.
+  }
+  const registry = loadRegistry();
+  const entry = findModel(registry, requested);
+  if (entry) candidates.push(fileId(entry.file));
+  // A path of a registry model's file: the server may serve it under the registry name.
+  const byFile = registry.models.find((model) => model.file === basename(requested));
+  if (byFile) candidates.push(byFile.name);
+  const match = candidates.find((candidate) => ids.includes(candidate));
+  if (match !== undefined) return match;
+  throw new MentorError(
+    "MNT_ERR_BENCH_INPUT",
+    `the server at ${url} serves ${served}, not ${JSON.stringify(requested)}; pass --model ${served} or leave --model out`,
+  );
 }
 
 async function runOnce(options: {
@@ -248,7 +316,15 @@ async function main(argv: string[]): Promise<void> {
     )
     .requiredOption("--domain <names>", "domains, comma-separated (travel, tau2-mock)", list)
     .option("--agent <kind>", "model (against --server) or oracle (replays reference actions)", "model")
-    .option("--model <name>", "model id sent to the server", "gemma-3-270m")
+    .option(
+      "--model <model>",
+      "registry name, cached file or .gguf path of the in-process server's model (default: the registry's default); with --server: its model id, file or registry name (default: the model it serves)",
+    )
+    .option(
+      "--gpu <backend>",
+      "the in-process server's llama.cpp backend: auto, cpu, cuda, vulkan, metal",
+      "auto",
+    )
     .option("--conditions <names>", "shield conditions, comma-separated", list, ["none", "prompt", "token"])
     .option("--runs <k>", "runs per task and condition (Pass^k uses k = runs)", integer("--runs", 1), 5)
     .option("--tasks <file>", "a task file of the domain's format instead of its own tasks")
@@ -257,7 +333,7 @@ async function main(argv: string[]): Promise<void> {
     .option("--data <dir>", "benchmark data (default MENTOR_BENCH_DATA or ../shared/bench-data)")
     .option(
       "--server <url>",
-      "a running mentor server (its OpenAI-compatible API); default: one started in this process for --model",
+      "a running mentor server (its OpenAI-compatible API, with or without /v1); default: one started in this process for --model",
     )
     .option("--seed <s>", "seed of run 1; run r uses seed + r - 1", integer("--seed", 0), 1)
     .option("--temperature <t>", "sampling temperature", number("--temperature"), 0.7)
@@ -306,7 +382,8 @@ async function main(argv: string[]): Promise<void> {
   const results = await runBenchmark({
     domains: raw.domain,
     agent: raw.agent,
-    model: raw.model,
+    ...(raw.model !== undefined ? { model: raw.model } : {}),
+    gpu: parseGpuChoice(raw.gpu),
     conditions: raw.conditions,
     runs: raw.runs,
     tasksFile: raw.tasks,

@@ -4,7 +4,7 @@ import type { Advice, Decision, Duty, Evaluator, NextAnswer, ProposedCall } from
 import type { Value } from "../expression/index.js";
 import { type ChatMessage, type ChatTool, messageText, type ToolChoice } from "../llm/index.js";
 import { blockedText, doneRefusedText, reminderText } from "../shield/index.js";
-import { type ShieldSets, shieldSetsFromNextAnswer } from "../shield/token/index.js";
+import { type ShieldSets, shieldSetsFor } from "../shield/token/index.js";
 import type { GeneratedCall, Generation, TurnGenerator, Usage } from "./generator.js";
 import type { Grounder, GroundingNote } from "./grounder.js";
 
@@ -155,7 +155,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     : [...history];
   const tokenShield =
     options.mode === "token" && next !== undefined
-      ? { sets: tokenSets(next, toolChoice), eta: options.eta ?? 0.5 }
+      ? { sets: tokenSets(evaluator as Evaluator, history, next, toolChoice), eta: options.eta ?? 0.5 }
       : undefined;
   record.timings.prepareMs = performance.now() - started - groundMs;
   const maxRegenerations = options.maxRegenerations ?? 4;
@@ -314,8 +314,13 @@ function nothingAllowed(
 }
 
 /** The token shield's sets; a client that asks for text (`tool_choice: none`) may end the turn. */
-function tokenSets(next: NextAnswer, toolChoice: ToolChoice): ShieldSets {
-  const sets = shieldSetsFromNextAnswer(next);
+function tokenSets(
+  evaluator: Evaluator,
+  history: readonly ChatMessage[],
+  next: NextAnswer,
+  toolChoice: ToolChoice,
+): ShieldSets {
+  const sets = shieldSetsFor(evaluator, history, next);
   return toolChoice === "none" ? { ...sets, doneAllowed: true } : sets;
 }
 

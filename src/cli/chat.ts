@@ -3,13 +3,15 @@ import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { Evaluator } from "../evaluator/index.js";
 import type { Grounding, LabelModel, LocalLabelModel } from "../labeler/index.js";
+import { gpuChoices, gpuName, parseGpuChoice } from "../llm/gpu.js";
 import type { ChatMessage, ChatTool, ToolChoice } from "../llm/index.js";
-import { resolveModel } from "../models/index.js";
+import { loadRegistry, resolveModel } from "../models/index.js";
 import { loadPolicy } from "../policy/index.js";
-import { type ShieldSets, shieldSetsFromNextAnswer } from "../shield/token/index.js";
+import { type ShieldSets, shieldSetsFor } from "../shield/token/index.js";
 
 interface ChatCommandOptions {
   model: string;
+  gpu: string;
   messages: string;
   tools?: string;
   toolChoice?: string;
@@ -31,7 +33,16 @@ export function registerChatCommands(program: Command): void {
     .description(
       "Generate one assistant message with a local model (and the token shield) and print it as JSON (OpenAI shape)",
     )
-    .requiredOption("-m, --model <model>", "a registry name, a cached model or a .gguf path")
+    .option(
+      "-m, --model <model>",
+      "a registry name, a cached model or a .gguf path (default: the registry's default)",
+      loadRegistry().default,
+    )
+    .option(
+      "--gpu <backend>",
+      `llama.cpp backend: ${gpuChoices.join(", ")} (auto: a GPU whose prebuilt binary loads, else the CPU)`,
+      "auto",
+    )
     .requiredOption("--messages <file>", "OpenAI chat messages (JSON array, or an object with `messages`)")
     .option("--tools <file>", "OpenAI tools (JSON array, or an object with `tools`)")
     .option("--tool-choice <choice>", "none, auto, required, or a tool name", "auto")
@@ -75,10 +86,11 @@ export function registerChatCommands(program: Command): void {
       const toolChoice: ToolChoice = ["none", "auto", "required"].includes(options.toolChoice ?? "auto")
         ? (options.toolChoice as ToolChoice)
         : { type: "function", function: { name: options.toolChoice as string } };
+      const gpu = parseGpuChoice(options.gpu);
       const modelPath = await resolveModel(options.model, { pull: false });
       const { Engine, assistantMessage } = await import("../llm/index.js");
       const { Labeler, LocalLabelModel, OpenAILabelModel } = await import("../labeler/index.js");
-      const engine = await Engine.load({ modelPath });
+      const engine = await Engine.load({ modelPath, gpu });
       let labelModel: LocalLabelModel | undefined;
       try {
         let grounding: Grounding | undefined;
@@ -96,7 +108,7 @@ export function registerChatCommands(program: Command): void {
           }
           grounding = await new Labeler(policy, { model }).ground(messages);
           messages = grounding.messages as ChatMessage[];
-          sets = { ...shieldSetsFromNextAnswer(new Evaluator(policy).next(messages)), ...sets };
+          sets = { ...shieldSetsFor(new Evaluator(policy), messages), ...sets };
         }
         const result = await engine.generate({
           messages,
@@ -117,6 +129,7 @@ export function registerChatCommands(program: Command): void {
             finish_reason: result.finishReason,
             ...(result.refusal !== undefined ? { refusal: result.refusal } : {}),
             shield: options.shield,
+            gpu: gpuName(engine.gpu),
             ...(sets !== undefined ? { sets } : {}),
             ...(grounding !== undefined ? { grounding: grounding.notes } : {}),
             stats: result.stats,

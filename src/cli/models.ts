@@ -2,6 +2,8 @@ import { SingleBar } from "cli-progress";
 import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import {
+  formatBytes,
+  formatDuration,
   listModels,
   loadRegistry,
   makeTinyModel,
@@ -11,6 +13,8 @@ import {
   type TinyModelFamily,
   tinyModelFamilies,
 } from "../models/index.js";
+
+export { formatBytes };
 
 export function registerModelCommands(program: Command): void {
   program
@@ -186,21 +190,4 @@ class PullReporter {
     this.#bar = undefined;
     this.#label = "";
   }
-}
-
-export function formatBytes(bytes: number): string {
-  const units = ["B", "kB", "MB", "GB", "TB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
-    unit++;
-  }
-  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
-}
-
-function formatDuration(seconds: number): string {
-  const whole = Math.round(seconds);
-  const minutes = Math.floor(whole / 60);
-  return minutes > 0 ? `${minutes}m${String(whole % 60).padStart(2, "0")}s` : `${whole}s`;
 }

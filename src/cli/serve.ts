@@ -1,6 +1,7 @@
 import { type Command, Option } from "commander";
 import { shieldModes } from "../agent/index.js";
 import { MentorError } from "../errors/index.js";
+import { gpuChoices, parseGpuChoice } from "../llm/gpu.js";
 
 interface ServeCommandOptions {
   model?: string;
@@ -17,6 +18,7 @@ interface ServeCommandOptions {
   requestTimeout: string;
   sequences: string;
   contextSize: string;
+  gpu: string;
   eta: string;
   labeler: string;
   labelerModel?: string;
@@ -41,7 +43,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(
       new Option(
         "-m, --model <model>",
-        "local model: registry name, cached model or .gguf path (pulled on first use); with --upstream: the upstream model id",
+        "local model: registry name, cached model or .gguf path (pulled on first use; default: the registry's default model); with --upstream: the upstream model id",
       ).env("MENTOR_MODEL"),
     )
     .addOption(
@@ -100,6 +102,14 @@ export function registerServeCommand(program: Command): void {
         .default("4096")
         .env("MENTOR_CONTEXT_SIZE"),
     )
+    .addOption(
+      new Option(
+        "--gpu <backend>",
+        `llama.cpp backend of the local model: ${gpuChoices.join(", ")} (auto: a GPU whose prebuilt binary loads, else the CPU)`,
+      )
+        .default("auto")
+        .env("MENTOR_GPU"),
+    )
     .addOption(new Option("--eta <x>", "default token shield boost").default("0.5").env("MENTOR_ETA"))
     .addOption(
       new Option(
@@ -118,6 +128,7 @@ export function registerServeCommand(program: Command): void {
       new Option("--labeler-key <key>", "API key for the labeler endpoint").env("MENTOR_LABELER_KEY"),
     )
     .action(async (options: ServeCommandOptions) => {
+      const gpu = parseGpuChoice(options.gpu, "--gpu (MENTOR_GPU)");
       const { startServer } = await import("../server/index.js");
       const server = await startServer({
         ...(options.model !== undefined && !options.upstream ? { model: options.model } : {}),
@@ -141,6 +152,7 @@ export function registerServeCommand(program: Command): void {
         requestTimeoutMs: integer(options.requestTimeout, "--request-timeout", 1),
         sequences: integer(options.sequences, "--sequences", 1),
         contextSize: integer(options.contextSize, "--context-size", 256),
+        gpu,
         eta: Number(options.eta),
         labeler: labelerOption(options),
       });

@@ -119,6 +119,10 @@ export const errorCodes = {
     status: 500,
     fix: "The model could not be loaded or run; check the file path and that it is a GGUF file llama.cpp supports.",
   },
+  MNT_ERR_ENGINE_GPU: {
+    status: 500,
+    fix: "The backend asked for with --gpu has no prebuilt llama.cpp binary that loads here (driver, libraries or platform missing); use --gpu auto (falls back to the CPU) or --gpu cpu.",
+  },
   MNT_ERR_CANCELLED: {
     status: 499,
     fix: "The client went away or cancelled the request; nothing to fix on the server.",

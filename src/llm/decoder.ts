@@ -54,6 +54,11 @@ export interface DecodePlan {
   /** Names the tool-name slot may take (already intersected with the shield and tool_choice). */
   names: string[];
   progressingNames: string[];
+  /**
+   * Intent-keeping (token mode): an unsafe tool the model may still start to name, and the allowed
+   * tool its advice names. A name that can only become the unsafe tool is replaced by the advised one.
+   */
+  redirects: Map<string, string>;
   /** Per tool, per argument. */
   argumentSets: Map<string, Map<string, ArgumentSets>>;
   /** Whether free text may start the turn and whether the turn may end without a call. */
@@ -91,19 +96,37 @@ export interface DecodedCall {
 /** What to do with a sampled token: keep it, or replace it with these tokens; and whether to stop. */
 export interface DecodeAction {
   replace?: number[];
+  /**
+   * Evaluated tokens to take back before `replace` is evaluated: the start of a name the shield
+   * redirected to the advised tool.
+   */
+  rewind?: number;
   stop?: boolean;
 }
 
 type Segment =
   | { kind: "fixed"; text: string }
   | { kind: "string"; key: string; sets: ArgumentSets; enumValues?: string[] }
-  | { kind: "number"; key: string }
-  | { kind: "boolean"; key: string };
+  | { kind: "number"; key: string; integer: boolean }
+  | { kind: "boolean"; key: string; sets: ArgumentSets };
+
+/**
+ * The text that follows a slot up to the next value slot (its opening quote included) or, after
+ * the last, the call's suffix. A token may close the slot and write the start of it.
+ */
+interface Closing {
+  text: string;
+  /** Where the call syntax's suffix starts in `text` (it is tokenized with special tokens). */
+  suffixAt: number;
+  /** The segment of the next value slot, or -1: the call ends with this text. */
+  next: number;
+}
 
 type Phase =
   | { kind: "free" }
-  | { kind: "name"; text: string }
-  | { kind: "value"; segmentIndex: number; text: string; tokens: number[] }
+  /** `tokens`: the slot's evaluated tokens; `lead`: text of the first of them before the name. */
+  | { kind: "name"; text: string; tokens: number[]; lead: string }
+  | { kind: "value"; segmentIndex: number; text: string; tokens: number[]; closing: Closing }
   /** After a call, with more allowed: whitespace so far, and how many tokens of it. */
   | { kind: "between"; text: string; tokens: number }
   | { kind: "finished" };
@@ -112,18 +135,42 @@ export interface DecodeStats {
   sampled: number;
   forced: number;
   vetoed: number;
+  /** Calls whose unsafe name was replaced by the tool its advice names (intent-keeping). */
+  redirected: number;
   maskSteps: number;
   maskMs: number;
 }
 
+/** After the name of a call written as text (not in the chat format's own syntax). */
+const textCallParamsPrefix = '", "arguments": ';
+
 /**
- * The per-generation state that walks the call syntax: free text until the call prefix, the
- * tool-name slot, then the arguments as a fixed JSON skeleton (keys, commas, braces: forced)
- * with value slots in between. Two verbs, as in llguidance: `mask()` before each sampled token,
- * `accept(token)` after it (which may replace the token: the veto and the jump forward).
+ * A call written as text, as instruction-tuned models write them under `tool_choice: auto`: a JSON
+ * object with `"name"` first, at the start of a line or right after a ``` fence, a `<tools>` or a
+ * `<tool_call>` tag. `rest` is the part of the name already written.
+ */
+const textCallOpening =
+  /(?:(?:^|\n)[ \t]*|```[\w-]*[ \t]*\n[ \t]*|<tools>\s*|<tool_call>\s*)\{\s*"name"\s*:\s*"(?<rest>[^"\\\n]*)$/;
+
+/** Lines that only wrapped calls written as text (fences, tags): dropped from the content. */
+const callWrapperLine = /^[ \t]*(?:```[\w-]*|<\/?tools>|<\/?tool_call>)[ \t]*$/gm;
+
+/** The longest number a number slot takes (characters). */
+const maxNumberLength = 16;
+
+/**
+ * The per-generation state that walks the call syntax: free text until a call opens (the chat
+ * format's prefix, or a call written as text), the tool-name slot, then the arguments as a fixed
+ * JSON skeleton (keys, commas, braces: forced) with value slots in between. Two verbs, as in
+ * llguidance: `mask()` before each sampled token, `accept(token)` after it (which may replace the
+ * token: the veto and the jump forward). A sampled token is kept whenever it is allowed, also when
+ * it closes a slot and goes on into the structure that follows: only what the model did not write
+ * is forced.
  */
 export class CallDecoder {
   private phase: Phase;
+  /** The syntax of the call being written: the chat format's, or that of a call written as text. */
+  private syntax: CallSyntax;
   private freeTokens: number[] = [];
   private freeText = "";
   private tool: ToolDefinition | undefined;
@@ -131,12 +178,15 @@ export class CallDecoder {
   private values: Record<string, unknown> = {};
   private currentMask: TokenMask | undefined;
   private penalty: TokenMask | undefined;
+  private nameClosings = new Map<string, Closing>();
   /** The tokens of the call being written (prefix, sampled and forced). */
   private callTokens: number[] = [];
   readonly calls: DecodedCall[] = [];
   /** The tokens of each completed call, prefix to suffix (for its raw text). */
   readonly callTokenLists: number[][] = [];
-  readonly stats: DecodeStats = { sampled: 0, forced: 0, vetoed: 0, maskSteps: 0, maskMs: 0 };
+  /** Calls read from text (fenced JSON, `<tools>` blocks, bare objects) rather than the format's syntax. */
+  textCalls = 0;
+  readonly stats: DecodeStats = { sampled: 0, forced: 0, vetoed: 0, redirected: 0, maskSteps: 0, maskMs: 0 };
 
   constructor(
     private readonly plan: DecodePlan,
@@ -146,13 +196,14 @@ export class CallDecoder {
     /** Special (control) tokens: never part of a name or value. Default: none. */
     private readonly isSpecialToken: (token: number) => boolean = () => false,
   ) {
-    for (const name of plan.names)
-      if (name === "" || name.includes(plan.syntax.paramsPrefix[0] ?? "\u0000"))
+    for (const name of [...plan.names, ...plan.redirects.keys()])
+      if (name === "" || name.includes(plan.syntax.paramsPrefix[0] ?? "\u0000") || name.includes('"'))
         throw new MentorError(
           "MNT_ERR_ENGINE_TOOL_NAME",
           `the tool name ${JSON.stringify(name)} cannot be written in this model's call syntax`,
         );
-    this.phase = plan.startInCall ? { kind: "name", text: "" } : { kind: "free" };
+    this.syntax = plan.syntax;
+    this.phase = plan.startInCall ? { kind: "name", text: "", tokens: [], lead: "" } : { kind: "free" };
   }
 
   /** Tokens to append to the prompt (the call prefix when the turn must start with a call). */
@@ -181,6 +232,13 @@ export class CallDecoder {
     const started = performance.now();
     const mask = this.computeMask();
     if (mask !== undefined) {
+      // Special tokens are vetoed inside a call whatever their text: never offer one as a fallback.
+      if (mask.allowed !== undefined)
+        for (const token of mask.allowed)
+          if (this.isEndToken(token) || this.isSpecialToken(token)) {
+            mask.allowed.delete(token);
+            mask.bias.delete(token);
+          }
       this.stats.maskSteps++;
       this.stats.maskMs += performance.now() - started;
     }
@@ -194,9 +252,10 @@ export class CallDecoder {
     if (phase.kind === "name") {
       const slot: ShieldSlot = {
         kind: "allow",
-        values: this.plan.names,
+        values: [...this.plan.names, ...this.plan.redirects.keys()],
         progressing: this.plan.progressingNames,
-        terminator: this.plan.syntax.paramsPrefix,
+        terminator: this.syntax.paramsPrefix,
+        terminatorOf: (name) => this.nameClosing(name).text,
       };
       return computeTokenMask(this.index, slot, phase.text, options);
     }
@@ -204,15 +263,11 @@ export class CallDecoder {
       return this.plan.boost && this.plan.endProgressing ? this.callPenalty() : undefined;
     if (phase.kind !== "value") return undefined;
     const segment = this.segments[phase.segmentIndex];
-    if (segment?.kind === "number") {
-      const bias = new Map<number, number>();
-      for (const token of this.index.digitTokens) bias.set(token, this.plan.strength);
-      return { bias, banned: new Set(), allowed: new Set(bias.keys()) };
-    }
+    if (segment?.kind === "number") return this.numberMask(phase.text, segment.integer, phase.closing);
     if (segment?.kind === "boolean")
       return computeTokenMask(
         this.index,
-        { kind: "allow", values: ["true", "false"], terminator: "" },
+        { kind: "allow", values: booleanValues(segment.sets), terminator: phase.closing.text },
         phase.text,
         options,
       );
@@ -221,18 +276,28 @@ export class CallDecoder {
       const allowed = (segment.sets.allowed ?? segment.enumValues)?.filter(
         (value) => !unsafe.includes(value),
       );
+      const progressing = segment.sets.progressing ?? [];
       const slot: ShieldSlot =
         allowed !== undefined
-          ? { kind: "allow", values: allowed, progressing: segment.sets.progressing ?? [], terminator: '"' }
-          : {
-              kind: "deny",
-              unsafe,
-              progressing: segment.sets.progressing ?? [],
-              terminator: '"',
-            };
+          ? { kind: "allow", values: allowed, progressing, terminator: phase.closing.text }
+          : { kind: "deny", unsafe, progressing, terminator: '"', continuation: phase.closing.text.slice(1) };
       return computeTokenMask(this.index, slot, phase.text, options);
     }
     return undefined;
+  }
+
+  /** Tokens that keep a number valid, or complete it and go on into the text that follows. */
+  private numberMask(partial: string, integer: boolean, closing: Closing): TokenMask {
+    const bias = new Map<number, number>();
+    const consider = (token: number) => {
+      if (numberTokenFits(partial, this.index.text(token), integer, closing.text))
+        bias.set(token, this.plan.strength);
+    };
+    for (const token of this.index.numberStartTokens) consider(token);
+    this.index.forEachPrefixOf(closing.text, consider);
+    const mask: TokenMask = { bias, banned: new Set(), allowed: new Set(bias.keys()) };
+    if (bias.size === 0) mask.empty = `no token continues the number ${JSON.stringify(partial)}`;
+    return mask;
   }
 
   /** Takes the sampled token; returns the tokens to evaluate instead (veto, jump) and whether to stop. */
@@ -258,7 +323,12 @@ export class CallDecoder {
       chosen = replacement;
     }
     const completed = this.calls.length;
-    const action = phase.kind === "name" ? this.acceptName(phase, chosen) : this.acceptValue(phase, chosen);
+    const action =
+      phase.kind === "name"
+        ? this.acceptName(phase, chosen, this.index.text(chosen))
+        : this.acceptValue(phase, chosen);
+    if (action.replace?.length === 1 && action.replace[0] === token && action.rewind === undefined)
+      delete action.replace;
     if (chosen !== token && action.replace === undefined) action.replace = [chosen];
     // A completed call's tokens were recorded when it closed.
     if (this.calls.length === completed) this.callTokens.push(...(action.replace ?? [token]));
@@ -275,13 +345,93 @@ export class CallDecoder {
       this.stats.vetoed++;
       return this.openCall();
     }
-    // A token whose text ends with the start of the call prefix opens a call: jump over the rest
-    // of the prefix. Text before the prefix in that token is dropped.
-    if (this.plan.callsAllowed && this.plan.names.length > 0 && this.callOpeners().has(token))
-      return this.openCall();
+    const text = this.index.text(token);
     this.freeTokens.push(token);
-    this.freeText += this.index.text(token);
-    return {};
+    this.freeText += text;
+    if (!(this.plan.callsAllowed && this.plan.names.length > 0)) return {};
+    return this.openFormatCall(token, text) ?? this.openTextCall(token, text) ?? {};
+  }
+
+  /**
+   * A call in the format's own syntax opens when the model writes the head of its prefix, up to
+   * its first space or brace (`<tool_call>`, `<function=`, `||call:`): the rest is forced. Waiting for the
+   * whole head keeps what merely starts like it (`<tools>`) as the model's own text.
+   */
+  private openFormatCall(token: number, text: string): DecodeAction | undefined {
+    const prefix = this.plan.syntax.prefix.trimStart();
+    const head = /^[^\s{]+/.exec(prefix)?.[0] ?? prefix;
+    const at = this.freeText.lastIndexOf(head);
+    if (at < 0 || at + head.length <= this.freeText.length - text.length) return undefined;
+    // What the token holds after the head: the start of the prefix's rest, or that and a name's start.
+    const after = this.freeText.slice(at + head.length);
+    const rest = prefix.slice(head.length);
+    const phase = this.enterCall(at, this.plan.syntax);
+    if (rest.startsWith(after)) {
+      const forced = rest.length > after.length ? this.tokenize(rest.slice(after.length), true) : [];
+      this.stats.forced += forced.length;
+      this.callTokens.push(...forced);
+      return forced.length > 0 ? { replace: [token, ...forced] } : {};
+    }
+    const beforeAfter = text.slice(0, text.length - after.length);
+    if (!after.startsWith(rest)) {
+      const replace = [...this.tokenize(beforeAfter, true), ...this.tokenize(rest, true)];
+      this.callTokens.splice(-1, 1, ...replace);
+      return { replace };
+    }
+    return this.nameInOpeningToken(phase, token, after.slice(rest.length), text);
+  }
+
+  /**
+   * A call written as text opens when the free text ends with `{"name": "` where such a call may
+   * begin (`textCallOpening`): the model wrote the opening itself, so nothing is forced; its
+   * tokens leave the content and the name slot starts, with the name's start if the token has one.
+   */
+  private openTextCall(token: number, text: string): DecodeAction | undefined {
+    const match = textCallOpening.exec(this.freeText);
+    const rest = match?.groups?.rest;
+    if (match === null || rest === undefined || rest.length >= text.length) return undefined;
+    const phase = this.enterCall(match.index, {
+      prefix: match[0].slice(0, match[0].length - rest.length),
+      paramsPrefix: textCallParamsPrefix,
+      suffix: "}",
+    });
+    return rest === "" ? {} : this.nameInOpeningToken(phase, token, rest, text);
+  }
+
+  /**
+   * The call's opening starts at `at` in the free text: the tokens from the one holding it leave
+   * the content (text of that token before `at` stays) and begin the call's tokens.
+   */
+  private enterCall(at: number, syntax: CallSyntax): Phase & { kind: "name" } {
+    let start = 0;
+    let first = 0;
+    while (
+      first < this.freeTokens.length &&
+      start + this.index.text(this.freeTokens[first] as number).length <= at
+    )
+      start += this.index.text(this.freeTokens[first++] as number).length;
+    this.callTokens = this.freeTokens.splice(first);
+    const before = this.freeText.slice(start, at);
+    if (before !== "") this.freeTokens.push(...this.tokenize(before, false));
+    this.freeText = this.freeText.slice(0, at);
+    if (syntax !== this.syntax) this.nameClosings.clear();
+    this.syntax = syntax;
+    const phase: Phase & { kind: "name" } = { kind: "name", text: "", tokens: [], lead: "" };
+    this.phase = phase;
+    return phase;
+  }
+
+  /** The token that opened the call also starts the name (`name`: that part of its text). */
+  private nameInOpeningToken(
+    phase: Phase & { kind: "name" },
+    token: number,
+    name: string,
+    text: string,
+  ): DecodeAction {
+    this.callTokens.pop();
+    const action = this.acceptName(phase, token, name, text.slice(0, text.length - name.length));
+    this.callTokens.push(...(action.replace ?? [token]));
+    return action;
   }
 
   private callOpeners(): ReadonlySet<number> {
@@ -302,56 +452,121 @@ export class CallDecoder {
   private openCall(): DecodeAction {
     const forced = this.tokenize(this.plan.syntax.prefix, true);
     this.stats.forced += forced.length;
-    this.phase = { kind: "name", text: "" };
+    this.useFormatSyntax();
+    this.phase = { kind: "name", text: "", tokens: [], lead: "" };
     this.callTokens = [...forced];
     return { replace: forced };
   }
 
-  private acceptName(phase: { kind: "name"; text: string }, token: number): DecodeAction {
-    const text = phase.text + this.index.text(token);
-    const terminator = this.plan.syntax.paramsPrefix;
-    const name = this.plan.names.find((candidate) => {
-      if (!text.startsWith(candidate) || text.length <= candidate.length) return false;
-      const rest = text.slice(candidate.length);
-      return terminator.startsWith(rest.slice(0, terminator.length));
-    });
+  private useFormatSyntax(): void {
+    if (this.syntax !== this.plan.syntax) this.nameClosings.clear();
+    this.syntax = this.plan.syntax;
+  }
+
+  /** What follows a tool's name in the current syntax, up to its first value slot. */
+  private nameClosing(name: string): Closing {
+    let closing = this.nameClosings.get(name);
+    if (closing === undefined) {
+      const tool = this.plan.tools.find((candidate) => candidate.name === name);
+      const segments = tool ? skeleton(tool, this.plan.argumentSets.get(name) ?? new Map()) : [];
+      closing = this.closingFrom(segments, 0, this.syntax.paramsPrefix);
+      this.nameClosings.set(name, closing);
+    }
+    return closing;
+  }
+
+  private closingFrom(segments: readonly Segment[], from: number, lead: string): Closing {
+    let text = lead;
+    let index = from;
+    while (index < segments.length && segments[index]?.kind === "fixed") {
+      text += (segments[index] as { text: string }).text;
+      index++;
+    }
+    if (index >= segments.length) return { text: text + this.syntax.suffix, suffixAt: text.length, next: -1 };
+    if (segments[index]?.kind === "string") text += '"';
+    return { text, suffixAt: text.length, next: index };
+  }
+
+  /**
+   * `added`: the part of the token's text inside the name slot (all of it, but for the token that
+   * opens a call written as text); `lead`: the part before it.
+   */
+  private acceptName(phase: Phase & { kind: "name" }, token: number, added: string, lead = ""): DecodeAction {
+    const text = phase.text + added;
+    const completes = (name: string) =>
+      text.length > name.length &&
+      text.startsWith(name) &&
+      this.nameClosing(name).text.startsWith(text.slice(name.length));
+    const fits = (name: string) => name.startsWith(text) || completes(name);
+    const redirects = [...this.plan.redirects].filter(([from]) => fits(from));
+    if (!this.plan.names.some(fits)) {
+      const targets = new Set(redirects.map(([, to]) => to));
+      const completed = redirects.find(([from]) => completes(from));
+      if (targets.size === 1 || completed !== undefined)
+        return this.redirect(
+          phase,
+          completed?.[1] ?? ([...targets][0] as string),
+          phase.tokens.length > 0 ? phase.lead : lead,
+        );
+      // Only the token opening a call written as text can get here with nothing that fits (the
+      // mask holds every other): keep its opening, drop the name's start.
+      if (redirects.length === 0) return { replace: this.tokenize(lead, false) };
+    }
+    const name = this.plan.names.find(completes);
     if (name === undefined) {
       phase.text = text;
+      if (phase.tokens.length === 0) phase.lead = lead;
+      phase.tokens.push(token);
       if (phase.text.length > 512)
         throw new MentorError("MNT_ERR_ENGINE_CALL_INCOMPLETE", "the tool name does not end");
       return {};
     }
-    const tool = this.plan.tools.find((candidate) => candidate.name === name) as ToolDefinition;
-    this.tool = tool;
-    this.values = constantArguments(tool);
-    this.segments = skeleton(tool, this.plan.argumentSets.get(name) ?? new Map());
-    const emitted = text.slice(name.length);
-    const remainder = terminator.startsWith(emitted) ? terminator.slice(emitted.length) : "";
-    return this.advance([token], remainder, 0);
+    return this.startArguments(name, [token], text.length - name.length);
   }
 
   /**
-   * After a completed slot: `keep` (the slot's last tokens, usually the one sampled) then
-   * `pending` plus the fixed text up to the next value slot are evaluated, and that slot is entered
-   * (or the call is finished).
+   * The name so far can only become an unsafe tool: take its tokens back and write the tool the
+   * advice names instead (its arguments are then shielded as usual). `lead`: text before the
+   * name in the first token taken back (the end of a text call's opening), written again.
    */
-  private advance(keep: number[], pending: string, fromSegment: number): DecodeAction {
-    let forcedText = pending;
-    let index = fromSegment;
-    while (index < this.segments.length && this.segments[index]?.kind === "fixed") {
-      forcedText += (this.segments[index] as { text: string }).text;
-      index++;
-    }
-    if (index >= this.segments.length) {
+  private redirect(phase: Phase & { kind: "name" }, to: string, lead: string): DecodeAction {
+    this.stats.redirected++;
+    const rewind = phase.tokens.length;
+    this.callTokens.splice(this.callTokens.length - rewind, rewind);
+    const written = [...(lead === "" ? [] : this.tokenize(lead, false)), ...this.tokenize(to, false)];
+    this.stats.forced += written.length;
+    const action = this.startArguments(to, written, 0);
+    return { ...action, replace: action.replace ?? written, rewind };
+  }
+
+  private startArguments(name: string, keep: number[], emitted: number): DecodeAction {
+    const tool = this.plan.tools.find((candidate) => candidate.name === name) as ToolDefinition;
+    const closing = this.nameClosing(name);
+    this.tool = tool;
+    this.values = constantArguments(tool);
+    this.segments = skeleton(tool, this.plan.argumentSets.get(name) ?? new Map());
+    return this.finishSlot(keep, emitted, closing);
+  }
+
+  /**
+   * A slot is complete: `keep` (its last tokens, usually the one sampled) wrote the first
+   * `emitted` characters of its closing; the rest is forced, and the next slot is entered (or the
+   * call is finished).
+   */
+  private finishSlot(keep: number[], emitted: number, closing: Closing): DecodeAction {
+    const forced: number[] = [];
+    if (emitted < closing.suffixAt)
+      forced.push(...this.tokenize(closing.text.slice(emitted, closing.suffixAt), false));
+    const suffixFrom = Math.max(emitted, closing.suffixAt);
+    if (suffixFrom < closing.text.length) forced.push(...this.tokenize(closing.text.slice(suffixFrom), true));
+    if (closing.next < 0) {
       this.calls.push({ name: (this.tool as ToolDefinition).name, arguments: this.values });
-      const closing = [...this.tokenize(forcedText, false), ...this.tokenize(this.plan.syntax.suffix, true)];
-      return this.closeCall(keep, closing);
+      if (this.syntax !== this.plan.syntax) this.textCalls++;
+      return this.closeCall(keep, forced);
     }
-    const segment = this.segments[index];
-    if (segment?.kind === "string") forcedText += '"';
-    this.phase = { kind: "value", segmentIndex: index, text: "", tokens: [] };
-    if (forcedText === "") return {};
-    const forced = this.tokenize(forcedText, false);
+    const segment = this.segments[closing.next] as Exclude<Segment, { kind: "fixed" }>;
+    const after = this.closingFrom(this.segments, closing.next + 1, segment.kind === "string" ? '"' : "");
+    this.phase = { kind: "value", segmentIndex: closing.next, text: "", tokens: [], closing: after };
     this.stats.forced += forced.length;
     return { replace: [...keep, ...forced] };
   }
@@ -359,7 +574,8 @@ export class CallDecoder {
   /**
    * The call just completed (`keep` then `closing` end it). With the turn's last call, the
    * closing is recorded, not evaluated (generation stops); otherwise it is evaluated and the next
-   * call is forced (fewer than `minCalls`) or left to the model.
+   * call is forced (fewer than `minCalls`) or left to the model: in the format's syntax after a
+   * format call, in free text after a call written as text.
    */
   private closeCall(keep: number[], closing: number[]): DecodeAction {
     const tokens = [...keep, ...closing];
@@ -371,7 +587,8 @@ export class CallDecoder {
     this.stats.forced += closing.length;
     if (this.calls.length < this.plan.minCalls)
       return { replace: [...tokens, ...this.openNextCall(this.plan.syntax.betweenCalls ?? "")] };
-    this.phase = { kind: "between", text: "", tokens: 0 };
+    this.phase =
+      this.syntax === this.plan.syntax ? { kind: "between", text: "", tokens: 0 } : { kind: "free" };
     return { replace: tokens };
   }
 
@@ -407,28 +624,44 @@ export class CallDecoder {
     const prefix = this.tokenize(this.plan.syntax.prefix, true);
     const forced = [...(separator === "" ? [] : this.tokenize(separator, true)), ...prefix];
     this.stats.forced += forced.length;
-    this.phase = { kind: "name", text: "" };
+    this.useFormatSyntax();
+    this.phase = { kind: "name", text: "", tokens: [], lead: "" };
     this.callTokens = prefix;
     return forced;
   }
 
-  private acceptValue(
-    phase: { kind: "value"; segmentIndex: number; text: string; tokens: number[] },
-    token: number,
-  ): DecodeAction {
+  private acceptValue(phase: Phase & { kind: "value" }, token: number): DecodeAction {
     const segment = this.segments[phase.segmentIndex] as Exclude<Segment, { kind: "fixed" }>;
     const text = this.index.text(token);
+    const closing = phase.closing;
     if (segment.kind === "number") {
-      this.values[segment.key] = Number(text);
-      return this.advance([token], "", phase.segmentIndex + 1);
+      const digits = numberPart(text);
+      const rest = text.slice(digits.length);
+      const value = phase.text + digits;
+      if (rest === "") {
+        phase.text = value;
+        if (value.length < maxNumberLength || !completeNumber(value, segment.integer)) return {};
+      }
+      this.values[segment.key] = Number(value);
+      if (rest !== "" && !closing.text.startsWith(rest))
+        return this.finishSlot(digits === "" ? [] : this.tokenize(digits, false), 0, closing);
+      return this.finishSlot([token], rest.length, closing);
     }
     if (segment.kind === "boolean") {
-      phase.text += text;
-      if (phase.text === "true" || phase.text === "false") {
-        this.values[segment.key] = phase.text === "true";
-        return this.advance([token], "", phase.segmentIndex + 1);
+      // Complete once a token goes on past the value, as the model's own closing token does.
+      const written = phase.text + text;
+      const value = booleanValues(segment.sets).find(
+        (candidate) =>
+          written.length > candidate.length &&
+          written.startsWith(candidate) &&
+          closing.text.startsWith(written.slice(candidate.length)),
+      );
+      if (value === undefined) {
+        phase.text = written;
+        return {};
       }
-      return {};
+      this.values[segment.key] = value === "true";
+      return this.finishSlot([token], written.length - value.length, closing);
     }
     const quote = text.indexOf('"');
     const unsafe = segment.sets.unsafe ?? [];
@@ -440,22 +673,22 @@ export class CallDecoder {
       if (unsafe.includes(phase.text) || (segment.sets.allowed ?? segment.enumValues) !== undefined)
         return {};
       this.values[segment.key] = phase.text;
-      return this.advance([token], '"', phase.segmentIndex + 1);
+      return this.finishSlot([token], 0, closing);
     }
-    const value = phase.text + text.slice(0, quote);
+    const before = text.slice(0, quote);
+    const value = phase.text + before;
     if (unsafe.includes(value)) {
       // The veto: never close on an unsafe value (the bias bans these tokens; this is the backstop).
       this.stats.vetoed++;
       phase.text = `${value} `;
-      const replacement = this.tokenize(`${text.slice(0, quote)} `, false);
+      const replacement = this.tokenize(`${before} `, false);
       return { replace: replacement };
     }
     this.values[segment.key] = value;
-    const rest = text.slice(quote + 1);
-    if (rest === "") return this.advance([token], "", phase.segmentIndex + 1);
-    // The token carries text after the quote: keep its value part, force the structure.
-    const before = text.slice(0, quote);
-    return this.advance(before === "" ? [] : this.tokenize(before, false), '"', phase.segmentIndex + 1);
+    // The token closes the string: kept when what follows its quote is the structure expected next.
+    const rest = text.slice(quote);
+    if (closing.text.startsWith(rest)) return this.finishSlot([token], rest.length, closing);
+    return this.finishSlot(before === "" ? [] : this.tokenize(before, false), 0, closing);
   }
 
   /** A token that continues a free string without closing it on an unsafe value: a space. */
@@ -463,6 +696,40 @@ export class CallDecoder {
     const space = this.tokenize(" ", false);
     return space.length === 1 && isTokenAllowed(mask, space[0] as number) ? space[0] : undefined;
   }
+}
+
+/** The content of a generation whose calls were written as text, without the fences and tags around them. */
+export function withoutCallWrappers(text: string): string {
+  return text.replace(callWrapperLine, "").replace(/\n{3,}/g, "\n\n");
+}
+
+function booleanValues(sets: ArgumentSets): string[] {
+  return ["true", "false"].filter((value) => !(sets.unsafe ?? []).includes(value));
+}
+
+/** The leading characters of a token that can belong to a JSON number. */
+function numberPart(text: string): string {
+  return /^[-0-9.]*/.exec(text)?.[0] ?? "";
+}
+
+function completeNumber(text: string, integer: boolean): boolean {
+  return (integer ? /^-?(0|[1-9][0-9]*)$/ : /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/).test(text);
+}
+
+/**
+ * Whether a token may follow `partial` in a number slot: it keeps the number a valid prefix, or
+ * completes it and goes on into `closing`.
+ */
+function numberTokenFits(partial: string, text: string, integer: boolean, closing: string): boolean {
+  const digits = numberPart(text);
+  const value = partial + digits;
+  const rest = text.slice(digits.length);
+  if (rest === "")
+    return (
+      value.length <= maxNumberLength &&
+      (integer ? /^-?(0|[1-9][0-9]*)?$/ : /^-?((0|[1-9][0-9]*)(\.[0-9]*)?)?$/).test(value)
+    );
+  return completeNumber(value, integer) && closing.startsWith(rest);
 }
 
 /**
@@ -490,11 +757,11 @@ export function skeleton(tool: ToolDefinition, sets: Map<string, ArgumentSets>):
     } else if (type === "number" || type === "integer") {
       segments.push({ kind: "fixed", text: fixed });
       fixed = "";
-      segments.push({ kind: "number", key });
+      segments.push({ kind: "number", key, integer: type === "integer" });
     } else if (type === "boolean") {
       segments.push({ kind: "fixed", text: fixed });
       fixed = "";
-      segments.push({ kind: "boolean", key });
+      segments.push({ kind: "boolean", key, sets: sets.get(key) ?? {} });
     } else fixed += type === "object" ? "{}" : type === "array" ? "[]" : "null";
   });
   segments.push({ kind: "fixed", text: `${fixed}}` });

@@ -4,6 +4,7 @@ import {
   type Llama,
   type LlamaContext,
   type LlamaContextSequence,
+  type LlamaGpuType,
   type LlamaModel,
   LlamaText,
   resolveChatWrapper,
@@ -29,7 +30,9 @@ import {
   type DecodePlan,
   type DecodeStats,
   type ToolDefinition,
+  withoutCallWrappers,
 } from "./decoder.js";
+import type { GpuChoice } from "./gpu.js";
 
 export interface EngineOptions {
   /** Path of a GGUF file. */
@@ -38,6 +41,13 @@ export interface EngineOptions {
   contextSize?: number;
   /** Threads per context. Default 1 (on a 2-core machine more threads are far slower). */
   threads?: number;
+  /**
+   * Which llama.cpp backend to use: `auto` (default) picks the best prebuilt GPU binary that loads
+   * on this machine (CUDA, Vulkan, Metal) and falls back to the CPU; `cpu` never uses a GPU; the
+   * others insist on that backend and fail if it cannot load. Only prebuilt binaries are used (no
+   * compile). With a GPU, the model's layers are offloaded to it as far as its memory allows.
+   */
+  gpu?: GpuChoice;
   /**
    * Sequences in the context: generations that run at once (each with its own KV cache of
    * `contextSize` tokens). Default 2.
@@ -112,11 +122,47 @@ export interface GenerationResult {
   stats: GenerationStats;
 }
 
-let sharedLlama: Promise<Llama> | undefined;
+/** One llama.cpp binding per backend choice, loaded once per process. */
+const sharedLlamas = new Map<GpuChoice, Promise<Llama>>();
 
-function loadLlama(threads: number): Promise<Llama> {
-  sharedLlama ??= getLlama({ gpu: false, build: "never", maxThreads: threads, logLevel: "error" as never });
-  return sharedLlama;
+function loadLlama(threads: number, gpu: GpuChoice = "auto"): Promise<Llama> {
+  let llama = sharedLlamas.get(gpu);
+  if (!llama) {
+    // build "never": only the prebuilt binaries installed with node-llama-cpp (CPU, and the
+    // optional CUDA and Vulkan packages) are tried, never a download of llama.cpp or a compile.
+    llama = getLlama({
+      gpu: gpu === "cpu" ? false : gpu,
+      build: "never",
+      skipDownload: true,
+      maxThreads: threads,
+      logLevel: "error" as never,
+    })
+      .then(async (loaded) => {
+        // node-llama-cpp quietly falls back to the CPU for a backend its platform lacks (metal on Linux).
+        if (gpu !== "auto" && gpu !== "cpu" && loaded.gpu !== gpu) {
+          const got = loaded.gpu === false ? "the CPU" : loaded.gpu;
+          await loaded.dispose();
+          throw new Error(`node-llama-cpp loaded ${got} instead`);
+        }
+        return loaded;
+      })
+      .catch((error: unknown) => {
+        sharedLlamas.delete(gpu);
+        const { name, message } = error as Error;
+        const reason = name === "Error" || message === name ? message : `${name}: ${message}`;
+        throw new MentorError(
+          "MNT_ERR_ENGINE_GPU",
+          `--gpu ${gpu}: no prebuilt llama.cpp binary for it loads on this machine (${reason}); use --gpu auto or --gpu cpu`,
+        );
+      });
+    sharedLlamas.set(gpu, llama);
+  }
+  // The binding caps every context's threads at its maxThreads, set by the first load: a later
+  // engine that asks for more threads raises the cap.
+  return llama.then((loaded) => {
+    if (loaded.maxThreads !== 0 && loaded.maxThreads < threads) loaded.maxThreads = threads;
+    return loaded;
+  });
 }
 
 /**
@@ -144,10 +190,15 @@ export class Engine {
     return this.context.totalSequences;
   }
 
+  /** The backend llama.cpp runs on: false (CPU) or `cuda`, `vulkan`, `metal`. */
+  get gpu(): LlamaGpuType {
+    return this.model.llama.gpu;
+  }
+
   static async load(options: EngineOptions): Promise<Engine> {
     const threads = options.threads ?? 1;
     try {
-      const llama = await loadLlama(threads);
+      const llama = await loadLlama(threads, options.gpu ?? "auto");
       const model = await llama.loadModel({ modelPath: options.modelPath });
       const context = await model.createContext({
         contextSize: options.contextSize ?? 4096,
@@ -208,6 +259,7 @@ export class Engine {
         sampled: 0,
         forced: 0,
         vetoed: 0,
+        redirected: 0,
         maskSteps: 0,
         maskMs: 0,
         promptTokens: 0,
@@ -292,13 +344,14 @@ export class Engine {
       for (const token of mask.banned) bias.set(token as Token, "never");
       return bias;
     };
-    const iterator = sequence.evaluate(prompt.slice(common), {
+    const sampling = {
       temperature: options.temperature ?? 0.7,
       ...(options.topP !== undefined ? { topP: options.topP } : {}),
       seed: options.seed ?? 0,
       yieldEogToken: true,
       tokenBias: () => biasFor(decoder.mask()),
-    });
+    };
+    let iterator = sequence.evaluate(prompt.slice(common), sampling);
     let cut = false;
     const stops = options.stop?.filter((stop) => stop !== "") ?? [];
     let freeText = "";
@@ -319,7 +372,16 @@ export class Engine {
           cut = true;
           break;
         }
-        step = await iterator.next(action.replace as Token[] | undefined);
+        if (action.rewind !== undefined) {
+          // A redirected name: its evaluated tokens are taken back and the advised name evaluated
+          // in a new evaluation (the sampler starts again from the seed).
+          await iterator.return();
+          const end = sequence.nextTokenIndex;
+          if (action.rewind > 0)
+            await sequence.eraseContextTokenRanges([{ start: end - action.rewind, end }]);
+          iterator = sequence.evaluate((action.replace ?? []) as Token[], sampling);
+          step = await iterator.next();
+        } else step = await iterator.next(action.replace as Token[] | undefined);
       }
     } finally {
       await iterator.return();
@@ -332,7 +394,8 @@ export class Engine {
           : "the generation ended inside a call",
       );
     const detokenized = model.detokenize(decoder.textTokens as Token[]);
-    const text = (stopAt !== undefined ? freeText.slice(0, stopAt) : detokenized).trim();
+    const free = stopAt !== undefined ? freeText.slice(0, stopAt) : detokenized;
+    const text = (decoder.textCalls > 0 ? withoutCallWrappers(free) : free).trim();
     const stats: GenerationStats = {
       ...decoder.stats,
       promptTokens: prompt.length,
@@ -427,11 +490,25 @@ export function planGeneration(
     argumentSets.set(entry.tool, perTool);
   }
   const progressingNames = (sets.progressingTools ?? []).filter((name) => names.includes(name));
+  // Only tools this turn could have named redirect, and only to tools it may name.
+  const declared = new Set(
+    typeof choice === "object"
+      ? [choice.function.name]
+      : choice === "none"
+        ? []
+        : tools.map((tool) => tool.name),
+  );
+  const redirects = new Map(
+    (sets.redirects ?? [])
+      .filter(({ tool, to }) => declared.has(tool) && !names.includes(tool) && names.includes(to))
+      .map(({ tool, to }) => [tool, to]),
+  );
   return {
     syntax,
     tools: [...tools],
     names,
     progressingNames,
+    redirects,
     argumentSets,
     startInCall: names.length > 0 && (callRequired || !doneAllowed),
     callsAllowed: names.length > 0,

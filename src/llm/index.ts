@@ -18,3 +18,4 @@ export {
   type ShieldOptions,
   type ToolChoice,
 } from "./engine.js";
+export { type GpuChoice, gpuChoices, gpuName, parseGpuChoice } from "./gpu.js";

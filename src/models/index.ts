@@ -12,6 +12,8 @@ export {
 export { type ListedModel, type ListModelsOptions, listModels } from "./list.js";
 export {
   type FetchAttempt,
+  formatBytes,
+  formatDuration,
   ModelFetchError,
   type ModelSpec,
   type PulledModel,
@@ -25,6 +27,7 @@ export {
 export {
   type ChatFormat,
   chatFormats,
+  describePackages,
   describeSource,
   findModel,
   loadRegistry,

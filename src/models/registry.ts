@@ -114,9 +114,11 @@ function checkSource(source: unknown, at: string, problem: (path: string, messag
       if (
         !Array.isArray(source.packages) ||
         source.packages.length === 0 ||
-        !source.packages.every((name) => typeof name === "string" && /^[A-Za-z0-9][\w.-]*$/.test(name))
+        !source.packages.every(
+          (name) => typeof name === "string" && /^[A-Za-z0-9][\w.-]*(==[\w.+!-]+)?$/.test(name),
+        )
       )
-        problem(`${at}.packages`, "must be a non-empty array of package names");
+        problem(`${at}.packages`, "must be a non-empty array of package names (optionally NAME==VERSION)");
       if (typeof source.chunkPattern !== "string")
         problem(`${at}.chunkPattern`, "must be a regular expression");
       else {
@@ -143,10 +145,38 @@ export function describeSource(source: ModelSource): string {
     case "url":
       return source.url;
     case "pypi":
-      return `pypi:${source.packages.join(",")}`;
+      return `pypi:${describePackages(source.packages)}`;
     case "file":
       return `file:${source.path}`;
   }
+}
+
+/**
+ * A package list on one short line. Up to four packages are listed as they are. A longer run of
+ * numbered parts with one stem and one version (`x-part1==0.2.0` … `x-part22==0.2.0`) becomes
+ * `x-part1..part22==0.2.0 (22 packages)`; any other long list `first,…,last (N packages)`.
+ */
+export function describePackages(packages: readonly string[]): string {
+  if (packages.length <= 4) return packages.join(",");
+  const count = `(${packages.length} packages)`;
+  const numbered = packages.map((name) => /^(.*?)(\d+)((?:==\S+)?)$/.exec(name));
+  const first = numbered[0];
+  if (
+    first &&
+    numbered.every(
+      (match, index) =>
+        match !== null &&
+        match[1] === first[1] &&
+        match[3] === first[3] &&
+        Number(match[2]) === Number(first[2]) + index,
+    )
+  ) {
+    const [, prefix = "", start = "", version = ""] = first;
+    const stem = /[A-Za-z]*$/.exec(prefix)?.[0] ?? "";
+    const last = Number(start) + packages.length - 1;
+    return `${prefix}${start}..${stem}${last}${version} ${count}`;
+  }
+  return `${packages[0]},…,${packages.at(-1)} ${count}`;
 }
 
 function registryError(file: string, problems: string[]): MentorError {

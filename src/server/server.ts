@@ -17,7 +17,8 @@ import {
 import { MentorError } from "../errors/index.js";
 import { Evaluator } from "../evaluator/index.js";
 import { Labeler, type LabelModel, type LocalLabelModel, OpenAILabelModel } from "../labeler/index.js";
-import type { Engine } from "../llm/index.js";
+import { gpuName } from "../llm/gpu.js";
+import type { Engine, GpuChoice } from "../llm/index.js";
 import { loadRegistry, parseModelSpec, resolveModel } from "../models/index.js";
 import { loadPolicy, type Policy } from "../policy/index.js";
 import { Admission } from "./admission.js";
@@ -26,7 +27,7 @@ import { FlightRecorder } from "./recorder.js";
 import { type ChatRequest, checkToolsAgainstPolicy, RequestError, readChatRequest } from "./request.js";
 
 export interface ServerOptions {
-  /** A registry name, a cached model or a .gguf path for the local engine. Default `gemma-3-270m`. */
+  /** A registry name, a cached model or a .gguf path for the local engine. Default: the registry's `default`. */
   model?: string;
   /** Fetch a registry model that is not cached yet (with a progress bar). Default true. */
   pull?: boolean;
@@ -36,6 +37,8 @@ export interface ServerOptions {
   contextSize?: number;
   /** Generations at once on the local engine (sequences of its context). Default 2. */
   sequences?: number;
+  /** The local engine's backend (`auto`: a GPU if a prebuilt binary loads, else the CPU). Default `auto`. */
+  gpu?: GpuChoice;
   /** Serve an OpenAI-compatible endpoint instead of a local model (prompt shield only). */
   upstream?: { url: string; apiKey?: string; model?: string };
   /** The id clients name the model by. Default: the registry name or the file name; upstream: its model id. */
@@ -138,7 +141,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const apiKeys = new Set(options.apiKeys ?? []);
   const cors = options.cors ?? "*";
   const requestTimeoutMs = options.requestTimeoutMs ?? 300_000;
-  const state: { generator?: TurnGenerator; modelId: string; admission?: Admission } = {
+  const state: { generator?: TurnGenerator; modelId: string; admission?: Admission; gpu?: string } = {
     modelId: options.modelId ?? "",
   };
 
@@ -194,12 +197,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 
   app.get("/health", async (_request, reply) => {
     if (!state.generator) return reply.code(503).send({ status: "loading" });
-    return { status: "ok", model: state.modelId };
+    return { status: "ok", model: state.modelId, ...(state.gpu !== undefined ? { gpu: state.gpu } : {}) };
   });
   app.get("/metrics", async (_request, reply) => {
     return reply.type("text/plain; version=0.0.4").send(metrics.render());
   });
-  /** The served model, and the model with each shield mode as an id (`gemma-3-270m:token`). */
+  /** The served model, and the model with each shield mode as an id (`qwen2.5-coder-1.5b-instruct:token`). */
   function modelEntries(): { id: string; object: "model"; created: number; owned_by: string }[] {
     if (!state.generator) throw new MentorError("MNT_ERR_NOT_READY", "the model is still loading");
     const modes: ShieldMode[] = state.generator.tokenShield
@@ -415,7 +418,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       state.admission = new Admission(options.concurrency ?? 4, options.maxQueue ?? 16);
     } else {
       let engine = options.engine;
-      const model = options.model ?? "gemma-3-270m";
+      const model = options.model ?? loadRegistry().default;
       if (!engine) {
         const modelPath = await resolveModel(model, { pull: options.pull ?? true });
         const { Engine } = await import("../llm/index.js");
@@ -423,9 +426,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
           modelPath,
           contextSize: options.contextSize ?? 4096,
           sequences: options.sequences ?? 2,
+          ...(options.gpu !== undefined ? { gpu: options.gpu } : {}),
         });
         ownedEngine = engine;
       }
+      state.gpu = gpuName(engine.gpu);
       state.modelId = options.modelId ?? (options.engine ? "local" : modelIdOf(model));
       if (labeler === "model") {
         const { LocalLabelModel } = await import("../labeler/index.js");
@@ -442,7 +447,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     throw error;
   }
   app.log.info(
-    { url, model: state.modelId, shield: defaultMode, policies: [...policies.keys()] },
+    {
+      url,
+      model: state.modelId,
+      ...(state.gpu !== undefined ? { gpu: state.gpu } : {}),
+      shield: defaultMode,
+      policies: [...policies.keys()],
+    },
     "mentor ready",
   );
   return {

@@ -9,7 +9,9 @@ import { readTurnRecord } from "../../bench/agent.js";
 import { mergeResults } from "../../bench/merge.js";
 import { summarize } from "../../bench/metrics.js";
 import { type BenchResults, renderReport } from "../../bench/report.js";
-import { type BenchOptions, runBenchmark, summaryTable } from "../../bench/run.js";
+import { type BenchOptions, runBenchmark, servedModel, summaryTable } from "../../bench/run.js";
+import { makeTinyModel } from "../../src/models/tiny-model.js";
+import { startServer } from "../../src/server/index.js";
 
 const scratch = () => mkdtempSync(join(tmpdir(), "mentor-bench-"));
 const options = (overrides: Partial<BenchOptions>): BenchOptions => ({
@@ -128,6 +130,42 @@ describe("benchmark runner", () => {
     });
   });
 
+  test("the model agent takes a .gguf path in process, and --server with or without /v1", async () => {
+    const model = join(scratch(), "tiny-qwen3.gguf");
+    await makeTinyModel({ family: "qwen3", outputPath: model, seed: 7 });
+    const settings = {
+      agent: "model" as const,
+      domains: ["travel"],
+      limit: 1,
+      runs: 1,
+      conditions: ["none"],
+      maxCalls: 1,
+      maxTokens: 64,
+      grounding: "oracle" as const,
+    };
+    // A path: the in-process server serves it under its file name, and the runner sends that id.
+    const inProcess = await runBenchmark(options({ ...settings, model, contextSize: 4096 }));
+    assert.equal(inProcess.meta.model, "tiny-qwen3");
+    assert.equal(inProcess.runs[0]?.error, undefined, inProcess.runs[0]?.error);
+
+    const server = await startServer({ model, policies: ["travel"], port: 0, sequences: 1, logger: false });
+    try {
+      for (const url of [server.url, `${server.url}/v1`, `${server.url}/v1/`]) {
+        const remote = await runBenchmark(options({ ...settings, server: url, model: undefined }));
+        assert.equal(remote.meta.model, "tiny-qwen3", url);
+        assert.equal(remote.runs[0]?.error, undefined, remote.runs[0]?.error);
+      }
+      assert.equal(await servedModel(server.url, model), "tiny-qwen3", "the file the server serves");
+      assert.equal(await servedModel(`${server.url}/v1`, "tiny-qwen3:none"), "tiny-qwen3:none");
+      await assert.rejects(servedModel(server.url, "gemma-3-270m"), {
+        code: "MNT_ERR_BENCH_INPUT",
+        message: /serves tiny-qwen3, not "gemma-3-270m"/,
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
   test("the report renders the summary, the charts and the per-task table", () => {
     const runs = [true, false, true].map((pass, run) => ({
       domain: "travel",
@@ -222,6 +260,9 @@ describe("npm run bench (the command line)", () => {
   });
 
   test("bad options exit with status 2 and say which", () => {
+    const gpu = bench("--domain", "travel", "--gpu", "tpu");
+    assert.equal(gpu.status, 2);
+    assert.match(gpu.stderr, /--gpu must be one of auto, cpu, cuda, vulkan, metal, not "tpu"/);
     const grounding = bench("--domain", "travel", "--grounding", "labeler");
     assert.equal(grounding.status, 2);
     assert.match(grounding.stderr, /MNT_ERR_BENCH_INPUT: --grounding must be server or oracle/);

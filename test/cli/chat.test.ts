@@ -75,10 +75,11 @@ describe("mentor chat (command line)", () => {
       const message = JSON.parse(result.stdout) as {
         role: string;
         tool_calls: { function: { name: string; arguments: string } }[];
-        mentor: { finish_reason: string };
+        mentor: { finish_reason: string; gpu: string };
       };
       assert.equal(message.role, "assistant");
       assert.equal(message.mentor.finish_reason, "tool_calls");
+      assert.ok(["cpu", "cuda", "vulkan", "metal"].includes(message.mentor.gpu), message.mentor.gpu);
       const call = message.tool_calls[0]?.function;
       assert.ok(call && ["check_distance", "check_seats"].includes(call.name), JSON.stringify(call));
       assert.equal(typeof JSON.parse(call.arguments), "object");
@@ -119,6 +120,15 @@ describe("mentor chat (command line)", () => {
     // The shield ran on the grounded messages: bookings before the checks are unsafe (P1, P5).
     const name = message.tool_calls[0]?.function.name;
     assert.ok(name === "check_distance" || name === "check_seats", name);
+  });
+
+  it("refuses an unknown --gpu, naming the flag", async () => {
+    const result = await mentor("chat", "--model", model, "--messages", messages, "--gpu", "tpu");
+    assert.equal(result.code, 2);
+    assert.match(
+      result.stderr,
+      /MNT_ERR_BAD_INPUT: --gpu must be one of auto, cpu, cuda, vulkan, metal, not "tpu"/,
+    );
   });
 
   it("exits with code 1 and a reason when nothing is allowed", async () => {

@@ -20,16 +20,28 @@ describe("mentor serve (command line)", () => {
     await makeTinyModel({ family: "llama3.1", outputPath: model, seed: 3 });
     const recorder = join(directory, "flights");
     const child = spawn(process.execPath, [main, "serve", "--port", "0"], {
-      env: { ...process.env, MENTOR_MODEL: model, MENTOR_SHIELD: "prompt", MENTOR_RECORDER: recorder },
+      env: {
+        ...process.env,
+        MENTOR_MODEL: model,
+        MENTOR_SHIELD: "prompt",
+        MENTOR_RECORDER: recorder,
+        MENTOR_GPU: "cpu",
+      },
       stdio: ["ignore", "pipe", "inherit"],
     });
     const exited = once(child, "exit");
     // Structured logs: one JSON object per line; the ready line carries the URL.
     let url: string | undefined;
     for await (const line of createInterface({ input: child.stdout })) {
-      const entry = JSON.parse(line) as { msg?: string; url?: string; shield?: string; model?: string };
+      const entry = JSON.parse(line) as {
+        msg?: string;
+        url?: string;
+        shield?: string;
+        model?: string;
+        gpu?: string;
+      };
       if (entry.msg === "mentor ready") {
-        assert.deepEqual([entry.shield, entry.model], ["prompt", "llama"]);
+        assert.deepEqual([entry.shield, entry.model, entry.gpu], ["prompt", "llama", "cpu"]);
         url = entry.url;
         break;
       }
@@ -62,5 +74,27 @@ describe("mentor serve (command line)", () => {
       status: number;
     };
     assert.equal(record.status, 200);
+  });
+
+  it("refuses an unknown --gpu (flag or MENTOR_GPU) before it opens a port", async () => {
+    for (const [args, env] of [
+      [["--gpu", "tpu"], {}],
+      [[], { MENTOR_GPU: "tpu" }],
+    ] as const) {
+      const child = spawn(process.execPath, [main, "serve", "--port", "0", ...args], {
+        env: { ...process.env, MENTOR_MODEL: join(directory, "llama.gguf"), ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const [code] = await once(child, "exit");
+      assert.equal(code, 2);
+      assert.match(
+        stderr,
+        /MNT_ERR_BAD_INPUT: --gpu \(MENTOR_GPU\) must be one of auto, cpu, cuda, vulkan, metal, not "tpu"/,
+      );
+    }
   });
 });

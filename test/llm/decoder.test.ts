@@ -99,6 +99,7 @@ describe("call decoder with an adversarial sampler", () => {
           tools,
           names: ["check_distance", "book_flight"],
           progressingNames: ["check_distance"],
+          redirects: new Map(),
           argumentSets: new Map(
             names.map((name) => [
               name,
@@ -173,6 +174,7 @@ describe("ending the turn as the progressing move", () => {
     tools,
     names,
     progressingNames: [],
+    redirects: new Map(),
     argumentSets: new Map(),
     startInCall: false,
     callsAllowed: true,

