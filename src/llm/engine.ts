@@ -119,6 +119,11 @@ export interface GenerationResult {
   refusal?: string;
   /** The raw text of each call as the model wrote it (prefix to suffix), in `toolCalls` order. */
   rawCalls: string[];
+  /**
+   * The tokens of the answer after the prompt, sampled and forced, as the model's context holds
+   * them (a structure the last call's suffix ends is recorded, not evaluated).
+   */
+  tokens: number[];
   stats: GenerationStats;
 }
 
@@ -266,7 +271,7 @@ export class Engine {
         reusedTokens: 0,
         ms: 0,
       };
-      return { content: null, toolCalls: [], finishReason: "refused", refusal: planned, rawCalls: [], stats };
+      return { content: null, toolCalls: [], finishReason: "refused", refusal: planned, rawCalls: [], tokens: [], stats };
     }
     const model = this.model;
     const decoder = new CallDecoder(
@@ -353,6 +358,7 @@ export class Engine {
     };
     let iterator = sequence.evaluate(prompt.slice(common), sampling);
     let cut = false;
+    const written: number[] = [];
     const stops = options.stop?.filter((stop) => stop !== "") ?? [];
     let freeText = "";
     let stopAt: number | undefined;
@@ -362,6 +368,8 @@ export class Engine {
         if (options.signal?.aborted) throw cancelled();
         const inCall = decoder.inCall;
         const action = decoder.accept(step.value as number);
+        if (action.rewind !== undefined) written.splice(written.length - action.rewind, action.rewind);
+        written.push(...(action.replace ?? [step.value as number]));
         if (stops.length > 0 && !inCall && !decoder.inCall && decoder.calls.length === 0) {
           freeText += this.vocabulary.text(step.value as number);
           stopAt = firstStop(freeText, stops);
@@ -407,6 +415,7 @@ export class Engine {
       toolCalls: decoder.calls,
       finishReason: decoder.calls.length > 0 ? "tool_calls" : cut ? "length" : "stop",
       // From the raw token texts: llama.cpp's detokenize drops spaces before punctuation (Llama 3).
+      tokens: written,
       rawCalls: decoder.callTokenLists.map((tokens) =>
         tokens.map((token) => this.vocabulary.text(token)).join(""),
       ),

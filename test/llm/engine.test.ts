@@ -14,6 +14,8 @@ import { makeTinyModel, seededRandom } from "../../src/models/tiny-model.js";
 // default tiny model: most of it goes to the vocabulary-sized output and sampling.
 // Shielded generations per family: MENTOR_SHIELD_GENERATIONS (default 1000).
 const generations = Number(process.env.MENTOR_SHIELD_GENERATIONS ?? 1000);
+/** Seeds of the transparency runs per family (token mode with empty sets against none mode). */
+const transparencySeeds = Number(process.env.MENTOR_TRANSPARENCY_SEEDS ?? 200);
 /** Every how many seeds the property run also generates unshielded (none mode), on the same seed. */
 const unshieldedEvery = 8;
 
@@ -107,7 +109,15 @@ describe("engine on tiny models", { concurrency: true }, () => {
       it(`never emits an unsafe name or value in token mode; none mode does (${generations} seeds)`, async () => {
         const random = seededRandom(17);
         const parallel = engine.syntax.betweenCalls !== undefined;
-        const counts = { calls: 0, unsafeNames: 0, unsafeValues: 0, vetoed: 0, none: 0, unsafeNamesNone: 0 };
+        const counts = {
+          calls: 0,
+          unsafeNames: 0,
+          unsafeValues: 0,
+          vetoed: 0,
+          redirected: 0,
+          none: 0,
+          unsafeNamesNone: 0,
+        };
         let unsafeSecondNamesNone = 0;
         for (let run = 0; run < generations; run++) {
           let unsafe = subset(propertyNames, random, 0.5);
@@ -115,8 +125,14 @@ describe("engine on tiny models", { concurrency: true }, () => {
           const safe = propertyNames.filter((name) => !unsafe.includes(name));
           const unsafeCities = subset(["Oslo", "Rome"], random, 0.5);
           const unsafeOrigins = subset(["O", "Os", "Oslo", "R"], random, 0.5);
+          // Every other run redirects each unsafe name to a safe one (intent-keeping).
+          const redirects =
+            run % 2 === 1
+              ? unsafe.map((name, at) => ({ tool: name, to: safe[at % safe.length] as string }))
+              : [];
           const sets = {
             unsafeTools: unsafe,
+            redirects,
             progressingTools: subset(safe, random, 0.3),
             arguments: safe.flatMap((name) => [
               { tool: name, argument: "city", unsafe: unsafeCities },
@@ -142,6 +158,7 @@ describe("engine on tiny models", { concurrency: true }, () => {
             if (unsafeOrigins.includes(call.arguments.origin as string)) counts.unsafeValues++;
           }
           counts.vetoed += shielded.stats.vetoed;
+          counts.redirected += shielded.stats.redirected;
           if (run % unshieldedEvery !== 0) continue;
           const plain = await engine.generate({ ...common, shield: { mode: "none" } });
           assertCallsParse(engine, plain);
@@ -153,12 +170,88 @@ describe("engine on tiny models", { concurrency: true }, () => {
           });
         }
         console.log(
-          `# ${family}: ${generations} shielded generations (${counts.calls} calls): unsafe names ${counts.unsafeNames}, unsafe values ${counts.unsafeValues}, vetoes ${counts.vetoed}; none mode on ${counts.none} of the seeds: unsafe names ${counts.unsafeNamesNone}`,
+          `# ${family}: ${generations} shielded generations (${counts.calls} calls): unsafe names ${counts.unsafeNames}, unsafe values ${counts.unsafeValues}, vetoes ${counts.vetoed}, redirected names ${counts.redirected}; none mode on ${counts.none} of the seeds: unsafe names ${counts.unsafeNamesNone}`,
         );
         assert.equal(counts.unsafeNames, 0);
         assert.equal(counts.unsafeValues, 0);
+        if (generations >= 100) assert.ok(counts.redirected > 0, "some unsafe names were redirected");
         assert.ok(counts.unsafeNamesNone > 0, "none mode emits unsafe names on the same seeds");
         if (parallel) assert.ok(unsafeSecondNamesNone > 0, "none mode emits unsafe names in second calls");
+      });
+
+      // Every generation of a group finds the whole prompt in the KV cache and evaluates only its
+      // last token, as its pair does: batch shapes change llama.cpp's numerics, the shield must not.
+      async function warm(common: Parameters<Engine["generate"]>[0]): Promise<void> {
+        await engine.generate({ ...common, shield: { mode: "none" } });
+      }
+
+      it(`with nothing masked, token mode is none mode token for token (${transparencySeeds} seeds)`, async () => {
+        let calls = 0;
+        let texts = 0;
+        for (const toolChoice of ["required", "auto"] as const) {
+          const common = { messages, tools: propertyTools, toolChoice, maxStringTokens: 3, maxTokens: 32 };
+          await warm(common);
+          for (let run = 0; run < transparencySeeds / 2; run++) {
+            const seeded = { ...common, seed: 5000 + run };
+            const plain = await engine.generate({ ...seeded, shield: { mode: "none" } });
+            // Empty sets: nothing unsafe, nothing progressing, done allowed; eta has nothing to boost.
+            const shielded = await engine.generate({
+              ...seeded,
+              shield: { mode: "token", sets: {}, eta: 3 },
+            });
+            assert.deepEqual(shielded.tokens, plain.tokens, `${toolChoice}, seed ${seeded.seed}`);
+            assert.deepEqual(shielded.toolCalls, plain.toolCalls);
+            assert.equal(shielded.content, plain.content);
+            calls += plain.toolCalls.length;
+            if (plain.content !== null) texts++;
+          }
+        }
+        console.log(
+          `# ${family}: ${transparencySeeds} seeds equal in both modes (${calls} calls, ${texts} texts)`,
+        );
+        assert.ok(calls > 0 && texts > 0, `${calls} calls, ${texts} texts`);
+      });
+
+      it(`with only names masked, the arguments are those of none mode (${transparencySeeds / 2} seeds)`, async () => {
+        const random = seededRandom(23);
+        const common = {
+          messages,
+          tools: propertyTools,
+          toolChoice: "required" as const,
+          parallelToolCalls: false,
+          maxStringTokens: 3,
+          maxTokens: 32,
+        };
+        await warm(common);
+        let sameName = 0;
+        for (let run = 0; run < transparencySeeds / 2; run++) {
+          const seeded = { ...common, seed: 7000 + run };
+          const plain = await engine.generate({ ...seeded, shield: { mode: "none" } });
+          const chosen = plain.toolCalls[0]?.name as string;
+          const unsafeTools = subset(propertyNames, random, 0.5).filter((name) => name !== chosen);
+          const shielded = await engine.generate({
+            ...seeded,
+            shield: { mode: "token", sets: { unsafeTools } },
+          });
+          // Where the two differ, they differ in the name: once the names are written alike, so is the rest.
+          const differ = plain.tokens.findIndex((token, at) => shielded.tokens[at] !== token);
+          if (differ >= 0) {
+            const before = plain.tokens
+              .slice(0, differ)
+              .map((token) => engine.vocabulary.text(token))
+              .join("");
+            assert.ok(
+              !before.includes(engine.syntax.paramsPrefix),
+              `seed ${seeded.seed}: they differ after the name, at ${JSON.stringify(before)}`,
+            );
+          } else assert.equal(shielded.tokens.length, plain.tokens.length);
+          if (shielded.toolCalls[0]?.name === chosen) {
+            sameName++;
+            if (differ < 0) assert.deepEqual(shielded.toolCalls, plain.toolCalls);
+          }
+        }
+        console.log(`# ${family}: the same name in ${sameName} of ${transparencySeeds / 2} seeds`);
+        assert.ok(sameName > 0);
       });
 
       it("raises the share of progressing names with eta", async () => {
