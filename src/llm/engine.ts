@@ -271,7 +271,15 @@ export class Engine {
         reusedTokens: 0,
         ms: 0,
       };
-      return { content: null, toolCalls: [], finishReason: "refused", refusal: planned, rawCalls: [], tokens: [], stats };
+      return {
+        content: null,
+        toolCalls: [],
+        finishReason: "refused",
+        refusal: planned,
+        rawCalls: [],
+        tokens: [],
+        stats,
+      };
     }
     const model = this.model;
     const decoder = new CallDecoder(

