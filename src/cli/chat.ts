@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { Evaluator } from "../evaluator/index.js";
 import type { Grounding, LabelModel, LocalLabelModel } from "../labeler/index.js";
-import { gpuChoices, gpuName, parseGpuChoice } from "../llm/gpu.js";
+import { defaultThreads, gpuChoices, gpuName, parseGpuChoice } from "../llm/gpu.js";
 import type { ChatMessage, ChatTool, ToolChoice } from "../llm/index.js";
 import { loadRegistry, resolveModel } from "../models/index.js";
 import { loadPolicy } from "../policy/index.js";
@@ -12,6 +12,7 @@ import { type ShieldSets, shieldSetsFor } from "../shield/token/index.js";
 interface ChatCommandOptions {
   model: string;
   gpu: string;
+  threads?: string;
   messages: string;
   tools?: string;
   toolChoice?: string;
@@ -43,6 +44,7 @@ export function registerChatCommands(program: Command): void {
       `llama.cpp backend: ${gpuChoices.join(", ")} (auto: a GPU whose prebuilt binary loads, else the CPU)`,
       "auto",
     )
+    .option("--threads <n>", "threads of the model (default: one per core)")
     .requiredOption("--messages <file>", "OpenAI chat messages (JSON array, or an object with `messages`)")
     .option("--tools <file>", "OpenAI tools (JSON array, or an object with `tools`)")
     .option("--tool-choice <choice>", "none, auto, required, or a tool name", "auto")
@@ -90,7 +92,13 @@ export function registerChatCommands(program: Command): void {
       const modelPath = await resolveModel(options.model, { pull: false });
       const { Engine, assistantMessage } = await import("../llm/index.js");
       const { Labeler, LocalLabelModel, OpenAILabelModel } = await import("../labeler/index.js");
-      const engine = await Engine.load({ modelPath, gpu });
+      const threads = options.threads === undefined ? defaultThreads() : Number(options.threads);
+      if (!Number.isInteger(threads) || threads < 1)
+        throw new MentorError(
+          "MNT_ERR_BAD_INPUT",
+          `--threads must be an integer of at least 1, not ${options.threads}`,
+        );
+      const engine = await Engine.load({ modelPath, gpu, threads });
       let labelModel: LocalLabelModel | undefined;
       try {
         let grounding: Grounding | undefined;

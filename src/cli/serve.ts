@@ -17,6 +17,7 @@ interface ServeCommandOptions {
   maxQueue: string;
   requestTimeout: string;
   sequences: string;
+  threads?: string;
   contextSize: string;
   gpu: string;
   eta: string;
@@ -98,6 +99,9 @@ export function registerServeCommand(program: Command): void {
         .env("MENTOR_SEQUENCES"),
     )
     .addOption(
+      new Option("--threads <n>", "threads of the local model (default: one per core)").env("MENTOR_THREADS"),
+    )
+    .addOption(
       new Option("--context-size <n>", "context tokens per sequence")
         .default("4096")
         .env("MENTOR_CONTEXT_SIZE"),
@@ -151,6 +155,7 @@ export function registerServeCommand(program: Command): void {
         maxQueue: integer(options.maxQueue, "--max-queue", 0),
         requestTimeoutMs: integer(options.requestTimeout, "--request-timeout", 1),
         sequences: integer(options.sequences, "--sequences", 1),
+        ...(options.threads !== undefined ? { threads: integer(options.threads, "--threads", 1) } : {}),
         contextSize: integer(options.contextSize, "--context-size", 256),
         gpu,
         eta: Number(options.eta),

@@ -33,6 +33,11 @@ export interface Advice {
   /** `prerequisite`: do this first; `repair`: the same call with other arguments. */
   kind: "prerequisite" | "repair";
   call: ProposedCall;
+  /**
+   * A prerequisite after which (for some outcome) the blocked call is allowed or blocked by fewer
+   * of the same rules: a step toward it, not only toward finishing.
+   */
+  unblocks?: boolean;
 }
 
 export interface Duty {
@@ -331,7 +336,8 @@ export class Evaluator {
     if (verdict === "block") {
       const onlyArguments =
         violations.length > 0 && violations.every((finding) => finding.kind === "constraint");
-      const advice = (onlyArguments ? this.repair(run, proposed) : undefined) ?? this.prerequisite(run, call);
+      const advice =
+        (onlyArguments ? this.repair(run, proposed) : undefined) ?? this.prerequisite(run, call, violations);
       if (advice) decision.advice = advice;
     }
     return decision;
@@ -502,9 +508,14 @@ export class Evaluator {
   /**
    * What to do first instead of a blocked call: a safe call after which (for some outcome) the
    * blocked call would be allowed, preferably one for a binding the blocked call names; failing
-   * that, a call that progresses towards finishing.
+   * that, one after which fewer of the rules that block it still do and one more call can allow
+   * it (the first of two checks it needs); failing that, a call that progresses towards finishing.
    */
-  private prerequisite(run: Run, call: ToolCallEvent): Advice | undefined {
+  private prerequisite(
+    run: Run,
+    call: ToolCallEvent,
+    violations: readonly RuleFinding[],
+  ): Advice | undefined {
     const template = this.template(run);
     const named = new Set(run.namedBindings(call).map((binding) => binding.id));
     const { classes, safe } = candidateClasses(template);
@@ -529,12 +540,40 @@ export class Evaluator {
             "allow",
       ),
     );
+    // A step: after it, fewer of the same rules block the call, and one more call can allow it.
+    const blocking = new Set(violations.map((finding) => finding.rule));
+    const allowedAfterOneMore = (after: Run): boolean =>
+      related.some((candidate) =>
+        candidate.cases.some(
+          (outcomeCase) =>
+            this.decideOn(after.after(candidateEvent(candidate), [outcomeCase]), proposed, false).verdict ===
+            "allow",
+        ),
+      );
+    const step =
+      enabler ??
+      (blocking.size > 1
+        ? related.find((candidate) =>
+            candidate.cases.some((outcomeCase) => {
+              const after = run.after(candidateEvent(candidate), [outcomeCase]);
+              const decision = this.decideOn(after, proposed, false);
+              const still = decision.violations.map((finding) => finding.rule);
+              return (
+                decision.failClosed === undefined &&
+                still.length < blocking.size &&
+                still.every((rule) => blocking.has(rule)) &&
+                allowedAfterOneMore(after)
+              );
+            }),
+          )
+        : undefined);
     const progressing = (candidate: CandidateCall): boolean =>
       classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
-    const chosen = enabler ?? related.find(progressing) ?? safe.find(progressing);
-    return chosen
-      ? { kind: "prerequisite", call: { name: chosen.tool, arguments: chosen.arguments } }
-      : undefined;
+    const chosen = step ?? related.find(progressing) ?? safe.find(progressing);
+    if (chosen === undefined) return undefined;
+    const advice: Advice = { kind: "prerequisite", call: { name: chosen.tool, arguments: chosen.arguments } };
+    if (chosen === step) advice.unblocks = true;
+    return advice;
   }
 
   /** Whether a call (with its move) would be allowed after a candidate call with one of its outcomes. */

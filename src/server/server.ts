@@ -17,7 +17,7 @@ import {
 import { MentorError } from "../errors/index.js";
 import { Evaluator } from "../evaluator/index.js";
 import { Labeler, type LabelModel, type LocalLabelModel, OpenAILabelModel } from "../labeler/index.js";
-import { gpuName } from "../llm/gpu.js";
+import { defaultThreads, gpuName } from "../llm/gpu.js";
 import type { Engine, GpuChoice } from "../llm/index.js";
 import { loadRegistry, parseModelSpec, resolveModel } from "../models/index.js";
 import { loadPolicy, type Policy } from "../policy/index.js";
@@ -37,6 +37,8 @@ export interface ServerOptions {
   contextSize?: number;
   /** Generations at once on the local engine (sequences of its context). Default 2. */
   sequences?: number;
+  /** Threads of the local engine's context. Default: one per core (`defaultThreads`). */
+  threads?: number;
   /** The local engine's backend (`auto`: a GPU if a prebuilt binary loads, else the CPU). Default `auto`. */
   gpu?: GpuChoice;
   /** Serve an OpenAI-compatible endpoint instead of a local model (prompt shield only). */
@@ -426,6 +428,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
           modelPath,
           contextSize: options.contextSize ?? 4096,
           sequences: options.sequences ?? 2,
+          threads: options.threads ?? defaultThreads(),
           ...(options.gpu !== undefined ? { gpu: options.gpu } : {}),
         });
         ownedEngine = engine;

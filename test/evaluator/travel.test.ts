@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { blockedText, doneRefusedText, reminderText } from "../../src/shield/index.js";
+import { shieldSetsFor } from "../../src/shield/token/index.js";
 import { Conversation } from "../support/conversation.js";
 
 const policyFile = fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url));
@@ -29,6 +30,7 @@ describe("travel scenarios", () => {
     assert.deepEqual(decision.advice, {
       kind: "prerequisite",
       call: { name: "check_distance", arguments: toronto },
+      unblocks: true,
     });
     assert.equal(
       blockedText(decision),
@@ -87,6 +89,42 @@ describe("travel scenarios", () => {
       arguments: { ...toronto, travel_class: "economy" },
     });
     assert.equal(flight.verdict, "allow");
+  });
+
+  test("a flight that needs two checks is advised the first; one that can never be made, the train", () => {
+    const start = new Conversation([request(toronto)]);
+    const flight = { name: "book_flight", arguments: { ...toronto, travel_class: "economy" } };
+    const first = evaluator.decide(start.messages, flight);
+    assert.deepEqual(first.violations.map((finding) => finding.rule).sort(), ["P1", "P5"]);
+    // After the distance check (one outcome), the seat check alone is left: a step toward the flight.
+    assert.deepEqual(first.advice, {
+      kind: "prerequisite",
+      call: { name: "check_distance", arguments: toronto },
+      unblocks: true,
+    });
+    const long = start.call("check_distance", toronto, { label: "long" });
+    const business = evaluator.decide(long.messages, {
+      ...flight,
+      arguments: { ...toronto, travel_class: "business" },
+    });
+    assert.deepEqual(business.violations.map((finding) => finding.rule).sort(), ["P3", "P5"]);
+    // Business class without an urgent need stays blocked whatever is checked: no step toward it.
+    assert.equal(business.advice?.unblocks, undefined);
+  });
+
+  test("the token shield redirects a wanted flight to the check it needs, not to the train", () => {
+    const start = new Conversation([request(toronto)]);
+    assert.deepEqual(shieldSetsFor(evaluator, start.messages).redirects, [
+      { tool: "book_train", to: "check_distance" },
+      { tool: "book_flight", to: "check_distance" },
+    ]);
+    const long = start.call("check_distance", toronto, { label: "long" });
+    const sets = shieldSetsFor(evaluator, long.messages);
+    assert.deepEqual(sets.progressingTools, ["book_train"]);
+    assert.deepEqual(sets.redirects, [{ tool: "book_flight", to: "check_seats" }]);
+    const short = new Conversation([request(toronto)]).call("check_distance", toronto, { label: "short" });
+    // A flight on a short route can never be made: no redirect, the name is masked.
+    assert.equal(shieldSetsFor(evaluator, short.messages).redirects, undefined);
   });
 
   test("a full flight forbids flying that route (P7)", () => {

@@ -209,3 +209,55 @@ describe("ending the turn as the progressing move", () => {
     assert.ok(decoder.inCall);
   });
 });
+
+describe("intent-keeping: a name that can only become an unsafe tool", () => {
+  const plan = (redirects: Map<string, string>): DecodePlan => ({
+    syntax: { prefix: '<call>{"name": "', paramsPrefix: '", "arguments": ', suffix: "}<eos>" },
+    tools,
+    names: ["check_distance", "book_train"],
+    progressingNames: [],
+    redirects,
+    argumentSets: new Map(),
+    startInCall: true,
+    callsAllowed: true,
+    endAllowed: false,
+    endProgressing: false,
+    maxCalls: 1,
+    minCalls: 0,
+    eta: 0.5,
+    strength: 100,
+    boost: true,
+    maxStringTokens: 6,
+  });
+  const isEnd = (token: number) => token === endToken;
+  const piece = (text: string) => pieces.indexOf(text);
+
+  it("is taken back and replaced by the advised tool, whose arguments come next", () => {
+    const decoder = new CallDecoder(
+      plan(new Map([["book_flight", "check_distance"]])),
+      index,
+      tokenize,
+      isEnd,
+    );
+    decoder.initialTokens();
+    const mask = decoder.mask();
+    assert.ok(mask?.allowed?.has(piece("book")), "the model may start the unsafe name");
+    assert.deepEqual(decoder.accept(piece("book")), {});
+    assert.ok(decoder.mask()?.allowed?.has(piece("_flight")));
+    const action = decoder.accept(piece("_flight"));
+    assert.equal(action.rewind, 1, "the name's evaluated token is taken back");
+    const written = (action.replace ?? []).map((token) => pieces[token]).join("");
+    assert.equal(written, 'check_distance", "arguments": {"origin": "');
+    assert.equal(decoder.stats.redirected, 1);
+    assert.equal(decoder.stats.vetoed, 0);
+  });
+
+  it("is masked when no redirect is known, and the shared prefix still leads to the allowed tool", () => {
+    const decoder = new CallDecoder(plan(new Map()), index, tokenize, isEnd);
+    decoder.initialTokens();
+    decoder.accept(piece("book"));
+    const mask = decoder.mask();
+    assert.ok(mask?.allowed?.has(piece("_train")));
+    assert.ok(!mask?.allowed?.has(piece("_flight")));
+  });
+});

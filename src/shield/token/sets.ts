@@ -1,4 +1,6 @@
-import type { Evaluator, NextAnswer } from "../../evaluator/index.js";
+import type { Evaluator, NextAnswer, ProposedCall } from "../../evaluator/index.js";
+import type { Value } from "../../expression/index.js";
+import type { Parameter } from "../../policy/index.js";
 
 /** Per-argument value sets of one tool. Values are compared as the text inside the JSON string. */
 export interface ToolShieldSets {
@@ -55,7 +57,9 @@ export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
 
 /**
  * The sets of `next` with intent-keeping redirects: each unsafe tool whose considered call the
- * evaluator advises to precede by another tool (its prerequisite), where that tool is not unsafe.
+ * evaluator advises to precede by a step toward it (a prerequisite that unblocks it, not merely
+ * one that progresses elsewhere), where that tool is not unsafe. The considered call lacks the
+ * arguments no binding fills; each value of an enum among them is tried too.
  */
 export function shieldSetsFor(
   evaluator: Evaluator,
@@ -66,13 +70,32 @@ export function shieldSetsFor(
   const unsafe = new Set(sets.unsafeTools);
   const redirects: { tool: string; to: string }[] = [];
   for (const tool of unsafe) {
-    const considered = next.calls.find((verdict) => verdict.call.name === tool);
+    const considered = next.calls.find((verdict) => verdict.call.name === tool)?.call;
     if (considered === undefined) continue;
-    const advice = evaluator.decide(history, considered.call).advice;
-    if (advice?.kind === "prerequisite" && advice.call.name !== tool && !unsafe.has(advice.call.name))
-      redirects.push({ tool, to: advice.call.name });
+    for (const call of withEnumValues(considered, evaluator.policy.tools.get(tool)?.parameters ?? [])) {
+      const advice = evaluator.decide(history, call).advice;
+      if (advice?.unblocks && advice.call.name !== tool && !unsafe.has(advice.call.name)) {
+        redirects.push({ tool, to: advice.call.name });
+        break;
+      }
+    }
   }
   return redirects.length > 0 ? { ...sets, redirects } : sets;
+}
+
+/** The call, then the call with each value of the first enum parameter it lacks. */
+function withEnumValues(call: ProposedCall, parameters: readonly Parameter[]): ProposedCall[] {
+  const missing = parameters.find(
+    (parameter) => !(parameter.name in call.arguments) && Array.isArray(parameter.jsonSchema.enum),
+  );
+  const values = (missing?.jsonSchema.enum ?? []) as Value[];
+  return [
+    call,
+    ...values.map((value) => ({
+      ...call,
+      arguments: { ...call.arguments, [missing?.name as string]: value },
+    })),
+  ];
 }
 
 function valueText(value: unknown): string {
