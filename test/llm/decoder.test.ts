@@ -261,3 +261,46 @@ describe("intent-keeping: a name that can only become an unsafe tool", () => {
     assert.ok(!mask?.allowed?.has(piece("_flight")));
   });
 });
+
+describe("boolean values", () => {
+  it("masks an unsafe boolean value, and the veto holds when the sampler ignores the mask", () => {
+    const plan: DecodePlan = {
+      syntax: { prefix: '<call>{"name": "', paramsPrefix: '", "arguments": ', suffix: "}<eos>" },
+      tools: [{ name: "book", parameters: { type: "object", properties: { urgent: { type: "boolean" } } } }],
+      names: ["book"],
+      progressingNames: [],
+      redirects: new Map(),
+      argumentSets: new Map([["book", new Map([["urgent", { unsafe: ["false"] }]])]]),
+      startInCall: true,
+      callsAllowed: true,
+      endAllowed: false,
+      endProgressing: false,
+      maxCalls: 1,
+      minCalls: 0,
+      eta: 0.5,
+      strength: 100,
+      boost: true,
+      maxStringTokens: 6,
+    };
+    const decoder = new CallDecoder(plan, index, tokenize, (token) => token === endToken);
+    decoder.initialTokens();
+    for (const text of ["book", '",'] as const) {
+      decoder.mask();
+      decoder.accept(pieces.indexOf(text));
+    }
+    const mask = decoder.mask();
+    assert.ok(mask?.allowed?.has(pieces.indexOf("t")));
+    assert.ok(mask?.allowed?.has(pieces.indexOf("true")));
+    assert.ok(!mask?.allowed?.has(pieces.indexOf("f")), "false is masked");
+    // The sampler writes "f" anyway: the veto replaces it, and the value is true.
+    decoder.accept(pieces.indexOf("f"));
+    for (let step = 0; step < 10 && !decoder.finished; step++) {
+      const next = decoder.mask();
+      const action = decoder.accept(pieces.indexOf("}"));
+      if (action.stop) break;
+      assert.ok(next !== undefined);
+    }
+    assert.deepEqual(decoder.calls, [{ name: "book", arguments: { urgent: true } }]);
+    assert.equal(decoder.stats.vetoed > 0, true);
+  });
+});
