@@ -5,7 +5,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { apiBase } from "../src/agent/index.js";
 import { MentorError } from "../src/errors/index.js";
 import { type GpuChoice, parseGpuChoice } from "../src/llm/gpu.js";
-import { findModel, loadRegistry, parseModelSpec } from "../src/models/index.js";
+import { loadRegistry, parseModelSpec } from "../src/models/index.js";
 import { type RunningServer, startServer } from "../src/server/index.js";
 import { type Agent, type AgentRun, defaultLimits, emptyRun, oracleAgent, serverAgent } from "./agent.js";
 import type { BenchTask, Domain } from "./domains/domain.js";
@@ -196,16 +196,14 @@ export async function servedModel(url: string, requested: string | undefined): P
   if (served === undefined) throw new MentorError("MNT_ERR_BENCH_INPUT", `${endpoint} lists no model`);
   if (requested === undefined || ids.includes(requested)) return requested ?? served;
   const fileId = (file: string) => basename(file).replace(/\.gguf$/i, "");
+  const registry = loadRegistry();
   const candidates = [fileId(requested)];
   try {
-    const spec = parseModelSpec(requested, loadRegistry());
+    const spec = parseModelSpec(requested, registry);
     candidates.push(spec.kind === "path" ? fileId(spec.path) : fileId(spec.entry.file));
   } catch {
     // Neither a registry name nor a path: only the id itself could match.
   }
-  const registry = loadRegistry();
-  const entry = findModel(registry, requested);
-  if (entry) candidates.push(fileId(entry.file));
   // A path of a registry model's file: the server may serve it under the registry name.
   const byFile = registry.models.find((model) => model.file === basename(requested));
   if (byFile) candidates.push(byFile.name);
