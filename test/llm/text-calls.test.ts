@@ -130,10 +130,11 @@ function plan(mode: "none" | "token", maxCalls: number): DecodePlan {
   };
 }
 
-/** The scripted model writes `text` (then ends the turn) through a decoder; returns what the decoder read. */
-function writeThrough(decoder: CallDecoder, text: string): { content: string } {
+/** The scripted model writes `text` (then ends the turn, unless `end` is false) through a decoder; returns what the decoder read. */
+function writeThrough(decoder: CallDecoder, text: string, end = true): { content: string } {
   let position = 0;
   for (let step = 0; step < 2000 && !decoder.finished; step++) {
+    if (!end && position >= text.length) break;
     const mask = decoder.mask();
     const token =
       position >= text.length
@@ -191,4 +192,46 @@ describe("calls the real model wrote as text", () => {
       }
       assert.ok(calls >= recorded.length, `${calls} calls`);
     });
+});
+
+describe("a call written as text meets the shield from its name slot on", () => {
+  it("cannot name an unsafe tool in a ```json block, and a redirect keeps the wish's step", () => {
+    for (const redirect of [false, true]) {
+      const shielded = {
+        ...plan("token", 1),
+        names: ["check_distance", "check_seats", "book_train"],
+        redirects: new Map(redirect ? [["book_flight", "check_seats"]] : []),
+      };
+      const decoder = new CallDecoder(shielded, index, tokenize, (id) => id === endToken);
+      // The model writes the opening of its usual fenced call itself.
+      writeThrough(decoder, '```json\n{\n  "name": "', false);
+      assert.ok(decoder.inCall, "the opening starts a call");
+      const mask = decoder.mask();
+      assert.ok(mask?.allowed !== undefined);
+      for (const token of mask.allowed) {
+        const text = index.text(token);
+        const toward = ["check_distance", "check_seats", "book_train", ...(redirect ? ["book_flight"] : [])];
+        assert.ok(
+          toward.some((name) => name.startsWith(text) || text.startsWith(name)),
+          `${JSON.stringify(text)} leads to no allowed name`,
+        );
+      }
+      // The model goes on with the unsafe name it wanted: masked, or replaced by the advised step.
+      const flight = longestToken("book_flight", () => true);
+      const rest = longestToken(index.text(flight) === "book" ? "_flight" : "flight", () => true);
+      decoder.accept(flight);
+      decoder.mask();
+      const action = decoder.accept(rest);
+      if (redirect) {
+        assert.equal(decoder.stats.redirected, 1);
+        assert.ok(
+          (action.replace ?? [])
+            .map((id) => index.text(id))
+            .join("")
+            .startsWith("check_seats"),
+          "the advised tool is written",
+        );
+      } else assert.ok(decoder.stats.vetoed > 0, "the unsafe name is vetoed");
+    }
+  });
 });
