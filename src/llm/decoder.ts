@@ -146,14 +146,18 @@ const textCallParamsPrefix = '", "arguments": ';
 
 /**
  * A call written as text, as instruction-tuned models write them under `tool_choice: auto`: a JSON
- * object with `"name"` first, at the start of a line or right after a ``` fence, a `<tools>` or a
- * `<tool_call>` tag. `rest` is the part of the name already written.
+ * object with `"name"` first, at the start of a line or right after a ``` fence or a `<tools>`,
+ * `<tool_call>` or `<function_call>` tag, possibly the first of a JSON array of calls. `rest` is
+ * the part of the name already written.
  */
 const textCallOpening =
-  /(?:(?:^|\n)[ \t]*|```[\w-]*[ \t]*\n[ \t]*|<tools>\s*|<tool_call>\s*)\{\s*"name"\s*:\s*"(?<rest>[^"\\\n]*)$/;
+  /(?:(?:^|\n)[ \t]*|```[\w-]*[ \t]*\n[ \t]*|<(?:tools|tool_call|function_call)>\s*)\[?\s*\{\s*"name"\s*:\s*"(?<rest>[^"\\\n]*)$/;
 
-/** Lines that only wrapped calls written as text (fences, tags): dropped from the content. */
-const callWrapperLine = /^[ \t]*(?:```[\w-]*|<\/?tools>|<\/?tool_call>)[ \t]*$/gm;
+/** The next call of a JSON array of calls written as text, right after the one before it. */
+const nextTextCallInArray = /^\s*,\s*\{\s*"name"\s*:\s*"(?<rest>[^"\\\n]*)$/;
+
+/** Lines that only wrapped calls written as text (fences, tags, array brackets): dropped from the content. */
+const callWrapperLine = /^[ \t]*(?:```[\w-]*|<\/?(?:tools|tool_call|function_call)>|[[\],])[ \t]*$/gm;
 
 /** The longest number a number slot takes (characters). */
 const maxNumberLength = 16;
@@ -186,6 +190,8 @@ export class CallDecoder {
   readonly callTokenLists: number[][] = [];
   /** Calls read from text (fenced JSON, `<tools>` blocks, bare objects) rather than the format's syntax. */
   textCalls = 0;
+  /** Where the free text stood when the last call written as text ended (an array's next call may follow). */
+  private textCallEnd: number | undefined;
   readonly stats: DecodeStats = { sampled: 0, forced: 0, vetoed: 0, redirected: 0, maskSteps: 0, maskMs: 0 };
 
   constructor(
@@ -387,10 +393,15 @@ export class CallDecoder {
    * tokens leave the content and the name slot starts, with the name's start if the token has one.
    */
   private openTextCall(token: number, text: string): DecodeAction | undefined {
-    const match = textCallOpening.exec(this.freeText);
+    let match = textCallOpening.exec(this.freeText);
+    let at = 0;
+    if (match === null && this.textCallEnd !== undefined) {
+      match = nextTextCallInArray.exec(this.freeText.slice(this.textCallEnd));
+      at = this.textCallEnd;
+    }
     const rest = match?.groups?.rest;
     if (match === null || rest === undefined || rest.length >= text.length) return undefined;
-    const phase = this.enterCall(match.index, {
+    const phase = this.enterCall(at + match.index, {
       prefix: match[0].slice(0, match[0].length - rest.length),
       paramsPrefix: textCallParamsPrefix,
       suffix: "}",
@@ -561,7 +572,10 @@ export class CallDecoder {
     if (suffixFrom < closing.text.length) forced.push(...this.tokenize(closing.text.slice(suffixFrom), true));
     if (closing.next < 0) {
       this.calls.push({ name: (this.tool as ToolDefinition).name, arguments: this.values });
-      if (this.syntax !== this.plan.syntax) this.textCalls++;
+      if (this.syntax !== this.plan.syntax) {
+        this.textCalls++;
+        this.textCallEnd = this.freeText.length;
+      }
       return this.closeCall(keep, forced);
     }
     const segment = this.segments[closing.next] as Exclude<Segment, { kind: "fixed" }>;

@@ -194,6 +194,37 @@ describe("calls the real model wrote as text", () => {
     });
 });
 
+describe("forms other servers' users report for Qwen2.5-Coder (larger models)", () => {
+  // Not recorded here: reported for Qwen2.5-Coder-7B/32B in vLLM's issues #32926 and #17821 and
+  // its pull request #33083 (a JSON array of calls in <tools>, <function_call> in an xml fence).
+  const route = { origin: "Toronto", destination: "Chicago" };
+  const cases = [
+    {
+      text: `<tools>\n[{"name": "check_distance", "arguments": ${JSON.stringify(route)}}, {"name": "check_seats", "arguments": ${JSON.stringify(route)}}]\n</tools>`,
+      calls: [
+        { name: "check_distance", arguments: route },
+        { name: "check_seats", arguments: route },
+      ],
+    },
+    {
+      text: `\`\`\`xml\n<function_call>\n  {"name": "check_distance", "arguments": ${JSON.stringify(route)}}\n</function_call>\n\`\`\``,
+      calls: [{ name: "check_distance", arguments: route }],
+    },
+  ];
+  for (const { text, calls } of cases)
+    it(`reads ${JSON.stringify(text.slice(0, 24))}…`, () => {
+      const decoder = new CallDecoder(
+        plan("none", Number.POSITIVE_INFINITY),
+        index,
+        tokenize,
+        (id) => id === endToken,
+      );
+      const { content } = writeThrough(decoder, text);
+      assert.deepEqual(decoder.calls, calls);
+      assert.equal(content, "");
+    });
+});
+
 describe("a call written as text meets the shield from its name slot on", () => {
   it("cannot name an unsafe tool in a ```json block, and a redirect keeps the wish's step", () => {
     for (const redirect of [false, true]) {
