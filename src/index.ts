@@ -59,6 +59,7 @@ export { blockedText, doneRefusedText, formatCall, reminderText } from "./shield
 export {
   computeTokenMask,
   type ShieldSets,
+  shieldSetsFor,
   shieldSetsFromNextAnswer,
   type TokenMask,
   VocabularyIndex,

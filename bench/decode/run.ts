@@ -36,7 +36,7 @@ import {
   type GenerateOptions,
   type GenerationResult,
   loadPolicy,
-  shieldSetsFromNextAnswer,
+  shieldSetsFor,
 } from "../../src/index.js";
 import { type GpuChoice, gpuName, parseGpuChoice } from "../../src/llm/gpu.js";
 import { formatBytes, loadRegistry, makeTinyModel, resolveModel } from "../../src/models/index.js";
@@ -73,7 +73,8 @@ function opening(firstLine = ""): ChatMessage[] {
 
 function shieldFor(mode: "none" | "token", messages: readonly ChatMessage[]): GenerateOptions["shield"] {
   if (mode === "none") return { mode: "none" };
-  return { mode: "token", sets: shieldSetsFromNextAnswer(new Evaluator(policy).next(messages)), eta: 0.5 };
+  // The sets the server's token shield uses (with the intent-keeping redirects).
+  return { mode: "token", sets: shieldSetsFor(new Evaluator(policy), messages), eta: 0.5 };
 }
 
 const load = (): string => loadavg()[0]?.toFixed(2) ?? "?";
