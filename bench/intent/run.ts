@@ -10,7 +10,8 @@
  * Per setting it prints how often the first booking is a flight (the mode asked for), how many
  * names were redirected, and the calls before the booking. It also compares the first call of each
  * task and seed with what the unshielded model writes (tools required, none mode): how often an
- * argument value the two calls share differs. Grounding is the task's ground truth (oracle), the
+ * argument value the two calls share differs, and the time the shield's sets take per turn
+ * (`shieldSetsFor`: next, and decide for each redirect). Grounding is the task's ground truth (oracle), the
  * tool outputs come from the travel environment with their true labels.
  */
 import { loadavg } from "node:os";
@@ -64,6 +65,8 @@ function opening(task: (typeof tasks)[number]): ChatMessage[] {
   ];
 }
 
+/** The shield's sets per turn (the evaluator's next answer, and decide on each unsafe tool for its redirect). */
+const setsMs: number[] = [];
 const engine = await Engine.load({
   modelPath: await resolveModel(options.model, { pull: false }),
   threads: options.threads,
@@ -82,7 +85,9 @@ async function runUntilBooking(
   const calls: DecodedCall[] = [];
   let redirected = 0;
   for (let turn = 0; turn < options.maxCalls; turn++) {
+    const setsStarted = performance.now();
     const sets: ShieldSets = shieldSetsFor(evaluator, messages);
+    setsMs.push(performance.now() - setsStarted);
     if (!intent) delete sets.redirects;
     const result = await engine.generate({
       messages,
@@ -185,5 +190,9 @@ for (const eta of options.eta)
     );
     console.log(`#   ${examples.join("; ")}`);
   }
+const sorted = [...setsMs].sort((a, b) => a - b);
+const at = (share: number) =>
+  (sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))] ?? 0).toFixed(2);
+console.log(`shieldSetsFor per turn (${sorted.length} turns): median ${at(0.5)} ms, p95 ${at(0.95)} ms`);
 console.log(`# ${((performance.now() - started) / 1000).toFixed(0)} s, load ${loadavg()[0]?.toFixed(2)}`);
 await engine.dispose();

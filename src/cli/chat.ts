@@ -8,6 +8,7 @@ import type { ChatMessage, ChatTool, ToolChoice } from "../llm/index.js";
 import { loadRegistry, resolveModel } from "../models/index.js";
 import { loadPolicy } from "../policy/index.js";
 import { type ShieldSets, shieldSetsFor } from "../shield/token/index.js";
+import { integer } from "./options.js";
 
 interface ChatCommandOptions {
   model: string;
@@ -92,12 +93,8 @@ export function registerChatCommands(program: Command): void {
       const modelPath = await resolveModel(options.model, { pull: false });
       const { Engine, assistantMessage } = await import("../llm/index.js");
       const { Labeler, LocalLabelModel, OpenAILabelModel } = await import("../labeler/index.js");
-      const threads = options.threads === undefined ? defaultThreads() : Number(options.threads);
-      if (!Number.isInteger(threads) || threads < 1)
-        throw new MentorError(
-          "MNT_ERR_BAD_INPUT",
-          `--threads must be an integer of at least 1, not ${options.threads}`,
-        );
+      const threads =
+        options.threads === undefined ? defaultThreads() : integer(options.threads, "--threads", 1);
       const engine = await Engine.load({ modelPath, gpu, threads });
       let labelModel: LocalLabelModel | undefined;
       try {

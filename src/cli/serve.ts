@@ -2,6 +2,7 @@ import { type Command, Option } from "commander";
 import { shieldModes } from "../agent/index.js";
 import { MentorError } from "../errors/index.js";
 import { gpuChoices, parseGpuChoice } from "../llm/gpu.js";
+import { integer } from "./options.js";
 
 interface ServeCommandOptions {
   model?: string;
@@ -192,14 +193,4 @@ function labelerOption(
     model: options.labelerModel,
     ...(options.labelerKey !== undefined ? { apiKey: options.labelerKey } : {}),
   };
-}
-
-function integer(text: string, option: string, min: number): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < min)
-    throw new MentorError(
-      "MNT_ERR_BAD_INPUT",
-      `${option} must be an integer of at least ${min}, not ${text}`,
-    );
-  return value;
 }

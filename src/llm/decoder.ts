@@ -192,6 +192,8 @@ export class CallDecoder {
   textCalls = 0;
   /** Where the free text stood when the last call written as text ended (an array's next call may follow). */
   private textCallEnd: number | undefined;
+  /** The format's call prefix and its head, up to the first space or brace (`<tool_call>`). */
+  private readonly formatOpening: { prefix: string; head: string };
   readonly stats: DecodeStats = { sampled: 0, forced: 0, vetoed: 0, redirected: 0, maskSteps: 0, maskMs: 0 };
 
   constructor(
@@ -209,6 +211,8 @@ export class CallDecoder {
           `the tool name ${JSON.stringify(name)} cannot be written in this model's call syntax`,
         );
     this.syntax = plan.syntax;
+    const prefix = plan.syntax.prefix.trimStart();
+    this.formatOpening = { prefix, head: /^[^\s{]+/.exec(prefix)?.[0] ?? prefix };
     this.phase = plan.startInCall ? { kind: "name", text: "", tokens: [], lead: "" } : { kind: "free" };
   }
 
@@ -238,13 +242,6 @@ export class CallDecoder {
     const started = performance.now();
     const mask = this.computeMask();
     if (mask !== undefined) {
-      // Special tokens are vetoed inside a call whatever their text: never offer one as a fallback.
-      if (mask.allowed !== undefined)
-        for (const token of mask.allowed)
-          if (this.isEndToken(token) || this.isSpecialToken(token)) {
-            mask.allowed.delete(token);
-            mask.bias.delete(token);
-          }
       this.stats.maskSteps++;
       this.stats.maskMs += performance.now() - started;
     }
@@ -299,7 +296,7 @@ export class CallDecoder {
       if (numberTokenFits(partial, this.index.text(token), integer, closing.text))
         bias.set(token, this.plan.strength);
     };
-    for (const token of this.index.numberStartTokens) consider(token);
+    for (const token of this.index.numberTokens) consider(token);
     this.index.forEachPrefixOf(closing.text, consider);
     const mask: TokenMask = { bias, banned: new Set(), allowed: new Set(bias.keys()) };
     if (bias.size === 0) mask.empty = `no token continues the number ${JSON.stringify(partial)}`;
@@ -316,11 +313,14 @@ export class CallDecoder {
     let chosen = token;
     const mask = this.currentMask;
     // End-of-generation and special tokens cannot be biased away: inside a call the veto replaces them.
-    const special = this.isEndToken(token) || this.isSpecialToken(token);
-    if (mask !== undefined && (special || !isTokenAllowed(mask, token))) {
+    const special = (id: number) => this.isEndToken(id) || this.isSpecialToken(id);
+    if (mask !== undefined && (special(token) || !isTokenAllowed(mask, token))) {
       this.stats.vetoed++;
+      // Special tokens are vetoed whatever their text: never one as the replacement either.
       const replacement =
-        mask.allowed !== undefined ? fallbackToken(this.index, mask) : this.safeStringToken(mask);
+        mask.allowed !== undefined
+          ? fallbackToken(this.index, mask, (id) => !special(id))
+          : this.safeStringToken(mask);
       if (replacement === undefined)
         throw new MentorError(
           "MNT_ERR_ENGINE_NO_CONTINUATION",
@@ -333,8 +333,6 @@ export class CallDecoder {
       phase.kind === "name"
         ? this.acceptName(phase, chosen, this.index.text(chosen))
         : this.acceptValue(phase, chosen);
-    if (action.replace?.length === 1 && action.replace[0] === token && action.rewind === undefined)
-      delete action.replace;
     if (chosen !== token && action.replace === undefined) action.replace = [chosen];
     // A completed call's tokens were recorded when it closed.
     if (this.calls.length === completed) this.callTokens.push(...(action.replace ?? [token]));
@@ -364,10 +362,10 @@ export class CallDecoder {
    * whole head keeps what merely starts like it (`<tools>`) as the model's own text.
    */
   private openFormatCall(token: number, text: string): DecodeAction | undefined {
-    const prefix = this.plan.syntax.prefix.trimStart();
-    const head = /^[^\s{]+/.exec(prefix)?.[0] ?? prefix;
-    const at = this.freeText.lastIndexOf(head);
-    if (at < 0 || at + head.length <= this.freeText.length - text.length) return undefined;
+    const { prefix, head } = this.formatOpening;
+    // The head ends in this token: look for it only where it can.
+    const at = this.freeText.indexOf(head, Math.max(0, this.freeText.length - text.length - head.length + 1));
+    if (at < 0) return undefined;
     // What the token holds after the head: the start of the prefix's rest, or that and a name's start.
     const after = this.freeText.slice(at + head.length);
     const rest = prefix.slice(head.length);
@@ -393,6 +391,8 @@ export class CallDecoder {
    * tokens leave the content and the name slot starts, with the name's start if the token has one.
    */
   private openTextCall(token: number, text: string): DecodeAction | undefined {
+    // The opening's last quote is in this token (the name's start after it has none).
+    if (!text.includes('"')) return undefined;
     let match = textCallOpening.exec(this.freeText);
     let at = 0;
     if (match === null && this.textCallEnd !== undefined) {
@@ -425,8 +425,7 @@ export class CallDecoder {
     const before = this.freeText.slice(start, at);
     if (before !== "") this.freeTokens.push(...this.tokenize(before, false));
     this.freeText = this.freeText.slice(0, at);
-    if (syntax !== this.syntax) this.nameClosings.clear();
-    this.syntax = syntax;
+    this.useSyntax(syntax);
     const phase: Phase & { kind: "name" } = { kind: "name", text: "", tokens: [], lead: "" };
     this.phase = phase;
     return phase;
@@ -463,15 +462,16 @@ export class CallDecoder {
   private openCall(): DecodeAction {
     const forced = this.tokenize(this.plan.syntax.prefix, true);
     this.stats.forced += forced.length;
-    this.useFormatSyntax();
+    this.useSyntax(this.plan.syntax);
     this.phase = { kind: "name", text: "", tokens: [], lead: "" };
     this.callTokens = [...forced];
     return { replace: forced };
   }
 
-  private useFormatSyntax(): void {
-    if (this.syntax !== this.plan.syntax) this.nameClosings.clear();
-    this.syntax = this.plan.syntax;
+  /** The syntax of the call being opened; what follows a name depends on it. */
+  private useSyntax(syntax: CallSyntax): void {
+    if (syntax !== this.syntax) this.nameClosings.clear();
+    this.syntax = syntax;
   }
 
   /** What follows a tool's name in the current syntax, up to its first value slot. */
@@ -638,7 +638,7 @@ export class CallDecoder {
     const prefix = this.tokenize(this.plan.syntax.prefix, true);
     const forced = [...(separator === "" ? [] : this.tokenize(separator, true)), ...prefix];
     this.stats.forced += forced.length;
-    this.useFormatSyntax();
+    this.useSyntax(this.plan.syntax);
     this.phase = { kind: "name", text: "", tokens: [], lead: "" };
     this.callTokens = prefix;
     return forced;

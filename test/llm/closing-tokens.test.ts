@@ -18,6 +18,7 @@ import {
   TextVocabulary,
   VocabularyIndex,
 } from "../../src/shield/token/index.js";
+import { decodePlan } from "../support/decode-plan.js";
 import { readGguf } from "../support/gguf-reader.js";
 
 // A model's own token may close a slot and go on with the structure that follows (`"}}\n` on
@@ -134,24 +135,12 @@ function plan(kind: Kind, last: boolean, syntax: CallSyntax): DecodePlan {
   const properties: Record<string, ParameterSchema> =
     last && kind !== "name" ? { a: first } : { a: first, b: { type: "string" } };
   const tool: ToolDefinition = { name: "check_distance", parameters: { type: "object", properties } };
-  return {
+  return decodePlan({
     syntax,
     tools: [tool, { name: "check_seats" }],
     names: ["check_distance", "check_seats"],
-    progressingNames: [],
-    redirects: new Map(),
     argumentSets: new Map([["check_distance", new Map([["a", { unsafe: ["Toronto"] }]])]]),
-    startInCall: true,
-    callsAllowed: true,
-    endAllowed: false,
-    endProgressing: false,
-    maxCalls: 1,
-    minCalls: 0,
-    eta: 0.5,
-    strength: 100,
-    boost: true,
-    maxStringTokens: 24,
-  };
+  });
 }
 
 /** The model writes `text`: the longest allowed token that continues it, until it is written. */

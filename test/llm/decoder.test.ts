@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { CallDecoder, type DecodePlan } from "../../src/llm/decoder.js";
 import { seededRandom } from "../../src/models/tiny-model.js";
 import { TextVocabulary, VocabularyIndex } from "../../src/shield/token/index.js";
+import { decodePlan } from "../support/decode-plan.js";
 
 // No model: a toy vocabulary and a sampler that ignores the bias half of the time, so the veto
 // alone must keep every call well-formed and free of unsafe names and values.
@@ -53,6 +54,7 @@ function tokenize(text: string, special: boolean): number[] {
 }
 
 const names = ["check_distance", "book_train", "book_flight"];
+const toySyntax = { prefix: '<call>{"name": "', paramsPrefix: '", "arguments": ', suffix: "}<eos>" };
 const tools = names.map((name) => ({
   name,
   parameters: {
@@ -168,25 +170,19 @@ describe("call decoder with an adversarial sampler", () => {
 });
 
 describe("ending the turn as the progressing move", () => {
-  const syntax = { prefix: '<call>{"name": "', paramsPrefix: '", "arguments": ', suffix: "}<eos>" };
-  const freePlan = (boost: boolean, endProgressing: boolean): DecodePlan => ({
-    syntax,
-    tools,
-    names,
-    progressingNames: [],
-    redirects: new Map(),
-    argumentSets: new Map(),
-    startInCall: false,
-    callsAllowed: true,
-    endAllowed: true,
-    endProgressing,
-    maxCalls: 1,
-    minCalls: 0,
-    eta: 0.75,
-    strength: 100,
-    boost,
-    maxStringTokens: 6,
-  });
+  const syntax = toySyntax;
+  const freePlan = (boost: boolean, endProgressing: boolean): DecodePlan =>
+    decodePlan({
+      syntax,
+      tools,
+      names,
+      startInCall: false,
+      endAllowed: true,
+      endProgressing,
+      eta: 0.75,
+      boost,
+      maxStringTokens: 6,
+    });
   const opener = pieces.indexOf("<call>");
   const isEnd = (token: number) => token === endToken;
 
@@ -211,24 +207,8 @@ describe("ending the turn as the progressing move", () => {
 });
 
 describe("intent-keeping: a name that can only become an unsafe tool", () => {
-  const plan = (redirects: Map<string, string>): DecodePlan => ({
-    syntax: { prefix: '<call>{"name": "', paramsPrefix: '", "arguments": ', suffix: "}<eos>" },
-    tools,
-    names: ["check_distance", "book_train"],
-    progressingNames: [],
-    redirects,
-    argumentSets: new Map(),
-    startInCall: true,
-    callsAllowed: true,
-    endAllowed: false,
-    endProgressing: false,
-    maxCalls: 1,
-    minCalls: 0,
-    eta: 0.5,
-    strength: 100,
-    boost: true,
-    maxStringTokens: 6,
-  });
+  const plan = (redirects: Map<string, string>): DecodePlan =>
+    decodePlan({ syntax: toySyntax, tools, names: ["check_distance", "book_train"], redirects });
   const isEnd = (token: number) => token === endToken;
   const piece = (text: string) => pieces.indexOf(text);
 
@@ -264,24 +244,12 @@ describe("intent-keeping: a name that can only become an unsafe tool", () => {
 
 describe("boolean values", () => {
   it("masks an unsafe boolean value, and the veto holds when the sampler ignores the mask", () => {
-    const plan: DecodePlan = {
-      syntax: { prefix: '<call>{"name": "', paramsPrefix: '", "arguments": ', suffix: "}<eos>" },
+    const plan = decodePlan({
+      syntax: toySyntax,
       tools: [{ name: "book", parameters: { type: "object", properties: { urgent: { type: "boolean" } } } }],
       names: ["book"],
-      progressingNames: [],
-      redirects: new Map(),
       argumentSets: new Map([["book", new Map([["urgent", { unsafe: ["false"] }]])]]),
-      startInCall: true,
-      callsAllowed: true,
-      endAllowed: false,
-      endProgressing: false,
-      maxCalls: 1,
-      minCalls: 0,
-      eta: 0.5,
-      strength: 100,
-      boost: true,
-      maxStringTokens: 6,
-    };
+    });
     const decoder = new CallDecoder(plan, index, tokenize, (token) => token === endToken);
     decoder.initialTokens();
     for (const text of ["book", '",'] as const) {

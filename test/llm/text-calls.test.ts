@@ -10,6 +10,7 @@ import {
   TextVocabulary,
   VocabularyIndex,
 } from "../../src/shield/token/index.js";
+import { decodePlan } from "../support/decode-plan.js";
 
 // Under tool_choice "auto", Qwen2.5-Coder-1.5B-Instruct writes most of its calls as text: in
 // ``` fences (with or without "json", pretty-printed), in a <tools> block (several calls), as a bare
@@ -105,7 +106,7 @@ const tools = [
 ];
 
 function plan(mode: "none" | "token", maxCalls: number): DecodePlan {
-  return {
+  return decodePlan({
     syntax: {
       prefix: '<tool_call>\n{"name": "',
       paramsPrefix: '", "arguments": ',
@@ -115,19 +116,11 @@ function plan(mode: "none" | "token", maxCalls: number): DecodePlan {
     tools,
     names: tools.map((tool) => tool.name),
     progressingNames: mode === "token" ? ["check_distance"] : [],
-    redirects: new Map(),
-    argumentSets: new Map(),
     startInCall: false,
-    callsAllowed: true,
     endAllowed: true,
-    endProgressing: false,
     maxCalls,
-    minCalls: 0,
-    eta: 0.5,
-    strength: 100,
     boost: mode === "token",
-    maxStringTokens: 24,
-  };
+  });
 }
 
 /** The scripted model writes `text` (then ends the turn, unless `end` is false) through a decoder; returns what the decoder read. */

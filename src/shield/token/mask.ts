@@ -145,12 +145,18 @@ export function isTokenAllowed(mask: TokenMask, token: number): boolean {
 
 /**
  * The token the veto puts in place of a vetoed one in an allow-list slot: the allowed token with
- * the highest bias (progressing first), then the longest text, then the lowest id — deterministic.
+ * the highest bias (progressing first), then the longest text, then the lowest id — deterministic;
+ * only tokens `eligible` allows (not the special tokens a call cannot hold).
  */
-export function fallbackToken(index: VocabularyIndex, mask: TokenMask): number | undefined {
+export function fallbackToken(
+  index: VocabularyIndex,
+  mask: TokenMask,
+  eligible: (token: number) => boolean = () => true,
+): number | undefined {
   let best: number | undefined;
   let bestBias = Number.NEGATIVE_INFINITY;
   for (const token of mask.allowed ?? []) {
+    if (!eligible(token)) continue;
     const bias = mask.bias.get(token) ?? 0;
     const better =
       best === undefined ||

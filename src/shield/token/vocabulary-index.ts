@@ -22,8 +22,11 @@ export class VocabularyIndex {
   readonly escapeTokens: ReadonlySet<number>;
   /** Tokens with U+FFFD (part of a multi-byte character). */
   readonly partialCharacterTokens: ReadonlySet<number>;
-  /** Tokens that start with a character of a JSON number (`-`, a digit, `.`): number slots look here. */
-  readonly numberStartTokens: readonly number[];
+  /**
+   * Tokens of number characters (`-`, digits, `.`), alone or followed by what closes a JSON number
+   * in a call (`,` or `}` and on): the candidates of a number slot besides the closing's own tokens.
+   */
+  readonly numberTokens: readonly number[];
 
   constructor(vocabulary: TokenVocabulary) {
     this.size = vocabulary.size;
@@ -31,7 +34,7 @@ export class VocabularyIndex {
     let maxTextLength = 0;
     const escapes: number[] = [];
     const partial: number[] = [];
-    const numberStarts: number[] = [];
+    const numbers: number[] = [];
     for (let id = 0; id < vocabulary.size; id++) {
       const text = vocabulary.text(id);
       texts.push(text);
@@ -42,13 +45,13 @@ export class VocabularyIndex {
       else this.byText.set(text, [id]);
       if (hasEscapeOrControl(stringPart(text))) escapes.push(id);
       if (text.includes("\uFFFD")) partial.push(id);
-      if (/^[-0-9.]/.test(text)) numberStarts.push(id);
+      if (/^[-0-9.]+(?:[,}]|$)/.test(text)) numbers.push(id);
     }
     this.texts = texts;
     this.maxTextLength = maxTextLength;
     this.escapeTokens = new Set(escapes);
     this.partialCharacterTokens = new Set(partial);
-    this.numberStartTokens = numberStarts;
+    this.numberTokens = numbers;
     this.sortedIds = texts
       .map((_, id) => id)
       .filter((id) => texts[id] !== "")
