@@ -1,4 +1,4 @@
-import type { Value } from "../expression/index.js";
+import { holdsIn, referencesOf, type Value } from "../expression/index.js";
 import type { Automaton } from "../logic/index.js";
 import {
   type Binding,
@@ -637,7 +637,10 @@ function candidateCalls(run: Run): CandidateCall[] {
     for (const binding of targets) {
       const args = binding ? argumentsFor(own, binding) : {};
       const reachable = binding ? run.instancesOf(binding) : run.globalInstances();
+      const fixed = whenFixedBy(run, own, binding, args);
       for (const moves of movesByChoice.values()) {
+        const whenTrue = (moves[0] as AbstractMove).whenTrue;
+        if ([...fixed].some(([text, holds]) => whenTrue.has(text) !== holds)) continue;
         const letters = moves.map((move) =>
           reachable.map((index) => {
             const instance = run.instances[index] as Instance;
@@ -668,12 +671,42 @@ function candidateCalls(run: Run): CandidateCall[] {
           ),
         );
         const cases = moves.map(outcomeCaseOf);
-        const whenTrue = (moves[0] as AbstractMove).whenTrue;
         candidates.push({ tool: tool.name, arguments: args, binding, whenTrue, cases, affected, effects });
       }
     }
   }
   return candidates;
+}
+
+/**
+ * The `when` predicates a call aimed at `binding` cannot choose: those that read only the
+ * arguments naming the binding, its variables and the task (`task.request_travel.mode ==
+ * 'flight'`). Their truth is the same for every such call, so the other choice is no candidate.
+ */
+function whenFixedBy(
+  run: Run,
+  propositions: readonly PropositionSpec[],
+  binding: Binding | undefined,
+  args: Record<string, Value>,
+): Map<string, boolean> {
+  const fixed = new Map<string, boolean>();
+  for (const proposition of propositions) {
+    const { when, whenText } = proposition;
+    if (!when || whenText === undefined || fixed.has(whenText)) continue;
+    const aimed = binding
+      ? proposition.entities.length === 1 && proposition.entities[0] === binding.entity
+      : proposition.entities.length === 0;
+    if (!aimed) continue;
+    const patternPaths = Object.values(proposition.bindingPattern).map((path) => path.join("."));
+    const decided = referencesOf(when).every(
+      (reference) =>
+        reference.kind === "variable" ||
+        reference.kind === "task" ||
+        (reference.kind === "arguments" && patternPaths.includes(reference.path.join("."))),
+    );
+    if (decided) fixed.set(whenText, holdsIn(when, run.scopeFor(binding ? [binding] : [], args)));
+  }
+  return fixed;
 }
 
 /** Whether a call aimed at `target` is an event for a proposition of an instance with `bindings`. */

@@ -417,9 +417,7 @@ export class Run {
     const freshIds = new Set(fresh === "all" ? [] : fresh.map((binding) => binding.id));
     for (const rule of this.policy.rules) {
       const choices = rule.entities.map((entity) =>
-        this.bindings.filter(
-          (binding) => binding.entity === entity && (rule.appliesTo === "all" || binding.requested),
-        ),
+        this.bindings.filter((binding) => binding.entity === entity && appliesTo(rule, binding)),
       );
       for (const combination of cartesian(choices)) {
         if (fresh === "all" || combination.some((binding) => freshIds.has(binding.id))) {
@@ -512,4 +510,8 @@ function cartesian<T>(choices: readonly (readonly T[])[]): T[][] {
     (product, options) => product.flatMap((prefix) => options.map((option) => [...prefix, option])),
     [[]],
   );
+}
+
+function appliesTo(rule: RuleSpec, binding: Binding): boolean {
+  return rule.appliesTo === "all" || binding.requested === (rule.appliesTo === "requested");
 }

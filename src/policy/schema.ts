@@ -161,8 +161,8 @@ export const ruleSchema = z
     b: z.string().optional(),
     n: z.number().int().min(0).optional(),
     mode: modeSchema.default("block"),
-    /** `requested`: only bindings the task introduced (e.g. "book the trip you were asked for"). */
-    applies_to: z.enum(["all", "requested"]).default("all"),
+    /** `requested`: only bindings the task introduced (e.g. "book the trip you were asked for"); `unrequested`: only the others. */
+    applies_to: z.enum(["all", "requested", "unrequested"]).default("all"),
     /** Overrides the manual sentence quoted in feedback. */
     sentence: z.string().optional(),
   })

@@ -107,7 +107,7 @@ export interface RuleSpec {
   /** The entities the rule is sliced by (one automaton instance per binding). */
   entities: string[];
   mode: Mode;
-  appliesTo: "all" | "requested";
+  appliesTo: "all" | "requested" | "unrequested";
   /** The manual's sentence, quoted in feedback. */
   sentence: string;
   /** The rule's automaton, over the letters the policy's tools can produce. */

@@ -267,7 +267,16 @@ describe("travel domain", () => {
 
   test("ground truth for --grounding oracle: the task's trips and the labels of text outputs", () => {
     assert.deepEqual(travel.grounding?.(taskNamed("t04")), [
-      { name: "request_travel", arguments: { origin: "Toronto", destination: "Vancouver", urgent: true } },
+      {
+        name: "request_travel",
+        arguments: {
+          origin: "Toronto",
+          destination: "Vancouver",
+          urgent: true,
+          mode: "flight",
+          travel_class: "business",
+        },
+      },
     ]);
     const env = travel.environment(taskNamed("t01"), "");
     const labelOf = (name: string, args: Record<string, unknown>) =>
@@ -276,7 +285,9 @@ describe("travel domain", () => {
     assert.equal(labelOf("check_distance", route("Toronto", "Montreal")), "long");
     assert.equal(labelOf("check_seats", route("Toronto", "Montreal")), "full");
     assert.equal(labelOf("check_seats", route("Toronto", "Chicago")), "available");
-    assert.equal(labelOf("check_seats", route("Winnipeg", "Calgary")), null);
+    // No flight on the route rules flying out, as a full flight does.
+    assert.equal(labelOf("check_seats", route("Winnipeg", "Calgary")), "full");
+    assert.equal(labelOf("check_distance", route("Toronto", "Atlantis")), null);
     assert.equal(labelOf("book_train", route("Toronto", "Chicago")), undefined);
   });
 

@@ -53,7 +53,20 @@ describe("mentor serve with the default model and the travel policy", { timeout:
     assert.equal(completion.mentor.mode, "token");
     assert.deepEqual(
       completion.mentor.grounding.map((note) => note.value),
-      [[{ name: "request_travel", arguments: { origin: "Toronto", destination: "Chicago", urgent: false } }]],
+      [
+        [
+          {
+            name: "request_travel",
+            arguments: {
+              origin: "Toronto",
+              destination: "Chicago",
+              urgent: false,
+              mode: "flight",
+              travel_class: "business",
+            },
+          },
+        ],
+      ],
     );
   });
 

@@ -171,6 +171,91 @@ describe("travel scenarios", () => {
     );
   });
 
+  test("a trip asked for by flight is not booked by train while the flight may be made (P4_mode)", () => {
+    const wantsFlight = {
+      name: "request_travel",
+      arguments: { ...toronto, urgent: false, mode: "flight", travel_class: "any" },
+    };
+    const long = new Conversation([wantsFlight]).call("check_distance", toronto, { label: "long" });
+    const train = evaluator.decide(long.messages, { name: "book_train", arguments: toronto });
+    assert.equal(train.verdict, "block");
+    assert.deepEqual(
+      train.violations.map((finding) => finding.rule),
+      ["P4_mode"],
+    );
+    const sets = shieldSetsFor(evaluator, long.messages);
+    assert.deepEqual(sets.progressingTools, ["check_seats"]);
+    assert.ok(sets.unsafeTools?.includes("book_train"));
+    // What the server appends to the distance check's result: the flight's next step, not the train.
+    assert.equal(
+      doneRefusedText(evaluator.next(long.messages).openDuties),
+      '[SHIELD] You cannot finish yet. Open duties: P4 (The requested trip must be booked before you finish.) for route(x="Toronto", y="Chicago"). Next: check_seats(origin="Toronto", destination="Chicago")',
+    );
+    // The manual rules the flight out: a full flight (P7) or a short route (P2) leaves the train.
+    const full = long.call("check_seats", toronto, { label: "full" });
+    assert.equal(
+      evaluator.decide(full.messages, { name: "book_train", arguments: toronto }).verdict,
+      "allow",
+    );
+    const short = new Conversation([wantsFlight]).call("check_distance", toronto, { label: "short" });
+    assert.equal(
+      evaluator.decide(short.messages, { name: "book_train", arguments: toronto }).verdict,
+      "allow",
+    );
+  });
+
+  test("a trip asked for by train is never flown (P4_mode)", () => {
+    const wantsTrain = {
+      name: "request_travel",
+      arguments: { ...toronto, urgent: false, mode: "train", travel_class: "any" },
+    };
+    const run = new Conversation([wantsTrain])
+      .call("check_distance", toronto, { label: "long" })
+      .call("check_seats", toronto, { label: "available" });
+    const flight = evaluator.decide(run.messages, {
+      name: "book_flight",
+      arguments: { ...toronto, travel_class: "economy" },
+    });
+    assert.deepEqual(
+      flight.violations.map((finding) => finding.rule),
+      ["P4_mode"],
+    );
+    assert.equal(evaluator.decide(run.messages, { name: "book_train", arguments: toronto }).verdict, "allow");
+  });
+
+  test("with an urgent need the class asked for is booked (P4_class); without one, economy (P3)", () => {
+    const urgentBusiness = {
+      name: "request_travel",
+      arguments: { ...toronto, urgent: true, mode: "flight", travel_class: "business" },
+    };
+    const run = new Conversation([urgentBusiness])
+      .call("check_distance", toronto, { label: "long" })
+      .call("check_seats", toronto, { label: "available" });
+    const economy = evaluator.decide(run.messages, {
+      name: "book_flight",
+      arguments: { ...toronto, travel_class: "economy" },
+    });
+    assert.deepEqual(
+      economy.violations.map((finding) => finding.rule),
+      ["P4_class"],
+    );
+    assert.deepEqual(economy.advice?.call, {
+      name: "book_flight",
+      arguments: { ...toronto, travel_class: "business" },
+    });
+  });
+
+  test("a route nobody asked for is not booked (P4_only), though it may be looked up", () => {
+    const paris = { origin: "Paris", destination: "Rome" };
+    const run = new Conversation([request(toronto)]).call("check_distance", paris, { label: "short" });
+    const train = evaluator.decide(run.messages, { name: "book_train", arguments: paris });
+    assert.equal(train.verdict, "block");
+    assert.deepEqual(
+      train.violations.map((finding) => [finding.rule, finding.binding]),
+      [["P4_only", 'route(x="Paris", y="Rome")']],
+    );
+  });
+
   test("done is refused until a booking is confirmed", () => {
     const run = new Conversation([request(toronto)]).call("check_distance", toronto, { label: "short" });
     assert.equal(evaluator.next(run.messages).done.allowed, false);

@@ -125,8 +125,8 @@ describe("labeler declarations in a policy", () => {
 
   test("a label named none", () => {
     assertProblem(
-      "      full: the flight is full\n",
-      "      full: the flight is full\n      none: no flight\n",
+      "      available: seats are available\n",
+      "      available: seats are available\n      none: no flight\n",
       "none: no flight",
       "MNT_ERR_POLICY_SCHEMA",
       /reserves it/,

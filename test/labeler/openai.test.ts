@@ -162,7 +162,7 @@ describe("OpenAI-endpoint labeler: protocol handling against a scripted local HT
   test("task grounding: a json_schema of the task calls; answers are validated field by field", async () => {
     const good = {
       name: "request_travel",
-      arguments: { origin: "Toronto", destination: "Chicago", urgent: false },
+      arguments: { origin: "Toronto", destination: "Chicago", urgent: false, mode: "any", travel_class: "any" },
     };
     script = [answer(JSON.stringify({ calls: [good] }))];
     assert.deepEqual(await labeler().groundTask("toronto over to chicago", true), {
@@ -181,8 +181,18 @@ describe("OpenAI-endpoint labeler: protocol handling against a scripted local HT
             origin: { type: "string" },
             destination: { type: "string" },
             urgent: { type: "boolean", description: "The traveller stated an urgent business need" },
+            mode: {
+              type: "string",
+              enum: ["flight", "train", "any"],
+              description: "The mode of transport the traveller asked for",
+            },
+            travel_class: {
+              type: "string",
+              enum: ["business", "economy", "any"],
+              description: "The cabin class the traveller asked for",
+            },
           },
-          required: ["origin", "destination", "urgent"],
+          required: ["origin", "destination", "urgent", "mode", "travel_class"],
           additionalProperties: false,
         },
       },

@@ -101,9 +101,9 @@ describe("deterministic labelers of the travel policy", () => {
 
 describe("deterministic task grounding", () => {
   const labeler = new Labeler(travel);
-  const trip = (origin: string, destination: string, urgent: boolean) => ({
+  const trip = (origin: string, destination: string, urgent: boolean, mode = "any", travel_class = "any") => ({
     name: "request_travel",
-    arguments: { origin, destination, urgent },
+    arguments: { origin, destination, urgent, mode, travel_class },
   });
 
   test("one route, with and without urgency, in several phrasings", async () => {
@@ -113,6 +113,13 @@ describe("deterministic task grounding", () => {
       ["Toronto-Chicago please, not urgent", [trip("Toronto", "Chicago", false)]],
       ["Urgent: book Toronto to Ottawa for Friday.", [trip("Toronto", "Ottawa", true)]],
       ["From Paris to Lyon on Monday", [trip("Paris", "Lyon", false)]],
+      ["Please book me a flight from Ottawa to Montreal.", [trip("Ottawa", "Montreal", false, "flight")]],
+      ["I'd like to take the train from Toronto to Ottawa.", [trip("Toronto", "Ottawa", false, "train")]],
+      [
+        "Book me business class from Toronto to New York, I can't stand economy seats.",
+        [trip("Toronto", "New York", false, "flight", "business")],
+      ],
+      ["An economy flight from Toronto to Vancouver.", [trip("Toronto", "Vancouver", false, "flight", "economy")]],
     ];
     for (const [text, expected] of cases)
       assert.deepEqual(await labeler.groundTask(text, true), { value: expected, source: "rule" }, text);
@@ -182,7 +189,10 @@ describe("Labeler.ground", () => {
     assert.deepEqual(messages, before);
     assert.deepEqual((grounded[0] as { mentor: unknown }).mentor, {
       task: [
-        { name: "request_travel", arguments: { origin: "Toronto", destination: "Chicago", urgent: false } },
+        {
+          name: "request_travel",
+          arguments: { origin: "Toronto", destination: "Chicago", urgent: false, mode: "any", travel_class: "any" },
+        },
       ],
     });
     assert.deepEqual((grounded[2] as { mentor: unknown }).mentor, { label: "long" });
@@ -258,17 +268,18 @@ describe("answers and grammars", () => {
   test("parseCalls validates names, fields and types", () => {
     const specs = [...travel.taskCalls.values()];
     const good =
-      '[{"name": "request_travel", "arguments": {"origin": "A", "destination": "B", "urgent": false}}]';
+      '[{"name": "request_travel", "arguments": {"origin": "A", "destination": "B", "urgent": false, "mode": "any", "travel_class": "any"}}]';
     assert.equal(parseCalls(good, specs).ok, true);
     assert.equal(parseCalls(`{"calls": ${good}}`, specs).ok, true);
     assert.deepEqual(parseCalls("[]", specs), { ok: true, value: [] });
     for (const bad of [
       '[{"name": "book", "arguments": {}}]',
       '[{"name": "request_travel", "arguments": {"origin": "A", "destination": "B"}}]',
-      '[{"name": "request_travel", "arguments": {"origin": "A", "destination": "B", "urgent": "yes"}}]',
-      '[{"name": "request_travel", "arguments": {"origin": "…", "destination": "B", "urgent": true}}]',
-      '[{"name": "request_travel", "arguments": {"origin": "，", "destination": "B", "urgent": true}}]',
-      '[{"name": "request_travel", "arguments": {"origin": "A", "destination": "B", "urgent": true, "x": 1}}]',
+      '[{"name": "request_travel", "arguments": {"origin": "A", "destination": "B", "urgent": "yes", "mode": "any", "travel_class": "any"}}]',
+      '[{"name": "request_travel", "arguments": {"origin": "…", "destination": "B", "urgent": true, "mode": "any", "travel_class": "any"}}]',
+      '[{"name": "request_travel", "arguments": {"origin": "，", "destination": "B", "urgent": true, "mode": "any", "travel_class": "any"}}]',
+      '[{"name": "request_travel", "arguments": {"origin": "A", "destination": "B", "urgent": true, "mode": "any", "travel_class": "any", "x": 1}}]',
+      '[{"name": "request_travel", "arguments": {"origin": "A", "destination": "B", "urgent": true, "mode": "bus", "travel_class": "any"}}]',
       '{"name": "request_travel"}',
       "[{",
     ])

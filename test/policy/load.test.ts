@@ -51,11 +51,11 @@ describe("loadPolicy", () => {
     assert.equal(policy.name, "travel");
     assert.deepEqual(
       policy.rules.map((rule) => rule.id),
-      ["P1", "P2", "P4", "P5", "P6", "P7"],
+      ["P1", "P2", "P4", "P5", "P6", "P7", "P4_mode", "P4_only"],
     );
     assert.deepEqual(
       policy.constraints.map((constraint) => constraint.id),
-      ["P3"],
+      ["P3", "P4_class"],
     );
     assert.deepEqual(policy.propositions.get("checked")?.bindingPattern, {
       x: ["origin"],

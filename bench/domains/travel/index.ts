@@ -71,12 +71,14 @@ export const travel: Domain = {
     return new TravelEnvironment(travelDatabase());
   },
   grounding: (task) =>
-    (task as TravelTask).trips.map(({ origin, destination, urgent }) => ({
+    (task as TravelTask).trips.map(({ origin, destination, urgent, wants, travel_class }) => ({
       name: "request_travel",
-      arguments: { origin, destination, urgent },
+      arguments: { origin, destination, urgent, mode: wants ?? "any", travel_class: travel_class ?? "any" },
     })),
   label(call) {
     if (!call.name.startsWith("check_")) return undefined;
+    // No flight on the route rules flying out as a full one does (the policy's label says so).
+    if (call.name === "check_seats" && /\bno flight\b/.test(call.output)) return "full";
     if (call.error) return null;
     if (call.name === "check_seats") return /\bfull\b/.test(call.output) ? "full" : "available";
     const database = travelDatabase();
