@@ -111,7 +111,13 @@ describe("mentor chat (command line)", () => {
           value: [
             {
               name: "request_travel",
-              arguments: { origin: "Toronto", destination: "Chicago", urgent: true, mode: "any", travel_class: "any" },
+              arguments: {
+                origin: "Toronto",
+                destination: "Chicago",
+                urgent: true,
+                mode: "any",
+                travel_class: "any",
+              },
             },
           ],
         },

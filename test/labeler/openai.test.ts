@@ -162,7 +162,13 @@ describe("OpenAI-endpoint labeler: protocol handling against a scripted local HT
   test("task grounding: a json_schema of the task calls; answers are validated field by field", async () => {
     const good = {
       name: "request_travel",
-      arguments: { origin: "Toronto", destination: "Chicago", urgent: false, mode: "any", travel_class: "any" },
+      arguments: {
+        origin: "Toronto",
+        destination: "Chicago",
+        urgent: false,
+        mode: "any",
+        travel_class: "any",
+      },
     };
     script = [answer(JSON.stringify({ calls: [good] }))];
     assert.deepEqual(await labeler().groundTask("toronto over to chicago", true), {

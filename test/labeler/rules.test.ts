@@ -101,7 +101,13 @@ describe("deterministic labelers of the travel policy", () => {
 
 describe("deterministic task grounding", () => {
   const labeler = new Labeler(travel);
-  const trip = (origin: string, destination: string, urgent: boolean, mode = "any", travel_class = "any") => ({
+  const trip = (
+    origin: string,
+    destination: string,
+    urgent: boolean,
+    mode = "any",
+    travel_class = "any",
+  ) => ({
     name: "request_travel",
     arguments: { origin, destination, urgent, mode, travel_class },
   });
@@ -119,7 +125,10 @@ describe("deterministic task grounding", () => {
         "Book me business class from Toronto to New York, I can't stand economy seats.",
         [trip("Toronto", "New York", false, "flight", "business")],
       ],
-      ["An economy flight from Toronto to Vancouver.", [trip("Toronto", "Vancouver", false, "flight", "economy")]],
+      [
+        "An economy flight from Toronto to Vancouver.",
+        [trip("Toronto", "Vancouver", false, "flight", "economy")],
+      ],
     ];
     for (const [text, expected] of cases)
       assert.deepEqual(await labeler.groundTask(text, true), { value: expected, source: "rule" }, text);
@@ -191,7 +200,13 @@ describe("Labeler.ground", () => {
       task: [
         {
           name: "request_travel",
-          arguments: { origin: "Toronto", destination: "Chicago", urgent: false, mode: "any", travel_class: "any" },
+          arguments: {
+            origin: "Toronto",
+            destination: "Chicago",
+            urgent: false,
+            mode: "any",
+            travel_class: "any",
+          },
         },
       ],
     });
