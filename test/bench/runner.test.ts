@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { readTurnRecord } from "../../bench/agent.js";
 import { mergeResults } from "../../bench/merge.js";
 import { summarize } from "../../bench/metrics.js";
-import { type BenchResults, renderReport } from "../../bench/report.js";
+import { type BenchResults, barChart, renderReport } from "../../bench/report.js";
 import { type BenchOptions, runBenchmark, servedModel, summaryTable } from "../../bench/run.js";
 import { makeTinyModel } from "../../src/models/tiny-model.js";
 import { startServer } from "../../src/server/index.js";
@@ -50,7 +50,9 @@ describe("benchmark runner", () => {
     assert.match(html, /<table id="tasks">/);
     assert.match(html, /<td>travel<\/td><td>t01<\/td>/);
     assert.match(html, /not scored: it continues an earlier conversation/);
-    assert.equal(html.match(/<svg /g)?.length, 4);
+    // Per domain: Pass figures, seconds per call, the per-task chart.
+    assert.equal(html.match(/<section class="domain"/g)?.length, 2);
+    assert.equal(html.match(/<svg /g)?.length, 6);
   });
 
   test("--limit and --tasks FILE", async () => {
@@ -209,11 +211,152 @@ describe("benchmark runner", () => {
     const html = renderReport(results);
     assert.match(html, /<table id="summary">/);
     assert.match(html, /<td class="fail" title="P1: &lt;booked&gt; first">0\/1/);
-    assert.match(html, /Pass\^1 per domain/);
-    assert.equal(html.match(/<svg /g)?.length, 4);
-    // One bar per condition in each of the four charts (none's Pass^1 is 0: a bar of height 0).
-    assert.equal(html.match(/<rect [^>]*><title>/g)?.length, 8);
+    assert.match(html, /travel: Pass\^1 \(±1 SE over tasks\)/);
+    assert.equal(html.match(/<svg /g)?.length, 3);
+    // A bar per condition: Pass^1 (none's is 0: a sliver), 2 × seconds per call, 3 × the task's panels.
+    assert.equal(html.match(/<rect [^>]*><title>/g)?.length, 2 * (1 + 2 + 3));
     assert.match(summaryTable(results.summary), /\| travel \| token \| 1 \| 2 \| 1\.00 ± 0 /);
+  });
+});
+
+describe("the report's charts", () => {
+  const record = (
+    domain: string,
+    task: string,
+    condition: string,
+    run: number,
+    figures: { pass: boolean; proposed: number; blocked?: number; doneRefusals?: number; solvable?: boolean },
+  ) => ({
+    domain,
+    condition,
+    task,
+    run,
+    seed: run,
+    solvable: figures.solvable ?? true,
+    pass: figures.pass,
+    reasons: figures.pass ? [] : ["P2: flight under 500 km"],
+    proposed: figures.proposed,
+    blocked: figures.blocked ?? 0,
+    repaired: 0,
+    violations: 0,
+    doneRefusals: figures.doneRefusals ?? 0,
+    seconds: figures.proposed * 2,
+    shieldSeconds: figures.proposed * 0.1,
+    secondsPerCall: 2,
+    stopped: "answer" as const,
+    trace: [],
+  });
+  // travel: three tasks (one id with markup), none passes one of them, token all: none's Pass^2 has
+  // an SE, token's not. tau2-mock: one task, so no SE anywhere in its Pass chart.
+  const runs = [
+    ...[0, 1].flatMap((run) => [
+      record("travel", "t01", "none", run, { pass: true, proposed: 2 + run * 2 }),
+      record("travel", "t02", "none", run, { pass: false, proposed: 5 }),
+      record("travel", "a<b>&c", "none", run, { pass: false, proposed: 1 }),
+      record("travel", "t01", "token", run, { pass: true, proposed: 3, blocked: 1 }),
+      record("travel", "t02", "token", run, { pass: true, proposed: 4, doneRefusals: 1 + run }),
+      record("travel", "a<b>&c", "token", run, { pass: true, proposed: 2, blocked: 2 }),
+      record("tau2-mock", "m1", "none", run, { pass: false, proposed: 1 }),
+      record("tau2-mock", "m1", "token", run, { pass: true, proposed: 2 }),
+      record("tau2-mock", "m2", "token", run, { pass: false, proposed: 9, solvable: false }),
+    ]),
+  ];
+  const results: BenchResults = {
+    meta: {
+      command: "npm run bench",
+      started: "s",
+      finished: "f",
+      agent: "model",
+      model: "m",
+      domains: ["travel", "tau2-mock"],
+      conditions: ["none", "token"],
+      runs: 2,
+      seed: 1,
+      temperature: 0.7,
+      grounding: "oracle",
+      maxTokens: 256,
+      dataDir: "/data",
+    },
+    summary: summarize(runs, 2),
+    runs,
+  };
+  const html = renderReport(results);
+  const sections = html.split('<section class="domain"').slice(1);
+  const chart = (section: string, label: RegExp) =>
+    section.split("<svg ").find((svg) => label.test(svg.slice(0, 400))) ?? "";
+
+  test("a section per domain in the summary's order, then the summary table, then the per-task table", () => {
+    assert.equal(sections.length, 2);
+    assert.match(sections[0] ?? "", /^ id="domain-0">\n<h2>travel<\/h2>/);
+    assert.match(sections[1] ?? "", /^ id="domain-1">\n<h2>tau2-mock<\/h2>/);
+    const lastSection = html.lastIndexOf('<section class="domain"');
+    const summaryTable = html.indexOf('<table id="summary">');
+    assert.ok(lastSection < summaryTable && summaryTable < html.indexOf('<table id="tasks">'));
+    for (const section of sections) assert.equal(section.match(/<svg /g)?.length, 3);
+    assert.match(
+      sections[1] ?? "",
+      /Not scored \(left out of the Pass figures, still in the per-task chart\): m2\./,
+    );
+  });
+
+  test("Pass@1, Pass@k and Pass^k per condition, whiskers only where the SE > 0", () => {
+    const travel = chart(sections[0] ?? "", /aria-label="travel: Pass@1, Pass@2, Pass\^2/);
+    const mock = chart(sections[1] ?? "", /aria-label="tau2-mock: Pass@1, Pass@2, Pass\^2/);
+    assert.ok(travel && mock);
+    // Three figures × two conditions; none's Pass^2 over (1, 0, 0) is 0.33 ± 0.33.
+    assert.equal(travel.match(/<rect [^>]*><title>/g)?.length, 6);
+    assert.match(travel, /<title>Pass\^2 · none: 0\.33 ± 0\.33<\/title>/);
+    assert.equal(travel.match(/class="se"/g)?.length, 3, "none's three figures");
+    assert.equal(mock.match(/class="se"/g), null, "one scored task: SE 0");
+  });
+
+  test("the per-task chart: each task id along x, calls, blocks and done refusals per condition", () => {
+    const perTask = chart(sections[0] ?? "", /aria-label="travel: per task/);
+    for (const id of ["t01", "t02", "a&lt;b&gt;&amp;c"]) {
+      assert.equal(perTask.match(new RegExp(`<title>${id}</title>${id}</text>`, "g"))?.length, 3, id);
+    }
+    for (const panel of ["Tool calls proposed", "Calls blocked", "done refusals"])
+      assert.match(perTask, new RegExp(panel));
+    // Means over the two runs, ± SE over runs.
+    assert.match(perTask, /<title>t01 · none: 3\.00 ± 1\.00 calls<\/title>/);
+    assert.match(perTask, /<title>a&lt;b&gt;&amp;c · token: 2\.00 calls<\/title>/);
+    assert.match(perTask, /<title>t02 · token: 1\.50 ± 0\.50 refusals<\/title>/);
+    assert.equal(perTask.match(/<rect [^>]*><title>/g)?.length, 3 * 3 * 2);
+    const mockTasks = chart(sections[1] ?? "", /aria-label="tau2-mock: per task/);
+    assert.match(mockTasks, /<title>m2<\/title>m2<\/text>/);
+    assert.doesNotMatch(mockTasks, /<title>t01</);
+  });
+
+  test("every text escaped; a condition keeps its colour in every chart", () => {
+    assert.ok(!html.includes("a<b"), "no raw < from a task id");
+    assert.ok(html.includes("a&lt;b&gt;&amp;c"));
+    const fills = (condition: string) =>
+      new Set(
+        [...html.matchAll(new RegExp(`fill="(#[0-9a-f]+)"><title>[^<]* · ${condition}:`, "g"))].map(
+          (m) => m[1],
+        ),
+      );
+    assert.equal(fills("none").size, 1);
+    assert.equal(fills("token").size, 1);
+    assert.notDeepEqual(fills("none"), fills("token"));
+  });
+
+  test("barChart: no bar for a missing value, a sliver for 0, a whisker per estimate with SE > 0", () => {
+    const svg = barChart({
+      title: "T <x>",
+      unit: "s",
+      groups: ["a", "b"],
+      series: [
+        { name: "one", values: [{ mean: 0.5, standardError: 0.1 }, Number.NaN] },
+        { name: "two", values: [0, { mean: 0.2, standardError: 0 }], color: "#123456" },
+      ],
+      max: 1,
+    });
+    assert.equal(svg.match(/<rect [^>]*><title>/g)?.length, 3);
+    assert.equal(svg.match(/class="se"/g)?.length, 1);
+    assert.match(svg, /height="1\.5" fill="#123456"><title>a · two: 0 s<\/title>/);
+    assert.match(svg, /aria-label="T &lt;x&gt;"/);
+    assert.ok(!svg.includes("<x>"));
   });
 });
 
