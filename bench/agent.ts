@@ -91,6 +91,8 @@ export interface ServerAgentOptions {
   limits?: RunLimits;
   /** Token shield boost (`mentor.eta`). */
   eta?: number;
+  /** False: the token shield's intent-keeping redirects off (`mentor.intent`). */
+  intent?: boolean;
   /** Tokens per generation at most (`max_tokens`). */
   maxTokens: number;
   /**
@@ -140,6 +142,7 @@ export function serverAgent(options: ServerAgentOptions): Agent {
             policy: domain.name,
             shield: condition,
             ...(options.eta !== undefined ? { eta: options.eta } : {}),
+            ...(options.intent === false ? { intent: false } : {}),
           },
         };
         turn += 1;

@@ -1,13 +1,11 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Command } from "commander";
 import { MentorError } from "../src/errors/index.js";
 import { summarize } from "./metrics.js";
 import { type BenchResults, renderReport } from "./report.js";
+import { readResults, settingsMismatch } from "./results-file.js";
 import { summaryTable } from "./run.js";
-
-/** Settings that must agree for runs of several results files to be scored together. */
-const sameSettings = ["agent", "model", "runs", "seed", "temperature", "grounding", "maxTokens"] as const;
 
 /**
  * Results of several benchmark processes (task shards run at once, or a benchmark continued
@@ -20,13 +18,13 @@ export function mergeResults(files: readonly { path: string; results: BenchResul
 } {
   const [first, ...rest] = files;
   if (!first) throw new MentorError("MNT_ERR_BENCH_INPUT", "merge needs at least one results file");
-  for (const { path, results } of rest)
-    for (const field of sameSettings)
-      if (results.meta[field] !== first.results.meta[field])
-        throw new MentorError(
-          "MNT_ERR_BENCH_INPUT",
-          `${path}: meta.${field} is ${JSON.stringify(results.meta[field])}, but ${first.path} has ${JSON.stringify(first.results.meta[field])}`,
-        );
+  for (const { path, results } of rest) {
+    const mismatch = settingsMismatch(
+      { path, meta: results.meta },
+      { path: first.path, meta: first.results.meta },
+    );
+    if (mismatch !== undefined) throw new MentorError("MNT_ERR_BENCH_INPUT", mismatch);
+  }
   const seen = new Set<string>();
   const runs: BenchResults["runs"] = [];
   let duplicates = 0;
@@ -52,29 +50,14 @@ export function mergeResults(files: readonly { path: string; results: BenchResul
         .at(-1) as string,
       domains: union((meta) => meta.domains),
       conditions: union((meta) => meta.conditions),
+      ...(metas.some((meta) => meta.build)
+        ? { build: union((meta) => (meta.build ? [meta.build] : [])).join(", ") }
+        : {}),
     },
     summary: summarize(runs, first.results.meta.runs),
     runs,
   };
   return { merged, duplicates };
-}
-
-function readResults(path: string): BenchResults {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new MentorError("MNT_ERR_BENCH_INPUT", `${path}: ${(error as Error).message}`);
-  }
-  let results: BenchResults;
-  try {
-    results = JSON.parse(text) as BenchResults;
-  } catch (error) {
-    throw new MentorError("MNT_ERR_BENCH_INPUT", `${path}: not JSON (${(error as Error).message})`);
-  }
-  if (typeof results?.meta !== "object" || !Array.isArray(results.runs))
-    throw new MentorError("MNT_ERR_BENCH_INPUT", `${path}: not a benchmark results.json (meta and runs)`);
-  return results;
 }
 
 async function main(argv: string[]): Promise<void> {

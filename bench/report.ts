@@ -28,6 +28,12 @@ export interface BenchResults {
     temperature: number;
     grounding: string;
     maxTokens: number;
+    /** Token shield boost sent (`mentor.eta`); absent: the server's default. */
+    eta?: number;
+    /** False when the token shield's intent-keeping redirects were off. */
+    intent?: boolean;
+    /** The commit that ran (`+dirty`: with uncommitted changes); shards may list several. */
+    build?: string;
     dataDir: string;
   };
   summary: ConditionSummary[];
@@ -421,7 +427,7 @@ section.domain{border-top:2px solid #ddd;margin-top:1.5em}
 svg{display:block;margin:8px 0}
 </style></head><body>
 <h1>mentor benchmark</h1>
-<p>Agent <b>${escapeHtml(meta.agent)}</b>, model <b>${escapeHtml(meta.model)}</b>${meta.server ? ` via ${escapeHtml(meta.server)}` : ""}; ${meta.runs} run(s) per task, seed ${meta.seed}, temperature ${meta.temperature}, at most ${meta.maxTokens} tokens per generation, grounding by ${escapeHtml(meta.grounding)}; ${escapeHtml(meta.started)} – ${escapeHtml(meta.finished)}.</p>
+<p>Agent <b>${escapeHtml(meta.agent)}</b>, model <b>${escapeHtml(meta.model)}</b>${meta.server ? ` via ${escapeHtml(meta.server)}` : ""}; ${meta.runs} run(s) per task, seed ${meta.seed}, temperature ${meta.temperature}, at most ${meta.maxTokens} tokens per generation, grounding by ${escapeHtml(meta.grounding)}${meta.eta !== undefined ? `, η ${meta.eta}` : ""}${meta.intent === false ? ", intent-keeping redirects off" : ""}${meta.build ? `, build ${escapeHtml(meta.build)}` : ""}; ${escapeHtml(meta.started)} – ${escapeHtml(meta.finished)}.</p>
 <p>Command: <code>${escapeHtml(meta.command)}</code></p>
 <p>Contents: ${contents.join(" · ")}. Each condition keeps its colour in every chart; hover a bar for its value.</p>
 ${sections.join("\n")}

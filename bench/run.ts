@@ -1,5 +1,6 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { SingleBar } from "cli-progress";
 import { Command, InvalidArgumentError } from "commander";
 import { apiBase } from "../src/agent/index.js";
@@ -13,6 +14,7 @@ import { domainNamed } from "./domains/index.js";
 import { type ConditionSummary, summarize } from "./metrics.js";
 import { resolveDataDir } from "./paths.js";
 import { type BenchResults, formatNumber, type RunRecord, renderReport } from "./report.js";
+import { currentBuild, readResults, settingsMismatch } from "./results-file.js";
 
 export interface BenchOptions {
   domains: string[];
@@ -37,6 +39,8 @@ export interface BenchOptions {
   seed: number;
   temperature: number;
   eta?: number;
+  /** The token shield's intent-keeping redirects (`mentor.intent`). Default true. */
+  intent?: boolean;
   maxCalls: number;
   maxTokens: number;
   /** Tokens of KV cache of the in-process server's sequence (tau2 manuals and outputs are long). */
@@ -46,6 +50,11 @@ export interface BenchOptions {
   progress?: boolean;
   /** Recorded in the results as the command that produced them. */
   command?: string;
+  /**
+   * Continue the results in `out`: runs already there (same settings) are kept and not run again;
+   * a task is skipped once all its runs are there.
+   */
+  resume?: boolean;
 }
 
 /** Runs every task of every domain `runs` times per condition; writes results.json and report.html. */
@@ -79,11 +88,34 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchResults>
       temperature: options.temperature,
       grounding: options.grounding,
       maxTokens: options.maxTokens,
+      ...(options.eta !== undefined ? { eta: options.eta } : {}),
+      ...(options.intent === false ? { intent: false } : {}),
+      ...optionalBuild(),
       dataDir,
     },
     summary: [],
     runs: [],
   };
+  const done = new Set<string>();
+  const runKey = (domain: string, task: string, run: number, condition: string) =>
+    JSON.stringify([domain, task, run, condition]);
+  if (options.resume) {
+    const earlier = join(options.out, "results.json");
+    if (existsSync(earlier)) {
+      const previous = readResults(earlier);
+      const mismatch = settingsMismatch(
+        { path: "this run", meta: results.meta },
+        { path: earlier, meta: previous.meta },
+      );
+      if (mismatch !== undefined) throw new MentorError("MNT_ERR_BENCH_INPUT", `cannot resume: ${mismatch}`);
+      results.runs.push(...previous.runs);
+      results.meta.started = previous.meta.started;
+      results.meta.command = `${previous.meta.command} && ${results.meta.command}`;
+      if (previous.meta.build !== results.meta.build)
+        results.meta.build = [previous.meta.build ?? "unknown", results.meta.build ?? "unknown"].join(", ");
+      for (const run of previous.runs) done.add(runKey(run.domain, run.task, run.run, run.condition));
+    }
+  }
   mkdirSync(options.out, { recursive: true });
   const total = plan.reduce((sum, { tasks }) => sum + tasks.length, 0) * conditions.length * options.runs;
   const bar =
@@ -115,6 +147,10 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchResults>
       for (const task of tasks) {
         for (let run = 0; run < options.runs; run++) {
           for (const condition of conditions) {
+            if (done.has(runKey(domain.name, task.id, run, condition))) {
+              bar?.increment();
+              continue;
+            }
             bar?.update({ what: `${domain.name} ${task.id} run ${run + 1} ${condition}` });
             results.runs.push(
               await runOnce({ agent, domain, task, dataDir, condition, run, seed: options.seed + run }),
@@ -166,6 +202,7 @@ async function makeAgent(
     maxTokens: options.maxTokens,
     grounding: options.grounding,
     ...(options.eta !== undefined ? { eta: options.eta } : {}),
+    ...(options.intent === false ? { intent: false } : {}),
   });
   return server ? { agent, server, model } : { agent, model };
 }
@@ -282,6 +319,11 @@ export function summaryTable(summary: readonly ConditionSummary[]): string {
   return lines.join("\n");
 }
 
+function optionalBuild(): { build?: string } {
+  const build = currentBuild(fileURLToPath(new URL(".", import.meta.url)));
+  return build === undefined ? {} : { build };
+}
+
 function integer(name: string, minimum: number) {
   return (text: string) => {
     const value = Number(text);
@@ -336,6 +378,7 @@ async function main(argv: string[]): Promise<void> {
     .option("--seed <s>", "seed of run 1; run r uses seed + r - 1", integer("--seed", 0), 1)
     .option("--temperature <t>", "sampling temperature", number("--temperature"), 0.7)
     .option("--eta <eta>", "token shield boost sent as mentor.eta", number("--eta"))
+    .option("--intent <on|off>", "the token shield's intent-keeping redirects (mentor.intent)", "on")
     .option(
       "--max-calls <n>",
       "proposed calls per run at most",
@@ -354,6 +397,7 @@ async function main(argv: string[]): Promise<void> {
       "server (its labeler grounds the task and labels outputs) or oracle (the domain's ground truth)",
       "server",
     )
+    .option("--resume", "continue the results in --out: runs already there are not run again")
     .option("--no-progress", "no progress bar");
   program.parse(argv);
   const raw = program.opts();
@@ -367,6 +411,12 @@ async function main(argv: string[]): Promise<void> {
     throw new MentorError(
       "MNT_ERR_BENCH_INPUT",
       `--grounding must be server or oracle, not ${JSON.stringify(raw.grounding)}`,
+    );
+  }
+  if (raw.intent !== "on" && raw.intent !== "off") {
+    throw new MentorError(
+      "MNT_ERR_BENCH_INPUT",
+      `--intent must be on or off, not ${JSON.stringify(raw.intent)}`,
     );
   }
   for (const condition of raw.conditions as string[]) {
@@ -392,11 +442,13 @@ async function main(argv: string[]): Promise<void> {
     seed: raw.seed,
     temperature: raw.temperature,
     eta: raw.eta,
+    intent: raw.intent === "on",
     maxCalls: raw.maxCalls,
     maxTokens: raw.maxTokens,
     contextSize: raw.contextSize,
     grounding: raw.grounding,
     progress: raw.progress,
+    resume: raw.resume === true,
     command: `npm run bench -- ${argv.slice(2).join(" ")}`,
   });
   const errors = results.runs.filter((run) => run.error !== undefined);

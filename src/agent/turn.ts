@@ -4,7 +4,7 @@ import type { Advice, Decision, Duty, Evaluator, NextAnswer, ProposedCall } from
 import type { Value } from "../expression/index.js";
 import { type ChatMessage, type ChatTool, messageText, type ToolChoice } from "../llm/index.js";
 import { blockedText, doneRefusedText, reminderText } from "../shield/index.js";
-import { type ShieldSets, shieldSetsFor } from "../shield/token/index.js";
+import { type ShieldSets, shieldSetsFor, shieldSetsFromNextAnswer } from "../shield/token/index.js";
 import type { GeneratedCall, Generation, TurnGenerator, Usage } from "./generator.js";
 import type { Grounder, GroundingNote } from "./grounder.js";
 
@@ -24,6 +24,11 @@ export interface TurnOptions {
   mode: ShieldMode;
   /** Token shield boost of progressing names and values. Default 0.5. */
   eta?: number;
+  /**
+   * Token shield: steer a masked name the model wanted to the call the advice says would allow it
+   * (`ShieldSets.redirects`). Default true; false masks it like any unsafe name.
+   */
+  intent?: boolean;
   /** The policy's evaluator; absent = no policy (every mode then just generates). */
   evaluator?: Evaluator;
   grounder: Grounder;
@@ -155,7 +160,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     : [...history];
   const tokenShield =
     options.mode === "token" && next !== undefined
-      ? { sets: tokenSets(evaluator as Evaluator, history, next, toolChoice), eta: options.eta ?? 0.5 }
+      ? {
+          sets: tokenSets(evaluator as Evaluator, history, next, toolChoice, options.intent ?? true),
+          eta: options.eta ?? 0.5,
+        }
       : undefined;
   record.timings.prepareMs = performance.now() - started - groundMs;
   const maxRegenerations = options.maxRegenerations ?? 4;
@@ -319,8 +327,9 @@ function tokenSets(
   history: readonly ChatMessage[],
   next: NextAnswer,
   toolChoice: ToolChoice,
+  intent: boolean,
 ): ShieldSets {
-  const sets = shieldSetsFor(evaluator, history, next);
+  const sets = intent ? shieldSetsFor(evaluator, history, next) : shieldSetsFromNextAnswer(next);
   return toolChoice === "none" ? { ...sets, doneAllowed: true } : sets;
 }
 

@@ -16,6 +16,8 @@ export interface ChatRequest {
   /** `mentor.policy`, if given. */
   policy?: string;
   eta?: number;
+  /** `mentor.intent`: false turns off the token shield's intent-keeping redirects. */
+  intent?: boolean;
   messages: ChatMessage[];
   tools: ChatTool[];
   toolChoice?: ToolChoice;
@@ -92,7 +94,7 @@ export function readChatRequest(body: unknown): ChatRequest {
 }
 
 function readMentorField(raw: unknown, request: ChatRequest): void {
-  if (!isObject(raw)) throw new RequestError("mentor", "must be an object {policy?, shield?, eta?}");
+  if (!isObject(raw)) throw new RequestError("mentor", "must be an object {policy?, shield?, eta?, intent?}");
   if (raw.shield !== undefined) {
     if (typeof raw.shield !== "string" || !(shieldModes as readonly string[]).includes(raw.shield))
       throw new RequestError("mentor.shield", `must be one of ${shieldModes.join(", ")}`);
@@ -105,6 +107,10 @@ function readMentorField(raw: unknown, request: ChatRequest): void {
   }
   const eta = optionalNumber(raw.eta, "mentor.eta", { min: 0 });
   if (eta !== undefined) request.eta = eta;
+  if (raw.intent !== undefined) {
+    if (typeof raw.intent !== "boolean") throw new RequestError("mentor.intent", "must be true or false");
+    request.intent = raw.intent;
+  }
 }
 
 function readMessages(raw: unknown): ChatMessage[] {

@@ -283,6 +283,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         parallelToolCalls: chat.parallelToolCalls,
         mode,
         eta: chat.eta ?? options.eta,
+        ...(chat.intent !== undefined ? { intent: chat.intent } : {}),
         ...(entry ? { evaluator: entry.evaluator } : {}),
         grounder: entry?.grounder ?? givenGrounding,
         generator,

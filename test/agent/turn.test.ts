@@ -7,6 +7,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   EngineGenerator,
+  type Generation,
+  type GenerationRequest,
   givenGrounding,
   runTurn,
   type TurnOptions,
@@ -233,5 +235,46 @@ describe("parallel calls in one message", () => {
       result.mentor.attempts[0]?.calls.map((call) => call.verdict),
       ["allow", "block"],
     );
+  });
+});
+
+describe("the token shield's sets for a turn", () => {
+  const evaluator = new Evaluator(policy);
+  /** Answers with the distance check and keeps the token shield it was asked to apply. */
+  class RecordingGenerator {
+    readonly tokenShield = true;
+    readonly seen: GenerationRequest["tokenShield"][] = [];
+    async generate(request: GenerationRequest): Promise<Generation> {
+      this.seen.push(request.tokenShield);
+      return {
+        content: null,
+        toolCalls: [{ name: "check_distance", arguments: { origin: "Toronto", destination: "Chicago" } }],
+        finishReason: "tool_calls",
+        usage: { promptTokens: 0, completionTokens: 0 },
+      };
+    }
+  }
+
+  it("redirects a wanted booking to the check it needs; mentor.intent false turns that off", async () => {
+    const turn = async (intent?: boolean) => {
+      const generator = new RecordingGenerator();
+      await runTurn({
+        messages,
+        tools: travelTools,
+        evaluator,
+        grounder: givenGrounding,
+        generator,
+        mode: "token",
+        ...(intent !== undefined ? { intent } : {}),
+      });
+      return generator.seen[0]?.sets;
+    };
+    assert.deepEqual((await turn())?.redirects, [
+      { tool: "book_train", to: "check_distance" },
+      { tool: "book_flight", to: "check_distance" },
+    ]);
+    const off = await turn(false);
+    assert.equal(off?.redirects, undefined);
+    assert.deepEqual(off?.unsafeTools, ["book_train", "book_flight"]);
   });
 });

@@ -88,6 +88,29 @@ describe("benchmark runner", () => {
     await assert.rejects(runBenchmark(options({ tasksFile: file })), { code: "MNT_ERR_BENCH_INPUT" });
   });
 
+  test("--resume keeps the runs already in --out and runs only the rest; other settings are refused", async () => {
+    const out = scratch();
+    const first = await runBenchmark(options({ domains: ["travel"], limit: 2, runs: 1, out }));
+    assert.equal(first.runs.length, 2);
+    assert.match(first.meta.build ?? "", /^[0-9a-f]{7,}(\+dirty)?$/);
+    const resumed = await runBenchmark(
+      options({ domains: ["travel"], limit: 3, runs: 1, out, resume: true }),
+    );
+    assert.deepEqual(
+      resumed.runs.map((run) => run.task),
+      ["t01", "t02", "t03"],
+    );
+    assert.deepEqual(resumed.runs.slice(0, 2), first.runs);
+    assert.equal(resumed.meta.started, first.meta.started);
+    await assert.rejects(
+      runBenchmark(options({ domains: ["travel"], runs: 1, out, resume: true, seed: 9 })),
+      {
+        code: "MNT_ERR_BENCH_INPUT",
+        message: /cannot resume: .*meta\.seed is 9/,
+      },
+    );
+  });
+
   test("results of task shards merge into one summary; settings that differ are named", async () => {
     const tasks = JSON.parse(
       readFileSync(

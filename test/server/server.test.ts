@@ -265,6 +265,7 @@ describe("the OpenAI-compatible server on a tiny model", () => {
       ["unknown model", { ...valid, model: "gpt-9" }, 404, "model"],
       ["unknown policy", { ...valid, mentor: { policy: "nope" } }, 400, "mentor.policy"],
       ["unknown shield", { ...valid, mentor: { shield: "max" } }, 400, "mentor.shield"],
+      ["intent as a string", { ...valid, mentor: { intent: "off" } }, 400, "mentor.intent"],
       ["temperature as a string", { ...valid, temperature: "hot" }, 400, "temperature"],
       ["max_tokens 0", { ...valid, max_tokens: 0 }, 400, "max_tokens"],
       ["n of 2", { ...valid, n: 2 }, 400, "n"],
