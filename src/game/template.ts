@@ -623,9 +623,22 @@ function componentsOf(
 function candidateCalls(run: Run): CandidateCall[] {
   const candidates: CandidateCall[] = [];
   const propositions = [...run.policy.propositions.values()];
+  const everyCallInstances = run.everyCallInstances();
   for (const tool of run.policy.tools.values()) {
     const own = propositions.filter((proposition) => proposition.tool === tool.name);
-    if (own.length === 0) continue;
+    if (own.length === 0) {
+      // A tool no proposition mentions is still a position of the rules that read every call.
+      if (everyCallInstances.length > 0)
+        candidates.push({
+          tool: tool.name,
+          arguments: {},
+          binding: undefined,
+          cases: [{ description: "result", value: null, abstract: undefined }],
+          affected: [...everyCallInstances],
+          effects: [new Int32Array(everyCallInstances.length)],
+        });
+      continue;
+    }
     const entities = new Set(own.flatMap((proposition) => proposition.entities));
     const targets: (Binding | undefined)[] = run.bindings.filter((binding) => entities.has(binding.entity));
     if (own.some((proposition) => proposition.entities.length === 0)) targets.push(undefined);
@@ -634,9 +647,10 @@ function candidateCalls(run: Run): CandidateCall[] {
       const key = [...move.whenTrue].sort().join("\u0000");
       movesByChoice.set(key, [...(movesByChoice.get(key) ?? []), move]);
     }
+    const everyCall = new Set(run.everyCallInstances());
     for (const binding of targets) {
       const args = binding ? argumentsFor(own, binding) : {};
-      const reachable = binding ? run.instancesOf(binding) : run.globalInstances();
+      const reachable = withEveryCall(run, binding ? run.instancesOf(binding) : run.globalInstances());
       const fixed = whenFixedBy(run, own, binding, args);
       for (const moves of movesByChoice.values()) {
         const whenTrue = (moves[0] as AbstractMove).whenTrue;
@@ -655,7 +669,9 @@ function candidateCalls(run: Run): CandidateCall[] {
               event = true;
               if (holdsForMove(proposition, move)) letter.push(proposition.key);
             }
-            return event ? instance.rule.automaton.letterMask(letter) : -1;
+            if (event) return instance.rule.automaton.letterMask(letter);
+            // Not an event: a rule that reads every call reads the empty letter.
+            return everyCall.has(index) ? 0 : -1;
           }),
         );
         const affected = reachable.filter((_, position) =>
@@ -676,6 +692,13 @@ function candidateCalls(run: Run): CandidateCall[] {
     }
   }
   return candidates;
+}
+
+/** Instance indices with those of the rules that read every call added (sorted). */
+function withEveryCall(run: Run, indices: readonly number[]): number[] {
+  const everyCall = run.everyCallInstances();
+  if (everyCall.length === 0) return [...indices];
+  return [...new Set([...indices, ...everyCall])].sort((left, right) => left - right);
 }
 
 /**

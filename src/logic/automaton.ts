@@ -161,6 +161,67 @@ export class Automaton {
     return this.colours[state] as Colour;
   }
 
+  /**
+   * Whether the empty letter (a position where no atom holds) never changes what is accepted:
+   * from every state reachable over the alphabet and the empty letter, reading it leads to a
+   * state that accepts exactly the same continuations. Then every trace gets the verdict of the
+   * same trace with its empty positions removed — the condition under which a monitor may skip
+   * the positions that concern none of a formula's atoms. `G(a -> O b)` and `F a` ignore it;
+   * `G(a -> X b)` and `a` (at the first position) do not. False also when the comparison
+   * would exceed `maxStates`.
+   */
+  ignoresEmptyLetter(): boolean {
+    if (this.emptyLetterIgnored === undefined) {
+      try {
+        this.emptyLetterIgnored = this.checkEmptyLetterIgnored();
+      } catch (error) {
+        if (!(error instanceof MentorError)) throw error;
+        this.emptyLetterIgnored = false;
+      }
+    }
+    return this.emptyLetterIgnored;
+  }
+
+  private emptyLetterIgnored: boolean | undefined;
+
+  private checkEmptyLetterIgnored(): boolean {
+    const letters = [...new Set([0, ...this.alphabetMasks])];
+    const seen = new Set([this.initial]);
+    const queue = [this.initial];
+    for (let head = 0; head < queue.length; head++) {
+      const state = queue[head] as number;
+      const after = this.step(state, 0);
+      if (after !== state && !this.equivalentStates(state, after, letters)) return false;
+      for (const letter of letters) {
+        const next = this.step(state, letter);
+        if (seen.has(next)) continue;
+        if (seen.size >= this.maxStates) return false;
+        seen.add(next);
+        queue.push(next);
+      }
+    }
+    return true;
+  }
+
+  /** Whether two states accept the same continuations over `letters` (a search for a word that tells them apart). */
+  private equivalentStates(left: number, right: number, letters: readonly number[]): boolean {
+    const seen = new Set([`${left},${right}`]);
+    const queue: [number, number][] = [[left, right]];
+    for (let head = 0; head < queue.length; head++) {
+      const [one, other] = queue[head] as [number, number];
+      if (this.isAccepting(one) !== this.isAccepting(other)) return false;
+      for (const letter of letters) {
+        const pair: [number, number] = [this.step(one, letter), this.step(other, letter)];
+        const key = `${pair[0]},${pair[1]}`;
+        if (pair[0] === pair[1] || seen.has(key)) continue;
+        if (seen.size >= this.maxStates) return false;
+        seen.add(key);
+        queue.push(pair);
+      }
+    }
+    return true;
+  }
+
   /** Builds every state reachable over the alphabet and returns dense transition tables. */
   compile(): CompiledAutomaton {
     this.colourReachable(this.initial);

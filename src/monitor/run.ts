@@ -33,6 +33,8 @@ interface NewBinding {
 interface InstanceIndex {
   byBinding: Map<number, number[]>;
   global: number[];
+  /** Instances whose rule reads every call: the empty letter changes its verdicts (`G(a -> X b)`). */
+  everyCall: number[];
 }
 
 // Runs share their binding and instance arrays until one grows, so indexes are kept per array.
@@ -41,7 +43,13 @@ const valueIndexes = new WeakMap<readonly Binding[], Map<string, Binding[]>>();
 /** A tool's outcome cases while its outcome is not known (they depend only on the policy). */
 const abstractCases = new WeakMap<Policy, Map<string, OutcomeCase[]>>();
 
-/** A rule monitored for one binding of each of its entities (trace slicing). */
+/**
+ * A rule monitored for one binding of each of its entities. Its trace has one position per call of
+ * the run; a call that is not an event of the instance (another tool, another binding) is a
+ * position where none of its atoms holds. Rules whose automaton ignores such positions
+ * (`Automaton.ignoresEmptyLetter`: `G(a -> O b)`, `F a`, …) are stepped on their events only,
+ * which gives the same verdicts; the others (`G(a -> X b)`, `init`) on every call.
+ */
 export interface Instance {
   rule: RuleSpec;
   bindings: Binding[];
@@ -149,16 +157,25 @@ export class Run {
     return next;
   }
 
-  /** Instances a call can be an event of: those of the bindings it names, and those of rules without entities. */
+  /**
+   * Instances a call steps: those of the bindings it names, those of rules without entities, and
+   * those whose rule reads every call.
+   */
   instancesFor(call: ToolCallEvent): number[] {
     let indices = this.instancesByCall.get(call);
     if (!indices) {
       const named = this.namedBindings(call);
       const global = this.globalInstances();
-      if (named.length === 0) indices = global;
-      else if (named.length === 1 && global.length === 0) indices = this.instancesOf(named[0] as Binding);
+      const everyCall = this.everyCallInstances();
+      if (named.length === 0 && everyCall.length === 0) indices = global;
+      else if (named.length === 1 && global.length === 0 && everyCall.length === 0)
+        indices = this.instancesOf(named[0] as Binding);
       else {
-        const found = new Set([...global, ...named.flatMap((binding) => this.instancesOf(binding))]);
+        const found = new Set([
+          ...global,
+          ...everyCall,
+          ...named.flatMap((binding) => this.instancesOf(binding)),
+        ]);
         indices = [...found].sort((left, right) => left - right);
       }
       this.instancesByCall.set(call, indices);
@@ -178,12 +195,18 @@ export class Run {
     return this.instanceIndex().global;
   }
 
+  /** Indices of the instances whose rule reads every call of the run (see `Instance`). */
+  everyCallInstances(): number[] {
+    return this.instanceIndex().everyCall;
+  }
+
   private instanceIndex(): InstanceIndex {
     let index = instanceIndexes.get(this.instances);
     if (!index) {
-      index = { byBinding: new Map(), global: [] };
+      index = { byBinding: new Map(), global: [], everyCall: [] };
       for (const [position, instance] of this.instances.entries()) {
         if (instance.bindings.length === 0) index.global.push(position);
+        if (readsEveryCall(instance.rule)) index.everyCall.push(position);
         for (const binding of instance.bindings) {
           index.byBinding.set(binding.id, [...(index.byBinding.get(binding.id) ?? []), position]);
         }
@@ -195,7 +218,8 @@ export class Run {
 
   /**
    * Per outcome case, the rule's propositions a call makes true for an instance; undefined when
-   * the call is not an event of the instance's slice (it names none of the instance's bindings).
+   * the call is not an event of the instance (it names none of the instance's bindings) and the
+   * rule skips such calls, else the empty letter for such a call.
    */
   lettersFor(instance: Instance, call: ToolCallEvent, cases: readonly OutcomeCase[]): string[][] | undefined {
     let context: CallContext | undefined;
@@ -217,6 +241,7 @@ export class Run {
         if (outcomeHolds(proposition, outcomeCase, scope)) letters?.[caseIndex]?.push(proposition.key);
       });
     }
+    if (letters === undefined && readsEveryCall(instance.rule)) return cases.map(() => []);
     return letters;
   }
 
@@ -430,7 +455,7 @@ export class Run {
       const next = new Int32Array(belief.length + added.length);
       next.set(belief);
       added.forEach((instance, index) => {
-        next[belief.length + index] = instance.rule.automaton.initial;
+        next[belief.length + index] = startState(instance.rule, this.calls.length);
       });
       return next;
     });
@@ -514,4 +539,25 @@ function cartesian<T>(choices: readonly (readonly T[])[]): T[][] {
 
 function appliesTo(rule: RuleSpec, binding: Binding): boolean {
   return rule.appliesTo === "all" || binding.requested === (rule.appliesTo === "requested");
+}
+
+/** Whether a rule's instances read every call (the empty letter changes its verdicts), memoized by its automaton. */
+function readsEveryCall(rule: RuleSpec): boolean {
+  return !rule.automaton.ignoresEmptyLetter();
+}
+
+/**
+ * The state of an instance that starts after `calls` calls: none of them concerned its binding,
+ * so it has read that many empty letters (a no-op for rules that ignore them).
+ */
+function startState(rule: RuleSpec, calls: number): number {
+  const automaton = rule.automaton;
+  let state = automaton.initial;
+  if (!readsEveryCall(rule)) return state;
+  for (let index = 0; index < calls; index++) {
+    const next = automaton.step(state, 0);
+    if (next === state) break;
+    state = next;
+  }
+  return state;
 }

@@ -582,7 +582,8 @@ class PolicyCompiler {
  * one of the rule's propositions, the set of the rule's propositions it makes true.
  */
 function ruleAlphabet(tools: Map<string, ToolSpec>, propositions: readonly PropositionSpec[]): string[][] {
-  const letters = new Map<string, string[]>();
+  // The empty letter: a call of another tool, or one that names another binding.
+  const letters = new Map<string, string[]>([["", []]]);
   for (const tool of tools.values()) {
     for (const move of abstractMoves(tool, propositions)) {
       if (!propositions.some((proposition) => matchesForMove(proposition, move))) continue;
