@@ -90,17 +90,23 @@ export function registerPolicyCommands(program: Command): void {
       });
       const run = Run.fromTrace(policy, trace);
       const rules = run.instances.map((instance, index) => {
-        const colours = [
-          ...new Set(run.beliefs.map((belief) => instance.rule.automaton.colour(belief[index] as number))),
-        ];
+        // A rule a call broke stays broken (the monitor re-armed it to judge later calls).
+        const brokenBy = run.broken.filter((entry) => entry.instance === index).map((entry) => entry.call);
+        const colours =
+          brokenBy.length > 0
+            ? ["PERM_VIOL"]
+            : [
+                ...new Set(
+                  run.beliefs.map((belief) => instance.rule.automaton.colour(belief[index] as number)),
+                ),
+              ];
         return {
           rule: instance.rule.id,
           mode: instance.rule.mode,
           binding: instance.bindings.map((binding) => binding.values),
           colour: colours.length === 1 ? colours[0] : colours,
-          satisfied: run.beliefs.every((belief) =>
-            instance.rule.automaton.isAccepting(belief[index] as number),
-          ),
+          satisfied: run.satisfies(index),
+          ...(brokenBy.length > 0 ? { brokenBy } : {}),
         };
       });
       const checks = [

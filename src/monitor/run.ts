@@ -24,6 +24,13 @@ interface CallContext {
   when: Map<PropositionSpec, boolean>;
 }
 
+/** An instance a made call broke for good: the rule's verdict on the run, whatever follows. */
+export interface BrokenInstance {
+  instance: number;
+  /** Position of the call in the run. */
+  call: number;
+}
+
 /** A binding a call would introduce. */
 interface NewBinding {
   entity: string;
@@ -80,6 +87,8 @@ export class Run {
     readonly calls: readonly ToolCallEvent[],
     /** Per binding id: the calls that named it, with their outcomes. */
     private readonly histories: readonly (readonly ToolCallEvent[])[],
+    /** Instances a made call broke for good (see `fromTrace`), with that call's position. */
+    readonly broken: readonly BrokenInstance[] = [],
   ) {}
 
   static start(policy: Policy, task: readonly TaskCall[]): Run {
@@ -98,10 +107,30 @@ export class Run {
     return run.withInstancesFor("all");
   }
 
+  /**
+   * The run after the calls that were made. A call that breaks an instance for good (a warn rule,
+   * a call made unshielded, a trace a client sends) is recorded in `broken`, and the instance
+   * keeps its state from before that call: it is re-armed, so it judges each later call for
+   * what that call newly breaks instead of staying lost.
+   */
   static fromTrace(policy: Policy, trace: Trace): Run {
     let run = Run.start(policy, trace.task);
-    for (const call of trace.calls) run = run.after(call, run.outcomeCases(call.name, call.outcome));
+    for (const call of trace.calls) run = run.afterMade(call);
     return run;
+  }
+
+  /** The rule's verdict on the run for an instance: never broken by a call, and accepting in every belief. */
+  satisfies(index: number): boolean {
+    const automaton = (this.instances[index] as Instance).rule.automaton;
+    return (
+      !this.broken.some((entry) => entry.instance === index) &&
+      this.beliefs.every((belief) => automaton.isAccepting(belief[index] as number))
+    );
+  }
+
+  /** The run after a call that was made (its outcome as known), re-armed as `fromTrace` says. */
+  afterMade(call: ToolCallEvent): Run {
+    return this.stepped(call, [this.outcomeCases(call.name, call.outcome)], true)[0] as Run;
   }
 
   /** The run after `call`, for each of the given outcome cases (the belief grows if several). */
@@ -114,6 +143,10 @@ export class Run {
    * instances the call introduces (and so every cache keyed by them); only beliefs differ.
    */
   afterEach(call: ToolCallEvent, groups: readonly (readonly OutcomeCase[])[]): Run[] {
+    return this.stepped(call, groups, false);
+  }
+
+  private stepped(call: ToolCallEvent, groups: readonly (readonly OutcomeCase[])[], rearm: boolean): Run[] {
     let run: Run = this;
     for (const binding of this.introducedBindings(call)) {
       run = run.withBinding(binding.entity, binding.values, false, undefined);
@@ -124,9 +157,11 @@ export class Run {
     const calls = [...run.calls, call];
     return groups.map((cases) => {
       const beliefs = new Map<string, Int32Array>();
+      const broken = new Set<number>();
       for (const belief of run.beliefs) {
         for (const outcomeCase of cases) {
           const next = run.successor(belief, call, outcomeCase);
+          if (rearm) run.rearm(call, belief, next, broken);
           beliefs.set(next.join(","), next);
         }
       }
@@ -138,8 +173,21 @@ export class Run {
         [...beliefs.values()],
         calls,
         histories,
+        [...run.broken, ...[...broken].map((instance) => ({ instance, call: run.calls.length }))],
       );
     });
+  }
+
+  /** Instances the call broke for good from `belief` go back to their state before it (and into `broken`). */
+  private rearm(call: ToolCallEvent, belief: Int32Array, next: Int32Array, broken: Set<number>): void {
+    for (const index of this.instancesFor(call)) {
+      const automaton = (this.instances[index] as Instance).rule.automaton;
+      const before = belief[index] as number;
+      if (automaton.colour(next[index] as number) !== "PERM_VIOL" || automaton.colour(before) === "PERM_VIOL")
+        continue;
+      next[index] = before;
+      broken.add(index);
+    }
   }
 
   /** The joint state after one call and one outcome case, from one belief. */
@@ -429,10 +477,16 @@ export class Run {
   ): Run {
     const binding: Binding = { id: this.bindings.length, entity, values, requested, taskCall };
     const bindings = [...this.bindings, binding];
-    return new Run(this.policy, this.task, bindings, this.instances, this.beliefs, this.calls, [
-      ...this.histories,
-      [],
-    ]);
+    return new Run(
+      this.policy,
+      this.task,
+      bindings,
+      this.instances,
+      this.beliefs,
+      this.calls,
+      [...this.histories, []],
+      this.broken,
+    );
   }
 
   /** Adds an instance per rule and binding combination that involves one of `fresh` (or all of them). */
@@ -467,6 +521,7 @@ export class Run {
       beliefs,
       this.calls,
       this.histories,
+      this.broken,
     );
   }
 }

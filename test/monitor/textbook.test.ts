@@ -75,10 +75,7 @@ describe("rules read the whole run (textbook LTLf semantics)", () => {
       })),
     });
     const satisfied = Object.fromEntries(
-      run.instances.map((instance, index) => [
-        instance.rule.id,
-        instance.rule.automaton.isAccepting(run.beliefs[0]?.[index] as number),
-      ]),
+      run.instances.map((instance, index) => [instance.rule.id, run.satisfies(index)]),
     );
     assert.deepEqual(satisfied, { R1: false, R2: false, R4: true });
   });
@@ -156,9 +153,52 @@ describe("rules read the whole run (textbook LTLf semantics)", () => {
       const letters = names.map((name) => new Set([name]));
       run.instances.forEach((instance, index) => {
         const expected = holds(parseFormula(formulas[Number(instance.rule.id.slice(1))] as string), letters);
-        const got = instance.rule.automaton.isAccepting(run.beliefs[0]?.[index] as number);
+        const got = run.satisfies(index);
         assert.equal(got, expected, `${instance.rule.id} on [${names.join(", ")}]`);
       });
     }
+  });
+});
+
+describe("a broken rule is re-armed", () => {
+  const policy = parsePolicy(
+    refundPolicy(`
+  - {id: R4, template: precedence, a: verify_receipt, b: issue_refund, mode: warn}
+  - {id: R2, template: chainResponse, a: issue_refund, b: write_audit_note}`),
+    "refunds.yaml",
+  );
+  const evaluator = new Evaluator(policy);
+
+  test("a warn rule overridden once warns again on the second violation", () => {
+    const first = evaluator.decide(conversation([]).messages, { name: "issue_refund", arguments: {} });
+    assert.equal(first.verdict, "allow");
+    assert.deepEqual(
+      first.warnings.map((finding) => finding.rule),
+      ["R4"],
+    );
+    const history = conversation(["issue_refund", "write_audit_note"]).messages;
+    const second = evaluator.decide(history, { name: "issue_refund", arguments: {} });
+    assert.deepEqual(
+      second.warnings.map((finding) => finding.rule),
+      ["R4"],
+    );
+    const run = evaluator.run(history);
+    assert.deepEqual(
+      run.broken.map((entry) => [run.instances[entry.instance]?.rule.id, entry.call]),
+      [["R4", 0]],
+    );
+  });
+
+  test("a block rule broken by a call made unshielded still blocks the next violation", () => {
+    // The refund was not followed by the audit note (the client sent this trace)...
+    const history = conversation(["issue_refund", "look_up_order", "issue_refund"]).messages;
+    // ...and the second refund's note is due now: anything else is refused, the note allowed.
+    const decision = evaluator.decide(history, { name: "look_up_order", arguments: {} });
+    assert.equal(decision.verdict, "block");
+    assert.deepEqual(
+      decision.violations.map((finding) => finding.rule),
+      ["R2"],
+    );
+    assert.equal(evaluator.decide(history, { name: "write_audit_note", arguments: {} }).verdict, "allow");
   });
 });
