@@ -152,7 +152,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
   };
 
   if (shielded && next !== undefined) {
-    const refusal = nothingAllowed(next, tools, toolChoice);
+    const refusal = nothingAllowed(next, tools, toolChoice, evaluator as Evaluator);
     if (refusal !== undefined) throw new MentorError("MNT_ERR_NOTHING_ALLOWED", refusal);
   }
   const working: ChatMessage[] = shielded
@@ -161,7 +161,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
   const tokenShield =
     options.mode === "token" && next !== undefined
       ? {
-          sets: tokenSets(evaluator as Evaluator, history, next, toolChoice, options.intent ?? true),
+          sets: tokenSets(evaluator as Evaluator, history, next, tools, toolChoice, options.intent ?? true),
           eta: options.eta ?? 0.5,
         }
       : undefined;
@@ -231,10 +231,12 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     if (evaluator === undefined) return finish(answer, finishReason);
     const done = (next as NextAnswer).done;
     entry.done = { allowed: done.allowed, refused: false };
+    // Only a client that asked for text (tool_choice none) may end with duties open; a request
+    // without tools may not (it is refused like any other, up to the bound).
     const refuse =
       shielded &&
       !done.allowed &&
-      toolChoice !== "none" &&
+      options.toolChoice !== "none" &&
       record.doneRefusals < evaluator.policy.maxDoneRefusals;
     entry.decideMs = performance.now() - decideStarted;
     if (!refuse) return finish(answer, finishReason);
@@ -305,8 +307,9 @@ function nothingAllowed(
   next: NextAnswer,
   tools: readonly ChatTool[],
   toolChoice: ToolChoice,
+  evaluator: Evaluator,
 ): string | undefined {
-  const unsafe = new Set(next.tools.filter((tool) => tool.class === "unsafe").map((tool) => tool.name));
+  const unsafe = new Set(unsafeNames(next, tools, evaluator));
   let names = tools.map((tool) => tool.function.name);
   if (typeof toolChoice === "object") names = names.filter((name) => name === toolChoice.function.name);
   if (toolChoice === "none") names = [];
@@ -321,16 +324,26 @@ function nothingAllowed(
   return undefined;
 }
 
-/** The token shield's sets; a client that asks for text (`tool_choice: none`) may end the turn. */
+/** The policy's unsafe tools, and the request's tools the policy does not declare (fail closed). */
+function unsafeNames(next: NextAnswer, tools: readonly ChatTool[], evaluator: Evaluator): string[] {
+  const undeclared = tools
+    .map((tool) => tool.function.name)
+    .filter((name) => !evaluator.policy.tools.has(name));
+  return [...next.tools.filter((tool) => tool.class === "unsafe").map((tool) => tool.name), ...undeclared];
+}
+
+/** The token shield's sets; a turn that cannot call a tool (`tool_choice: none`, no tools) may end. */
 function tokenSets(
   evaluator: Evaluator,
   history: readonly ChatMessage[],
   next: NextAnswer,
+  tools: readonly ChatTool[],
   toolChoice: ToolChoice,
   intent: boolean,
 ): ShieldSets {
   const sets = intent ? shieldSetsFor(evaluator, history, next) : shieldSetsFromNextAnswer(next);
-  return toolChoice === "none" ? { ...sets, doneAllowed: true } : sets;
+  const unsafeTools = unsafeNames(next, tools, evaluator);
+  return { ...sets, unsafeTools, ...(toolChoice === "none" ? { doneAllowed: true } : {}) };
 }
 
 /**

@@ -203,6 +203,7 @@ export class Evaluator {
   private readonly templates = new WeakMap<Run, StrategyTemplate>();
 
   private decideOn(run: Run, proposed: ProposedCall, withAdvice: boolean): Decision {
+    if (!this.policy.tools.has(proposed.name)) return this.undeclared(run, proposed, withAdvice);
     const call = proposedEvent(proposed);
     if (this.options.incremental === false || run.introducedBindings(call).length > 0)
       return this.decideByRuns(run, call, proposed, withAdvice);
@@ -231,6 +232,19 @@ export class Evaluator {
     return this.conclude(run, judged, withAdvice, (verdict) =>
       this.duties(template, verdict === "allow" ? after : run.beliefs),
     );
+  }
+
+  /** A tool the policy does not declare is blocked (fail closed): nothing says what it may do. */
+  private undeclared(run: Run, proposed: ProposedCall, withAdvice: boolean): Decision {
+    return {
+      verdict: "block",
+      call: proposed,
+      violations: [],
+      warnings: [],
+      recorded: [],
+      openDuties: withAdvice ? this.duties(this.template(run), run.beliefs) : [],
+      failClosed: `${proposed.name} is not a tool of policy ${this.policy.name} (declare it under tools: to allow it)`,
+    };
   }
 
   /**

@@ -77,7 +77,7 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
           `${where}.tool_call_id ${JSON.stringify(message.tool_call_id)} answers no earlier tool call`,
         );
       }
-      event.outcome = readOutcome(event, message, policy);
+      event.outcome = readOutcome(event, message, policy, where);
     }
   });
   return { task, calls };
@@ -122,7 +122,7 @@ export function parseArguments(raw: unknown, where: string): Record<string, Valu
   return value;
 }
 
-function readOutcome(event: ToolCallEvent, message: ChatMessage, policy: Policy): Outcome {
+function readOutcome(event: ToolCallEvent, message: ChatMessage, policy: Policy, where: string): Outcome {
   const tool = policy.tools.get(event.name);
   const content = contentText(message.content);
   if (tool?.output === "text") {
@@ -131,7 +131,10 @@ function readOutcome(event: ToolCallEvent, message: ChatMessage, policy: Policy)
       return { kind: "unknown", reason: `the output of ${event.name} has no label yet` };
     if (label === null) return { kind: "label", label: null };
     if (typeof label !== "string" || !(label in tool.labels)) {
-      return { kind: "unknown", reason: `${JSON.stringify(label)} is not a label of ${event.name}` };
+      const labels = Object.keys(tool.labels).join(", ");
+      throw messagesError(
+        `${where}.mentor.label ${JSON.stringify(label)} is not a label of ${event.name} (its labels: ${labels}, or null for none)`,
+      );
     }
     return { kind: "label", label };
   }

@@ -19,7 +19,13 @@ import { MentorError } from "../../src/errors/index.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { type ChatMessage, Engine } from "../../src/llm/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
-import { makeTravelModel, travelMessages, travelPolicyFile, travelTools } from "../support/tiny-travel.js";
+import {
+  makeTravelModel,
+  travelMessages,
+  travelPolicyFile,
+  travelTool,
+  travelTools,
+} from "../support/tiny-travel.js";
 
 // A tiny model and the real evaluator with the travel policy (see test/support/tiny-travel.ts).
 const policy = loadPolicy(travelPolicyFile);
@@ -65,7 +71,8 @@ describe("a shielded turn on a tiny model with the travel policy", () => {
     assert.ok(regenerated, "some seed proposes a blocked call first");
     const [first, ...rest] = regenerated.mentor.attempts;
     assert.equal(first?.calls[0]?.verdict, "block");
-    assert.deepEqual(first?.calls[0]?.rules, ["P1"]);
+    // A booking before its route's check (P1); of a route nobody asked for, also P4_only.
+    assert.ok(first?.calls[0]?.rules.includes("P1"), JSON.stringify(first));
     assert.match(first?.calls[0]?.feedback ?? "", /^\[SHIELD\] Blocked book_train/);
     const last = rest.at(-1);
     assert.equal(last?.calls[0]?.verdict, "allow");
@@ -116,7 +123,7 @@ describe("a shielded turn on a tiny model with the travel policy", () => {
       assert.equal(recorded?.verdict, verdictOf(plain));
       if (recorded?.verdict === "block") {
         blockedInNone++;
-        assert.deepEqual(recorded.rules, ["P1"]);
+        assert.ok(recorded.rules.includes("P1"), JSON.stringify(recorded));
       }
     }
     assert.ok(blockedInNone > 0, "none mode returns calls the evaluator blocks");
@@ -254,6 +261,43 @@ describe("the token shield's sets for a turn", () => {
       };
     }
   }
+
+  it("fails closed: a request tool the policy does not declare is masked, and a turn without tools may not end with duties open", async () => {
+    const generator = new RecordingGenerator();
+    const extra = { ...travelTool("delete_all_bookings") };
+    await runTurn({
+      messages,
+      tools: [...travelTools, extra],
+      evaluator,
+      grounder: givenGrounding,
+      generator,
+      mode: "token",
+    });
+    assert.ok(generator.seen[0]?.sets.unsafeTools?.includes("delete_all_bookings"));
+    const answering = {
+      tokenShield: true,
+      async generate(): Promise<Generation> {
+        return {
+          content: "Done.",
+          toolCalls: [],
+          finishReason: "stop",
+          usage: { promptTokens: 0, completionTokens: 0 },
+        };
+      },
+    };
+    const base = {
+      messages,
+      evaluator,
+      grounder: givenGrounding,
+      generator: answering,
+      mode: "prompt" as const,
+    };
+    const withoutTools = await runTurn(base);
+    assert.equal(withoutTools.mentor.doneRefusals, policy.maxDoneRefusals);
+    // A client that asks for text (tool_choice none) may end.
+    const asked = await runTurn({ ...base, tools: travelTools, toolChoice: "none" });
+    assert.equal(asked.mentor.doneRefusals, 0);
+  });
 
   it("redirects a wanted booking to the check it needs; mentor.intent false turns that off", async () => {
     const turn = async (intent?: boolean) => {

@@ -256,6 +256,20 @@ describe("travel scenarios", () => {
     );
   });
 
+  test("fails closed on what the policy does not know: an undeclared tool is blocked, an unknown label is an error", () => {
+    const run = new Conversation([request(toronto)]);
+    const typo = evaluator.decide(run.messages, { name: "book_trian", arguments: toronto });
+    assert.equal(typo.verdict, "block");
+    assert.match(typo.failClosed ?? "", /book_trian is not a tool of policy travel/);
+    assert.match(blockedText(typo), /could not decide \(book_trian is not a tool of policy travel/);
+    const mislabeled = new Conversation([request(toronto)]).call("check_distance", toronto, { label: "far" });
+    assert.throws(() => evaluator.next(mislabeled.messages), {
+      code: "MNT_ERR_MESSAGES",
+      message:
+        /messages\[2\]\.mentor\.label "far" is not a label of check_distance \(its labels: short, long/,
+    });
+  });
+
   test("done is refused until a booking is confirmed", () => {
     const run = new Conversation([request(toronto)]).call("check_distance", toronto, { label: "short" });
     assert.equal(evaluator.next(run.messages).done.allowed, false);

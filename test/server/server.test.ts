@@ -225,7 +225,8 @@ describe("the OpenAI-compatible server on a tiny model", () => {
     assert.ok(regenerated, "some seed proposes a blocked call first");
     const first = regenerated.mentor.attempts[0]?.calls[0];
     assert.equal(first?.verdict, "block");
-    assert.deepEqual(first?.rules, ["P1"]);
+    // A booking before its route's check (P1); of a route nobody asked for, also P4_only.
+    assert.ok(first?.rules.includes("P1"), JSON.stringify(first));
   });
 
   it("prompt shield: an answer is refused while a duty is open, then allowed", async () => {
