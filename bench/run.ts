@@ -181,6 +181,8 @@ async function makeAgent(
       port: 0,
       sequences: 1,
       contextSize: options.contextSize,
+      // --grounding oracle sends the ground truth in mentor fields.
+      trustClientGrounding: options.grounding === "oracle",
       ...(options.gpu !== undefined ? { gpu: options.gpu } : {}),
       logger: false,
     });

@@ -23,6 +23,7 @@ interface ServeCommandOptions {
   gpu: string;
   eta: string;
   labeler: string;
+  trustClientGrounding?: boolean;
   labelerModel?: string;
   labelerKey?: string;
 }
@@ -132,6 +133,12 @@ export function registerServeCommand(program: Command): void {
     .addOption(
       new Option("--labeler-key <key>", "API key for the labeler endpoint").env("MENTOR_LABELER_KEY"),
     )
+    .addOption(
+      new Option(
+        "--trust-client-grounding",
+        "use the mentor.task and mentor.label fields clients send instead of grounding the text (only for trusted clients)",
+      ).env("MENTOR_TRUST_CLIENT_GROUNDING"),
+    )
     .action(async (options: ServeCommandOptions) => {
       const gpu = parseGpuChoice(options.gpu, "--gpu (MENTOR_GPU)");
       const { startServer } = await import("../server/index.js");
@@ -161,6 +168,7 @@ export function registerServeCommand(program: Command): void {
         gpu,
         eta: Number(options.eta),
         labeler: labelerOption(options),
+        trustClientGrounding: options.trustClientGrounding === true,
       });
       // Graceful stop: no new requests, those in flight finish, the recorder is flushed.
       const stop = (): void => {

@@ -18,7 +18,7 @@ import { MentorError } from "../errors/index.js";
 import { Evaluator } from "../evaluator/index.js";
 import { Labeler, type LabelModel, type LocalLabelModel, OpenAILabelModel } from "../labeler/index.js";
 import { defaultThreads, gpuName } from "../llm/gpu.js";
-import type { Engine, GpuChoice } from "../llm/index.js";
+import type { ChatMessage, Engine, GpuChoice } from "../llm/index.js";
 import { loadRegistry, parseModelSpec, resolveModel } from "../models/index.js";
 import { loadPolicy, type Policy } from "../policy/index.js";
 import { Admission } from "./admission.js";
@@ -74,10 +74,17 @@ export interface ServerOptions {
   /**
    * Who grounds tasks and text outputs where the policy lets a model do it: `model` (default) the
    * served model (the local one through a grammar, or the upstream), `rules` the policy's rules only
-   * (cases left to a model fail closed), or another OpenAI-compatible endpoint. Fields the client
-   * sends (`mentor.task`, `mentor.label`) are kept either way.
+   * (cases left to a model fail closed), or another OpenAI-compatible endpoint.
    */
   labeler?: "model" | "rules" | { url: string; model: string; apiKey?: string };
+  /**
+   * Use the grounding a client sends (`mentor.task` on user messages, `mentor.label` on tool
+   * messages) instead of the labeler's. Default false: whoever writes the messages could claim
+   * `urgent: true`, so those fields are dropped and the labeler grounds the text. Set it only when
+   * the clients are trusted to ground (a benchmark sending the ground truth, a pipeline that
+   * labels outputs itself).
+   */
+  trustClientGrounding?: boolean;
   /** Grounding per policy instead of the labeler. */
   grounder?: (policy: Policy) => Grounder;
   /** Fastify's logger (pino) options, or false. Default: info level to stdout. */
@@ -277,7 +284,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       if (chat.stream)
         stream = new EventStream(reply, { id, model: chat.model, includeUsage: chat.includeUsage });
       const result = await runTurn({
-        messages: chat.messages,
+        messages: options.trustClientGrounding ? chat.messages : withoutClientGrounding(chat.messages),
         tools: chat.tools,
         ...(chat.toolChoice !== undefined ? { toolChoice: chat.toolChoice } : {}),
         parallelToolCalls: chat.parallelToolCalls,
@@ -653,4 +660,14 @@ function errorType(status: number): string {
   if (status === 429) return "rate_limit_error";
   if (status >= 500) return "server_error";
   return "invalid_request_error";
+}
+
+/** The messages without the grounding fields a client may write (`mentor.task`, `mentor.label`). */
+function withoutClientGrounding(messages: readonly ChatMessage[]): ChatMessage[] {
+  return messages.map((message) => {
+    if (typeof message.mentor !== "object" || message.mentor === null) return message;
+    const { task: _task, label: _label, ...rest } = message.mentor as Record<string, unknown>;
+    const { mentor: _mentor, ...copy } = message;
+    return Object.keys(rest).length > 0 ? { ...copy, mentor: rest } : copy;
+  });
 }

@@ -34,7 +34,14 @@ after(async () => {
 });
 
 async function serve(options: ServerOptions = {}): Promise<RunningServer> {
-  const server = await startServer({ engine, modelId: "tiny", port: 0, logger: false, ...options });
+  const server = await startServer({
+    engine,
+    modelId: "tiny",
+    port: 0,
+    logger: false,
+    trustClientGrounding: true,
+    ...options,
+  });
   servers.push(server);
   return server;
 }
@@ -398,6 +405,52 @@ describe("the OpenAI-compatible server on a tiny model", () => {
 });
 
 describe("server operations", () => {
+  it("drops the grounding a client sends unless started to trust it", async () => {
+    const claim = [
+      {
+        role: "user",
+        content: "Book me a train from Toronto to Chicago.",
+        mentor: {
+          task: [
+            {
+              name: "request_travel",
+              arguments: {
+                origin: "Toronto",
+                destination: "Chicago",
+                urgent: true,
+                mode: "any",
+                travel_class: "any",
+              },
+            },
+          ],
+        },
+      },
+    ] as unknown as OpenAI.ChatCompletionMessageParam[];
+    const grounded = async (trustClientGrounding: boolean) => {
+      const server = await serve({ trustClientGrounding, labeler: "rules" });
+      const completion = await complete(client(server), { messages: claim, seed: 1 });
+      return completion.mentor.grounding.map((note) => [note.source, note.value]);
+    };
+    assert.deepEqual(await grounded(false), [
+      [
+        "rule",
+        [
+          {
+            name: "request_travel",
+            arguments: {
+              origin: "Toronto",
+              destination: "Chicago",
+              urgent: false,
+              mode: "train",
+              travel_class: "any",
+            },
+          },
+        ],
+      ],
+    ]);
+    assert.equal((await grounded(true))[0]?.[0], "client");
+  });
+
   it("requires an API key when keys are configured (Bearer or X-Api-Key)", async () => {
     const server = await serve({ apiKeys: ["k1", "k2"] });
     const denied = await fetch(`${server.url}/v1/models`);
