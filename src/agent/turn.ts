@@ -29,6 +29,11 @@ export interface TurnOptions {
    * (`ShieldSets.redirects`). Default true; false masks it like any unsafe name.
    */
   intent?: boolean;
+  /**
+   * Refuse a request whose task could not be grounded (`MNT_ERR_UNGROUNDED`) instead of running it
+   * without the duties it would create. Default false (the notes report it).
+   */
+  strictGrounding?: boolean;
   /** The policy's evaluator; absent = no policy (every mode then just generates). */
   evaluator?: Evaluator;
   grounder: Grounder;
@@ -127,6 +132,12 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     );
   const grounding = await options.grounder.ground(options.messages, options.signal);
   const groundMs = performance.now() - started;
+  const ungrounded = grounding.notes.find((note) => note.kind === "task" && note.error !== undefined);
+  if (options.strictGrounding && options.evaluator && ungrounded)
+    throw new MentorError(
+      "MNT_ERR_UNGROUNDED",
+      `messages[${ungrounded.message}]: the request could not be grounded into policy ${options.evaluator.policy.name}'s task (${ungrounded.error})`,
+    );
   const history = grounding.messages as ChatMessage[];
   const evaluator = options.evaluator;
   const shielded = evaluator !== undefined && options.mode !== "none";

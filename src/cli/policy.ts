@@ -4,7 +4,8 @@ import { MentorError } from "../errors/index.js";
 import { type Decision, Evaluator, type ProposedCall } from "../evaluator/index.js";
 import { lintConstraints, lintPolicy } from "../game/index.js";
 import { parseArguments, Run, traceFromMessages } from "../monitor/index.js";
-import { loadPolicy } from "../policy/index.js";
+import { Labeler } from "../labeler/index.js";
+import { loadPolicy, type Policy } from "../policy/index.js";
 import { SolverClient } from "../smt/index.js";
 
 export function registerPolicyCommands(program: Command): void {
@@ -53,13 +54,26 @@ export function registerPolicyCommands(program: Command): void {
     )
     .option("-c, --call <json>", 'a proposed call: {"name": "book_train", "arguments": {...}}')
     .option("--strict", "a call is unsafe if some outcome (not every outcome) leaves no compliant finish")
-    .action((options: { policy: string; messages: string; call?: string; strict?: boolean }) => {
-      const evaluator = new Evaluator(loadPolicy(options.policy), { strict: options.strict ?? false });
-      const messages = readMessages(options.messages);
-      const result: Record<string, unknown> = { next: evaluator.next(messages) };
-      if (options.call !== undefined) result.decide = evaluator.decide(messages, parseCall(options.call));
-      print(result);
-    });
+    .option(
+      "--strict-grounding",
+      "fail (exit 2) when the request cannot be grounded, instead of judging it without duties",
+    )
+    .action(
+      async (options: {
+        policy: string;
+        messages: string;
+        call?: string;
+        strict?: boolean;
+        strictGrounding?: boolean;
+      }) => {
+        const policy = loadPolicy(options.policy);
+        const evaluator = new Evaluator(policy, { strict: options.strict ?? false });
+        const { messages, ungrounded } = await grounded(policy, readMessages(options.messages), options);
+        const result: Record<string, unknown> = { next: evaluator.next(messages), ungrounded };
+        if (options.call !== undefined) result.decide = evaluator.decide(messages, parseCall(options.call));
+        print(result);
+      },
+    );
 
   program
     .command("verify")
@@ -71,10 +85,15 @@ export function registerPolicyCommands(program: Command): void {
       "-m, --messages <file>",
       "OpenAI chat messages (JSON array, or an object with a `messages` field)",
     )
-    .action((options: { policy: string; messages: string }) => {
+    .option(
+      "--strict-grounding",
+      "fail (exit 2) when the request cannot be grounded, instead of judging it without duties",
+    )
+    .action(async (options: { policy: string; messages: string; strictGrounding?: boolean }) => {
       const policy = loadPolicy(options.policy);
       const evaluator = new Evaluator(policy);
-      const trace = traceFromMessages(readMessages(options.messages), policy);
+      const { messages, ungrounded } = await grounded(policy, readMessages(options.messages), options);
+      const trace = traceFromMessages(messages, policy);
       // Each call judged on the trace before it, as the shield would have judged it.
       const calls = trace.calls.map((call, index) => {
         const decision: Decision = evaluator.decide(
@@ -117,9 +136,33 @@ export function registerPolicyCommands(program: Command): void {
       const violated =
         calls.some((call) => call.verdict === "block") ||
         rules.some((rule) => rule.mode === "block" && !rule.satisfied);
-      print({ score: checks.length === 0 ? 1 : passed / checks.length, violated, calls, rules });
+      print({ score: checks.length === 0 ? 1 : passed / checks.length, violated, calls, rules, ungrounded });
       if (violated) process.exitCode = 1;
     });
+}
+
+/**
+ * The messages grounded by the policy's labeler rules where they carry no `mentor` fields (no
+ * model here: what only a model could ground stays ungrounded), and each message that could not
+ * be grounded. With `strictGrounding`, an ungrounded request is an error.
+ */
+async function grounded(
+  policy: Policy,
+  raw: unknown,
+  options: { strictGrounding?: boolean },
+): Promise<{ messages: unknown[]; ungrounded: { message: number; kind: string; error: string }[] }> {
+  if (!Array.isArray(raw)) throw new MentorError("MNT_ERR_MESSAGES", "messages must be a JSON array");
+  const { messages, notes } = await new Labeler(policy).ground(raw);
+  const ungrounded = notes.flatMap((note) =>
+    note.error === undefined ? [] : [{ message: note.message, kind: note.kind, error: note.error }],
+  );
+  const task = ungrounded.find((note) => note.kind === "task");
+  if (options.strictGrounding && task)
+    throw new MentorError(
+      "MNT_ERR_UNGROUNDED",
+      `messages[${task.message}]: the request could not be grounded into policy ${policy.name}'s task (${task.error})`,
+    );
+  return { messages, ungrounded };
 }
 
 function readMessages(file: string): unknown {

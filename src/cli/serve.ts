@@ -24,6 +24,7 @@ interface ServeCommandOptions {
   eta: string;
   labeler: string;
   trustClientGrounding?: boolean;
+  strictGrounding?: boolean;
   labelerModel?: string;
   labelerKey?: string;
 }
@@ -139,6 +140,12 @@ export function registerServeCommand(program: Command): void {
         "use the mentor.task and mentor.label fields clients send instead of grounding the text (only for trusted clients)",
       ).env("MENTOR_TRUST_CLIENT_GROUNDING"),
     )
+    .addOption(
+      new Option(
+        "--strict-grounding",
+        "refuse a request whose task cannot be grounded (422 MNT_ERR_UNGROUNDED) instead of running it without duties",
+      ).env("MENTOR_STRICT_GROUNDING"),
+    )
     .action(async (options: ServeCommandOptions) => {
       const gpu = parseGpuChoice(options.gpu, "--gpu (MENTOR_GPU)");
       const { startServer } = await import("../server/index.js");
@@ -169,6 +176,7 @@ export function registerServeCommand(program: Command): void {
         eta: Number(options.eta),
         labeler: labelerOption(options),
         trustClientGrounding: options.trustClientGrounding === true,
+        strictGrounding: options.strictGrounding === true,
       });
       // Graceful stop: no new requests, those in flight finish, the recorder is flushed.
       const stop = (): void => {

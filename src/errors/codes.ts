@@ -131,6 +131,10 @@ export const errorCodes = {
     status: 408,
     fix: "The request took longer than the server's request timeout; ask for fewer tokens, or raise `--request-timeout`.",
   },
+  MNT_ERR_UNGROUNDED: {
+    status: 422,
+    fix: "The server is strict about grounding and the request could not be grounded into the policy's task (the message names which): rephrase it so the policy's patterns match, allow the LLM labeler for it, or start the server without --strict-grounding to run it without duties.",
+  },
   MNT_ERR_NOTHING_ALLOWED: {
     status: 422,
     fix: "The shield allows nothing the request asks for (tool_choice intersected with the policy's safe calls is empty); relax tool_choice, or send the conversation the policy expects.",

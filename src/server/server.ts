@@ -85,6 +85,8 @@ export interface ServerOptions {
    * labels outputs itself).
    */
   trustClientGrounding?: boolean;
+  /** Refuse requests whose task cannot be grounded (`MNT_ERR_UNGROUNDED`, 422). Default false. */
+  strictGrounding?: boolean;
   /** Grounding per policy instead of the labeler. */
   grounder?: (policy: Policy) => Grounder;
   /** Fastify's logger (pino) options, or false. Default: info level to stdout. */
@@ -291,6 +293,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         mode,
         eta: chat.eta ?? options.eta,
         ...(chat.intent !== undefined ? { intent: chat.intent } : {}),
+        ...(options.strictGrounding ? { strictGrounding: true } : {}),
         ...(entry ? { evaluator: entry.evaluator } : {}),
         grounder: entry?.grounder ?? givenGrounding,
         generator,

@@ -128,3 +128,50 @@ describe("mentor lint / check / verify", () => {
     );
   });
 });
+
+describe("check and verify ground plain conversations", () => {
+  test("a plain request gets its duty: finishing without the booking is not compliant", () => {
+    const plain = join(directory, "plain.json");
+    writeFileSync(
+      plain,
+      JSON.stringify([
+        { role: "user", content: "Book me a train from Toronto to Chicago." },
+        { role: "assistant", content: "Your trip is approved." },
+      ]),
+    );
+    const verified = run(["verify", "--policy", travel, "--messages", plain]);
+    assert.equal(verified.status, 1, verified.stderr);
+    const report = JSON.parse(verified.stdout) as {
+      violated: boolean;
+      rules: { rule: string; satisfied: boolean; binding: unknown[] }[];
+      ungrounded: unknown[];
+    };
+    assert.equal(report.violated, true);
+    const duty = report.rules.find((rule) => rule.rule === "P4");
+    assert.deepEqual(duty?.binding, [{ x: "Toronto", y: "Chicago" }]);
+    assert.equal(duty?.satisfied, false);
+    assert.deepEqual(report.ungrounded, []);
+    const checked = JSON.parse(run(["check", "--policy", travel, "--messages", plain]).stdout) as {
+      next: { done: { allowed: boolean } };
+    };
+    assert.equal(checked.next.done.allowed, false);
+  });
+
+  test("what cannot be grounded is reported; --strict-grounding makes it an error", () => {
+    const vague = join(directory, "vague.json");
+    writeFileSync(vague, JSON.stringify([{ role: "user", content: "hello, can you help me travel?" }]));
+    const lenient = JSON.parse(run(["check", "--policy", travel, "--messages", vague]).stdout) as {
+      ungrounded: { message: number; kind: string; error: string }[];
+    };
+    assert.deepEqual(
+      lenient.ungrounded.map((note) => [note.message, note.kind]),
+      [[0, "task"]],
+    );
+    const strict = run(["check", "--policy", travel, "--messages", vague, "--strict-grounding"]);
+    assert.equal(strict.status, 2);
+    assert.match(
+      strict.stderr,
+      /MNT_ERR_UNGROUNDED: messages\[0\]: the request could not be grounded into policy travel/,
+    );
+  });
+});

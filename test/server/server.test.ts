@@ -405,6 +405,19 @@ describe("the OpenAI-compatible server on a tiny model", () => {
 });
 
 describe("server operations", () => {
+  it("with strictGrounding, refuses a request it cannot ground (422 MNT_ERR_UNGROUNDED)", async () => {
+    const server = await serve({ strictGrounding: true, trustClientGrounding: false, labeler: "rules" });
+    const response = await post(server, {
+      model: "tiny",
+      messages: [{ role: "user", content: "hello, can you help me travel?" }],
+      tools: travelTools,
+    });
+    assert.equal(response.status, 422);
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, "MNT_ERR_UNGROUNDED");
+    assert.match(body.error.message, /messages\[0\]: the request could not be grounded into policy travel/);
+  });
+
   it("drops the grounding a client sends unless started to trust it", async () => {
     const claim = [
       {
