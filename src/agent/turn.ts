@@ -1,9 +1,18 @@
 import { randomBytes } from "node:crypto";
 import { MentorError } from "../errors/index.js";
-import type { Advice, Decision, Duty, Evaluator, NextAnswer, ProposedCall } from "../evaluator/index.js";
+import {
+  type Advice,
+  type Decision,
+  type Duty,
+  type Evaluator,
+  type NextAnswer,
+  needsSolver,
+  type ProposedCall,
+} from "../evaluator/index.js";
 import type { Value } from "../expression/index.js";
 import { type ChatMessage, type ChatTool, messageText, type ToolChoice } from "../llm/index.js";
 import { blockedText, doneRefusedText, reminderText } from "../shield/index.js";
+import type { SolverClient } from "../smt/index.js";
 import { type ShieldSets, shieldSetsFor, shieldSetsFromNextAnswer } from "../shield/token/index.js";
 import type { GeneratedCall, Generation, TurnGenerator, Usage } from "./generator.js";
 import type { Grounder, GroundingNote } from "./grounder.js";
@@ -34,6 +43,12 @@ export interface TurnOptions {
    * without the duties it would create. Default false (the notes report it).
    */
   strictGrounding?: boolean;
+  /**
+   * Z3 for a call blocked only by argument constraints that no candidate value repairs
+   * (`Evaluator.decideWithRepair`; a solver error or timeout keeps the call blocked and says so).
+   * Called once a turn needs it; absent: candidate values only.
+   */
+  solver?: () => SolverClient;
   /** The policy's evaluator; absent = no policy (every mode then just generates). */
   evaluator?: Evaluator;
   grounder: Grounder;
@@ -213,7 +228,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       throw new MentorError("MNT_ERR_NOTHING_ALLOWED", generation.refusal ?? "the shield allows nothing");
 
     if (generation.toolCalls.length > 0) {
-      entry.calls = judgeInOrder(evaluator, history, generation.toolCalls);
+      entry.calls = await judgeInOrder(evaluator, history, generation.toolCalls, options.solver);
       entry.decideMs = performance.now() - decideStarted;
       const blocked = entry.calls.filter((call) => call.verdict === "block");
       if (!shielded || blocked.length === 0)
@@ -267,25 +282,27 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
  * their outcomes still pending (every outcome possible): two bookings of one route in one
  * message are judged as two bookings, not as one each.
  */
-function judgeInOrder(
+async function judgeInOrder(
   evaluator: Evaluator | undefined,
   history: readonly ChatMessage[],
   calls: readonly GeneratedCall[],
-): AttemptCall[] {
+  solver: (() => SolverClient) | undefined,
+): Promise<AttemptCall[]> {
   const judged: AttemptCall[] = [];
   for (const call of calls) {
     const before = judged.length === 0 ? history : [...history, toolCallMessage(null, judged)];
-    judged.push(judge(evaluator, before, call));
+    judged.push(await judge(evaluator, before, call, solver));
   }
   return judged;
 }
 
 /** The evaluator's decision on a proposed call, with the feedback the model reads if it is blocked. */
-function judge(
+async function judge(
   evaluator: Evaluator | undefined,
   history: readonly ChatMessage[],
   call: GeneratedCall,
-): AttemptCall {
+  solver: (() => SolverClient) | undefined,
+): Promise<AttemptCall> {
   const proposed: ProposedCall = { name: call.name, arguments: call.arguments as Record<string, Value> };
   if (call.invalid !== undefined)
     return {
@@ -297,7 +314,9 @@ function judge(
       feedback: `[SHIELD] Blocked ${call.name}: ${call.invalid}. Write the arguments as a JSON object.`,
     };
   if (evaluator === undefined) return { call: proposed, verdict: "allow", rules: [], warnings: [] };
-  const decision = evaluator.decide(history, proposed);
+  let decision = evaluator.decide(history, proposed);
+  if (solver && needsSolver(decision))
+    decision = await evaluator.decideWithRepair(history, proposed, solver());
   const judged: AttemptCall = {
     call: proposed,
     verdict: decision.verdict,

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
-import { type Decision, Evaluator, type ProposedCall } from "../evaluator/index.js";
+import { type Decision, Evaluator, needsSolver, type ProposedCall } from "../evaluator/index.js";
 import { lintConstraints, lintPolicy } from "../game/index.js";
 import { parseArguments, Run, traceFromMessages } from "../monitor/index.js";
 import { Labeler } from "../labeler/index.js";
@@ -70,7 +70,8 @@ export function registerPolicyCommands(program: Command): void {
         const evaluator = new Evaluator(policy, { strict: options.strict ?? false });
         const { messages, ungrounded } = await grounded(policy, readMessages(options.messages), options);
         const result: Record<string, unknown> = { next: evaluator.next(messages), ungrounded };
-        if (options.call !== undefined) result.decide = evaluator.decide(messages, parseCall(options.call));
+        if (options.call !== undefined)
+          result.decide = await decideWithSolver(evaluator, messages, parseCall(options.call));
         print(result);
       },
     );
@@ -163,6 +164,22 @@ async function grounded(
       `messages[${task.message}]: the request could not be grounded into policy ${policy.name}'s task (${task.error})`,
     );
   return { messages, ungrounded };
+}
+
+/** `decide`, and the solver's repair where candidate values cannot repair the call. */
+async function decideWithSolver(
+  evaluator: Evaluator,
+  messages: unknown[],
+  call: ProposedCall,
+): Promise<Decision> {
+  const decision = evaluator.decide(messages, call);
+  if (!needsSolver(decision)) return decision;
+  const solver = new SolverClient();
+  try {
+    return await evaluator.decideWithRepair(messages, call, solver);
+  } finally {
+    await solver.close();
+  }
 }
 
 function readMessages(file: string): unknown {

@@ -692,7 +692,7 @@ export class Evaluator {
   }
 
   /**
-   * Values a repair of an argument prefers: the enum's members, the task's scalar fields, and
+   * Values a repair of an argument prefers: the enum's members (true and false for a boolean), the task's scalar fields, and
    * the values the tool's earlier calls gave it; for the solver (`more`) also the advised call's
    * value and the scalar fields of earlier outcomes (what lookups returned).
    */
@@ -709,6 +709,8 @@ export class Evaluator {
     };
     if (parameter && typeof parameter.type === "object")
       for (const member of parameter.type.enum) push(member);
+    // A boolean has two values: both are candidates, declared as an enum or not.
+    if (parameter?.type === "boolean") for (const member of [true, false]) push(member);
     for (const call of run.task)
       for (const value of Object.values(call.arguments)) if (typeof value !== "object") push(value);
     for (const call of run.calls) if (call.name === tool.name) push(call.arguments[name]);
@@ -1019,5 +1021,15 @@ function isTrace(value: unknown): value is Trace {
     !Array.isArray(value) &&
     "calls" in value &&
     "task" in value
+  );
+}
+
+/** Blocked by argument constraints alone, and no candidate value repaired it: the solver may. */
+export function needsSolver(decision: Decision): boolean {
+  return (
+    decision.verdict === "block" &&
+    decision.advice?.kind !== "repair" &&
+    decision.violations.length > 0 &&
+    decision.violations.every((finding) => finding.kind === "constraint")
   );
 }

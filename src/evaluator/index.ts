@@ -6,6 +6,7 @@ export {
   Evaluator,
   type EvaluatorOptions,
   type NextAnswer,
+  needsSolver,
   type ProposedCall,
   type RuleFinding,
 } from "./evaluator.js";

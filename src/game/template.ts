@@ -729,6 +729,18 @@ function whenFixedBy(
     );
     if (decided) fixed.set(whenText, holdsIn(when, run.scopeFor(binding ? [binding] : [], args)));
   }
+  // A `when` only propositions over other entities read is no event of the instances a call
+  // aimed at `binding` can reach: its choice would only repeat the same candidate.
+  const read = new Set(
+    propositions.flatMap((proposition) =>
+      proposition.whenText !== undefined &&
+      (proposition.entities.length === 0 || (binding && proposition.entities.includes(binding.entity)))
+        ? [proposition.whenText]
+        : [],
+    ),
+  );
+  for (const { whenText } of propositions)
+    if (whenText !== undefined && !read.has(whenText)) fixed.set(whenText, false);
   return fixed;
 }
 

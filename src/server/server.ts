@@ -21,6 +21,7 @@ import { defaultThreads, gpuName } from "../llm/gpu.js";
 import type { ChatMessage, Engine, GpuChoice } from "../llm/index.js";
 import { loadRegistry, parseModelSpec, resolveModel } from "../models/index.js";
 import { loadPolicy, type Policy } from "../policy/index.js";
+import { SolverClient } from "../smt/index.js";
 import { Admission } from "./admission.js";
 import { Metrics } from "./metrics.js";
 import { FlightRecorder } from "./recorder.js";
@@ -154,6 +155,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const requestTimeoutMs = options.requestTimeoutMs ?? 300_000;
   const state: { generator?: TurnGenerator; modelId: string; admission?: Admission; gpu?: string } = {
     modelId: options.modelId ?? "",
+  };
+  // Z3 for argument repairs that candidate values cannot make, started on first need.
+  let solver: SolverClient | undefined;
+  const repairSolver = (): SolverClient => {
+    solver ??= new SolverClient();
+    return solver;
   };
 
   const app = Fastify({
@@ -294,6 +301,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         eta: chat.eta ?? options.eta,
         ...(chat.intent !== undefined ? { intent: chat.intent } : {}),
         ...(options.strictGrounding ? { strictGrounding: true } : {}),
+        solver: repairSolver,
         ...(entry ? { evaluator: entry.evaluator } : {}),
         grounder: entry?.grounder ?? givenGrounding,
         generator,
@@ -475,6 +483,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     async close() {
       await app.close();
       recorder?.close();
+      await solver?.close();
       await localLabelModel?.dispose();
       await ownedEngine?.dispose();
     },

@@ -4,6 +4,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
 import {
   EngineGenerator,
@@ -19,6 +20,8 @@ import { MentorError } from "../../src/errors/index.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { type ChatMessage, Engine } from "../../src/llm/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
+import { SolverClient } from "../../src/smt/index.js";
+import { Conversation } from "../support/conversation.js";
 import {
   makeTravelModel,
   travelMessages,
@@ -320,5 +323,67 @@ describe("the token shield's sets for a turn", () => {
     const off = await turn(false);
     assert.equal(off?.redirects, undefined);
     assert.deepEqual(off?.unsafeTools, ["book_train", "book_flight"]);
+  });
+});
+
+describe("argument repair by the solver in a turn", () => {
+  const intake = loadPolicy(
+    fileURLToPath(new URL("../../../test/evaluator/fixtures/patient-intake.yaml", import.meta.url)),
+  );
+  const evaluator = new Evaluator(intake);
+  const conversation = new Conversation([{ name: "admit", arguments: { patient_id: "p1" } }])
+    .call("validate_insurance", { patient_id: "p1" }, { json: { status: "active" } })
+    .call("check_allergies", { patient_id: "p1" }, { json: { allergies: "penicillin" } })
+    .call("lookup_balance", { patient_id: "p1" }, { json: { outstanding: 120 } });
+  /** Proposes a registration no candidate value repairs (the notes lack the allergy), then gives up. */
+  const scripted = (): TurnOptions["generator"] => {
+    let attempt = 0;
+    return {
+      tokenShield: false,
+      async generate(): Promise<Generation> {
+        attempt++;
+        return attempt === 1
+          ? {
+              content: null,
+              toolCalls: [
+                {
+                  name: "register_patient",
+                  arguments: { patient_id: "p1", insurance_status: "premium", notes: "walk-in" },
+                },
+              ],
+              finishReason: "tool_calls",
+              usage: { promptTokens: 0, completionTokens: 0 },
+            }
+          : {
+              content: "ok",
+              toolCalls: [],
+              finishReason: "stop",
+              usage: { promptTokens: 0, completionTokens: 0 },
+            };
+      },
+    };
+  };
+  const solver = new SolverClient({ timeoutMs: 20_000 });
+  after(() => solver.close());
+
+  it("a call only the solver can repair gets the solver's repair as advice", async () => {
+    const turn = (withSolver: boolean) =>
+      runTurn({
+        messages: conversation.messages as ChatMessage[],
+        tools: [],
+        evaluator,
+        grounder: givenGrounding,
+        generator: scripted(),
+        mode: "prompt",
+        ...(withSolver ? { solver: () => solver } : {}),
+      });
+    const without = await turn(false);
+    assert.deepEqual(without.mentor.repairs, []);
+    const withSolver = await turn(true);
+    const repair = withSolver.mentor.repairs[0];
+    assert.equal(repair?.kind, "repair");
+    assert.equal(repair?.call.arguments.insurance_status, "active");
+    assert.match(String(repair?.call.arguments.notes), /allergy: penicillin/);
+    assert.match(withSolver.mentor.attempts[0]?.calls[0]?.feedback ?? "", /Instead: register_patient\(/);
   });
 });
