@@ -12,8 +12,8 @@ import {
 import type { Value } from "../expression/index.js";
 import { type ChatMessage, type ChatTool, messageText, type ToolChoice } from "../llm/index.js";
 import { blockedText, doneRefusedText, reminderText } from "../shield/index.js";
-import type { SolverClient } from "../smt/index.js";
 import { type ShieldSets, shieldSetsFor, shieldSetsFromNextAnswer } from "../shield/token/index.js";
+import type { SolverClient } from "../smt/index.js";
 import type { GeneratedCall, Generation, TurnGenerator, Usage } from "./generator.js";
 import type { Grounder, GroundingNote } from "./grounder.js";
 

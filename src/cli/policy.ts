@@ -3,8 +3,8 @@ import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { type Decision, Evaluator, needsSolver, type ProposedCall } from "../evaluator/index.js";
 import { lintConstraints, lintPolicy } from "../game/index.js";
-import { parseArguments, Run, traceFromMessages } from "../monitor/index.js";
 import { Labeler } from "../labeler/index.js";
+import { parseArguments, Run, traceFromMessages } from "../monitor/index.js";
 import { loadPolicy, type Policy } from "../policy/index.js";
 import { SolverClient } from "../smt/index.js";
 
