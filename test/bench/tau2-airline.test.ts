@@ -2,15 +2,21 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { tau2Airline } from "../../bench/domains/tau2-airline/index.js";
+import { replayCalls } from "../../bench/domains/tau2-shared/reference-policy.js";
 import { v1Tools } from "../../bench/domains/tau2-shared/tools.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
+import { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
 import {
   assertCheckLoads,
+  assertMentorLintClean,
+  assertOracleRunsFinish,
   assertPolicyLintsClean,
   assertReferenceBlocksExplained,
+  compareGrounding,
+  countKinds,
   dataDir,
   errorOf,
   execute,
@@ -405,6 +411,245 @@ describe("tau2-airline: policy decisions on hand-made runs", () => {
     assert.deepEqual(
       rulesOf(goldFacts.messages, "send_certificate", certificate(perPassenger + 1)).violations,
       ["A13"],
+    );
+  });
+});
+
+describe("tau2-airline: requests (task grounding) and duties", () => {
+  const policy = loadPolicy(domain.policyPath);
+  const evaluator = new Evaluator(policy);
+  const labeler = new Labeler(policy, { only: "rules" });
+  const ground = async (text: string) => {
+    const result = await labeler.groundTask(text, true);
+    return "value" in result
+      ? (result.value as { name: string; arguments: Record<string, unknown> }[]).map(
+          (call) => `${call.name}(${Object.values(call.arguments).join(", ")})`,
+        )
+      : [];
+  };
+
+  test("`mentor lint`: no error and no warning, with the duties and the solver's constraint checks", async () => {
+    await assertMentorLintClean(domain.policyPath);
+  });
+
+  test("oracle grounding: from the reference's writes; a flight update is a change of flights, of cabin, or both", () => {
+    for (const task of tasks) {
+      const grounding = domain.grounding?.(task) ?? [];
+      const { run } = execute(domain, task, task.reference ?? []);
+      const written = new Set(
+        run
+          .filter((call) => !call.error && writes.has(call.name) && call.name !== "send_certificate")
+          .map((call) => (call.arguments.reservation_id ?? call.arguments.user_id) as string),
+      );
+      const named = new Set(
+        grounding.map((call) => (call.arguments.reservation_id ?? call.arguments.user_id) as string),
+      );
+      assert.deepEqual([...named].sort(), [...written].sort(), `task ${task.id}`);
+      for (const call of grounding.filter((one) => one.name === "request_cancel"))
+        assert.equal(call.arguments.covered, true, `task ${task.id}`);
+    }
+    const cabinOnly = tasks
+      .flatMap((task) => domain.grounding?.(task) ?? [])
+      .filter((call) => call.name === "request_cabin_change");
+    assert.ok(cabinOnly.length > 0);
+    for (const call of cabinOnly) {
+      const before = state.reservations[call.arguments.reservation_id as string] as Reservation;
+      assert.notEqual(before.cabin, call.arguments.cabin);
+    }
+  });
+
+  test("the patterns ground the openings that name a reservation (or a booking); each id grounded is in the opening", async (t) => {
+    const comparisons = await compareGrounding(domain, tasks);
+    const counts = countKinds(comparisons);
+    const grounded = comparisons.filter((comparison) => comparison.patterns.length > 0).length;
+    t.diagnostic(
+      `tau2-airline: the patterns ground ${grounded} of ${tasks.length} openings; ${counts.agree} agree with the oracle (${comparisons.filter((one) => one.kind === "agree" && one.oracle.length > 0).length} with requests, the others none on both sides), ${counts.partial} partly, ${counts.extra} with a request the oracle lacks, ${counts.none} ground nothing the oracle grounds`,
+    );
+    for (const comparison of comparisons.filter((one) => one.kind !== "agree"))
+      t.diagnostic(
+        `task ${comparison.task}: patterns ${JSON.stringify(comparison.patterns)}, oracle ${JSON.stringify(comparison.oracle)}`,
+      );
+    assert.deepEqual(counts, { agree: 13, partial: 3, extra: 9, none: 5 });
+    for (const comparison of comparisons) {
+      const opening = tasks.find((task) => task.id === comparison.task)?.opening ?? "";
+      for (const call of comparison.patterns) {
+        const id = (call.arguments.reservation_id ?? call.arguments.user_id) as string;
+        assert.ok(opening.includes(id), `task ${comparison.task}: ${id} is not in the opening`);
+      }
+    }
+    // Where the patterns ground a request the reference does not carry out, a lookup of each
+    // grounded reservation after the reference shows what the manual says rules it out.
+    const extra = comparisons.filter((comparison) => comparison.kind === "extra");
+    const exempted = extra.filter((comparison) => {
+      const task = tasks.find((one) => one.id === comparison.task) as (typeof tasks)[number];
+      const ids = [
+        ...new Set(comparison.patterns.map((call) => call.arguments.reservation_id).filter(Boolean)),
+      ];
+      const lookups = ids.map((id) => ({
+        name: "get_reservation_details",
+        arguments: { reservation_id: id },
+      }));
+      const calls = [...(task.reference ?? []), ...lookups];
+      return replayCalls(evaluator, task, calls, comparison.patterns, domain.freshEnvironment(dataDir))
+        .doneAllowed;
+    });
+    t.diagnostic(
+      `tau2-airline: of the ${extra.length} openings grounded with a request the reference does not carry out, ${exempted.length} have every duty exempted once the reservations are looked up`,
+    );
+    assert.equal(exempted.length, 5);
+  });
+
+  test("patterns: the ids of the request's clause, the only id of the message, not flight numbers, not what the manual rules out", async () => {
+    assert.deepEqual(
+      await ground("You want to cancel your flights within reservation IDs XEHM4B and 59XX6W. You are sick."),
+      ["request_cancel(XEHM4B, true)", "request_cancel(59XX6W, true)"],
+    );
+    assert.deepEqual(
+      await ground(
+        "You want to cancel two reservations (IFOYYZ and NQNU5R) and change a third (M20IZO) to a nonstop flight.",
+      ),
+      ["request_cancel(IFOYYZ, false)", "request_cancel(NQNU5R, false)", "request_flight_change(M20IZO)"],
+    );
+    assert.deepEqual(await ground("You want to cancel your flight.\n\nYour confirmation number is H8Q05L."), [
+      "request_cancel(H8Q05L, false)",
+    ]);
+    assert.deepEqual(
+      await ground(
+        "Your reservation id is YAX4DR. You want to upgrade it to business and add 2 checked bags.",
+      ),
+      ["request_cabin_change(YAX4DR, business)", "request_baggage_change(YAX4DR)"],
+    );
+    assert.deepEqual(
+      await ground("If the agent agrees, downgrade all passengers to basic economy. It is GV1N64."),
+      ["request_cabin_change(GV1N64, basic_economy)"],
+    );
+    assert.deepEqual(await ground("You want to fly from New York to Seattle. Your user id is mia_li_3668."), [
+      "request_booking(mia_li_3668)",
+    ]);
+    // Two ids and none in the clause: no guess.
+    assert.deepEqual(
+      await ground("You have reservations ABC123 and DEF456. You want to cancel the one to Boston."),
+      [],
+    );
+    assert.deepEqual(
+      await ground("You are complaining about the delayed flight HAT045 and want to cancel your trip."),
+      [],
+    );
+    assert.deepEqual(await ground("You do NOT want to cancel or modify reservation ABC123."), []);
+    assert.deepEqual(await ground("You want to cancel the insurance of reservation ABC123."), []);
+    assert.deepEqual(await ground("You want to remove a passenger from reservation ABC123."), []);
+    assert.deepEqual(
+      await ground("If it costs more than $200, cancel the entire request. Reservation ABC123."),
+      [],
+    );
+  });
+
+  test("reference runs with the oracle grounding end with done allowed; without their writes done is refused", () => {
+    const verdicts = assertOracleRunsFinish(domain, tasks);
+    assert.equal(verdicts.length, 30);
+  });
+
+  const reservation = (fields: Record<string, Value> = {}): Value => ({
+    reservation_id: "ABC123",
+    user_id: "u_1",
+    cabin: "economy",
+    insurance: "no",
+    created_at: "2024-05-01T10:00:00",
+    flights: [{ flight_number: "HAT001", date: "2024-05-20" }],
+    passengers: [{ first_name: "A", last_name: "B", dob: "1990-01-01" }],
+    total_baggages: 0,
+    ...fields,
+  });
+  const asked = (name: string, args: Record<string, Value> = {}) =>
+    new Conversation([{ name, arguments: { reservation_id: "ABC123", ...args } }], "…");
+  const done = (conversation: Conversation) => evaluator.next(conversation.messages).done.allowed;
+  const lookup = (conversation: Conversation, fields: Record<string, Value> = {}) =>
+    conversation.call("get_reservation_details", { reservation_id: "ABC123" }, { json: reservation(fields) });
+
+  test("a cancellation is owed unless the lookup shows none of the manual's conditions (A14_cancel); flown: transfer", () => {
+    const cancel = (covered: boolean) => asked("request_cancel", { covered });
+    assert.equal(done(cancel(false)), false);
+    // Old, economy, no insurance: none of the conditions holds.
+    assert.equal(done(lookup(cancel(false))), true);
+    // Insured: only a covered reason makes it cancellable.
+    assert.equal(done(lookup(cancel(false), { insurance: "yes" })), true);
+    assert.equal(done(lookup(cancel(true), { insurance: "yes" })), false);
+    // Business, or booked within the last 24 hours: cancellable, so owed.
+    assert.equal(done(lookup(cancel(false), { cabin: "business" })), false);
+    assert.equal(done(lookup(cancel(false), { created_at: "2024-05-15T09:00:00" })), false);
+    // Flown: the agent cannot cancel; a transfer to a human agent is needed.
+    const flown = lookup(cancel(false), {
+      cabin: "business",
+      flights: [{ flight_number: "HAT001", date: "2024-05-10" }],
+    });
+    assert.equal(done(flown), false);
+    assert.equal(
+      done(flown.call("transfer_to_human_agents", { summary: "flown" }, { json: "Transfer successful" })),
+      true,
+    );
+    const cancelled = lookup(cancel(true), { insurance: "yes" }).call(
+      "cancel_reservation",
+      { reservation_id: "ABC123" },
+      { json: reservation({ status: "cancelled" }) },
+    );
+    assert.equal(done(cancelled), true);
+    // A reservation that does not exist cannot be cancelled.
+    assert.equal(
+      done(
+        cancel(true).call(
+          "get_reservation_details",
+          { reservation_id: "ABC123" },
+          { json: { error: "not found" } },
+        ),
+      ),
+      true,
+    );
+  });
+
+  test("flights: basic economy exempts (A5); cabin: a flown flight exempts (A15), and only the cabin asked for counts", () => {
+    assert.equal(done(lookup(asked("request_flight_change"))), false);
+    assert.equal(done(lookup(asked("request_flight_change"), { cabin: "basic_economy" })), true);
+    const update = (cabin: string) => ({
+      reservation_id: "ABC123",
+      cabin,
+      flights: [{ flight_number: "HAT002", date: "2024-05-21" }],
+      payment_id: "credit_card_1",
+    });
+    const changed = lookup(asked("request_flight_change")).call(
+      "update_reservation_flights",
+      update("economy"),
+      {
+        json: reservation(),
+      },
+    );
+    assert.equal(done(changed), true);
+    const cabin = () => asked("request_cabin_change", { cabin: "business" });
+    assert.equal(done(lookup(cabin())), false);
+    assert.equal(done(lookup(cabin(), { flights: [{ flight_number: "HAT001", date: "2024-05-14" }] })), true);
+    const wrong = lookup(cabin()).call("update_reservation_flights", update("economy"), {
+      json: reservation(),
+    });
+    assert.equal(done(wrong), false);
+    const right = lookup(cabin()).call("update_reservation_flights", update("business"), {
+      json: reservation(),
+    });
+    assert.equal(done(right), true);
+  });
+
+  test("bags, passengers and bookings are owed until done (no exemption the lookup shows)", () => {
+    assert.equal(done(lookup(asked("request_baggage_change"))), false);
+    const bags = lookup(asked("request_baggage_change")).call(
+      "update_reservation_baggages",
+      { reservation_id: "ABC123", total_baggages: 1, nonfree_baggages: 0, payment_id: "credit_card_1" },
+      { json: reservation({ total_baggages: 1 }) },
+    );
+    assert.equal(done(bags), true);
+    const booking = new Conversation([{ name: "request_booking", arguments: { user_id: "u_1" } }], "…");
+    assert.equal(done(booking), false);
+    const open = evaluator.next(booking.messages).openDuties;
+    assert.deepEqual(
+      open.map((duty) => [duty.rule, duty.binding]),
+      [["A14_book", 'booking(bu="u_1")']],
     );
   });
 });

@@ -2,9 +2,11 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { ExecutedCall } from "../../bench/domains/domain.js";
 import { type MockBenchTask, tau2Mock } from "../../bench/domains/tau2-mock/index.js";
+import { replayCalls } from "../../bench/domains/tau2-shared/reference-policy.js";
 import { resolveDataDir } from "../../bench/paths.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { lintPolicy } from "../../src/game/index.js";
+import { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
 
@@ -172,7 +174,7 @@ describe("tau2-mock policy", () => {
 
   test("a deletion request leaves a transfer to do before the answer", () => {
     const request = new Conversation(
-      [{ name: "request_deletion", arguments: { user_id: "user_1" } }],
+      [{ name: "request_deletion", arguments: { tasks: "all" } }],
       "Delete my tasks",
     );
     assert.equal(evaluator.next(request.messages).done.allowed, false);
@@ -191,6 +193,48 @@ describe("tau2-mock policy", () => {
         assert.equal(decision.verdict, "allow", `${task.id} ${call.name}`);
         run.call(call.name, call.arguments as Record<string, never>, { json: {} });
       }
+    }
+  });
+
+  test("the patterns ground the deletion request (M4) and nothing else; the oracle reads it from the reference's transfer", async (t) => {
+    const labeler = new Labeler(policy, { only: "rules" });
+    const ground = async (text: string) => {
+      const result = await labeler.groundTask(text, true);
+      return "value" in result ? result.value : [];
+    };
+    let agree = 0;
+    for (const task of tasks) {
+      const found = await ground(task.opening);
+      const oracle = tau2Mock.grounding?.(task) ?? [];
+      if (JSON.stringify(found) === JSON.stringify(oracle)) agree += 1;
+    }
+    t.diagnostic(`tau2-mock: the patterns ground ${agree} of ${tasks.length} openings as the oracle does`);
+    assert.equal(agree, tasks.length);
+    assert.deepEqual(tau2Mock.grounding?.(taskNamed("impossible_task_1")), [
+      { name: "request_deletion", arguments: { tasks: "all" } },
+    ]);
+    assert.deepEqual(await ground("Please remove task_2 and task_3."), [
+      { name: "request_deletion", arguments: { tasks: "task_2" } },
+    ]);
+    assert.deepEqual(await ground("Do not delete any of my tasks; mark task_1 as completed."), []);
+  });
+
+  test("with the oracle grounding, the reference ends with done allowed; without its transfer done is refused", () => {
+    for (const task of tasks.filter((one) => one.solvable)) {
+      const grounding = tau2Mock.grounding?.(task) ?? [];
+      const reference = task.reference ?? [];
+      const full = replayCalls(evaluator, task, reference, grounding, tau2Mock.environment(task, dataDir));
+      assert.equal(full.doneAllowed, true, `${task.id}: ${full.openDuties.join("; ")}`);
+      assert.deepEqual(full.blocked, [], task.id);
+      if (grounding.length === 0) continue;
+      const stopped = replayCalls(
+        evaluator,
+        task,
+        reference.filter((call) => call.name !== "transfer_to_human_agents"),
+        grounding,
+        tau2Mock.environment(task, dataDir),
+      );
+      assert.deepEqual(stopped.openDuties, ['M4 for deletion(d="all")'], task.id);
     }
   });
 });

@@ -8,12 +8,17 @@ import { v1Tools } from "../../bench/domains/tau2-shared/tools.js";
 import type { MentorError } from "../../src/errors/index.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
+import { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
 import {
   assertCheckLoads,
+  assertMentorLintClean,
+  assertOracleRunsFinish,
   assertPolicyLintsClean,
   assertReferenceBlocksExplained,
+  compareGrounding,
+  countKinds,
   dataDir,
   errorOf,
   execute,
@@ -386,6 +391,230 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
     assert.deepEqual(
       evaluator.decide(run.messages, cancel("no longer needed")).violations.map((finding) => finding.rule),
       ["R7"],
+    );
+  });
+});
+
+describe("tau2-retail: requests (task grounding) and duties", () => {
+  const policy = loadPolicy(domain.policyPath);
+  const evaluator = new Evaluator(policy);
+  const labeler = new Labeler(policy, { only: "rules" });
+  const ground = async (text: string) => {
+    const result = await labeler.groundTask(text, true);
+    return "value" in result
+      ? (result.value as { name: string; arguments: Record<string, unknown> }[]).map(
+          (call) => `${call.name}(${Object.values(call.arguments).join(", ")})`,
+        )
+      : [];
+  };
+
+  test("`mentor lint`: no error and no warning, with the duties and the solver's constraint checks", async () => {
+    await assertMentorLintClean(domain.policyPath);
+  });
+
+  test("oracle grounding: one request per successful reference write, on the order it writes", () => {
+    const kinds: Record<string, string> = {
+      cancel_pending_order: "request_cancel",
+      return_delivered_order_items: "request_return",
+      exchange_delivered_order_items: "request_item_change",
+      modify_pending_order_items: "request_item_change",
+      modify_pending_order_address: "request_address_change",
+      modify_pending_order_payment: "request_payment_change",
+    };
+    for (const task of tasks) {
+      const { run } = execute(domain, task, task.reference ?? []);
+      const expected = new Set(
+        run
+          .filter((call) => !call.error && kinds[call.name])
+          .map((call) => `${kinds[call.name]} ${call.arguments.order_id}`),
+      );
+      const grounding = domain.grounding?.(task) ?? [];
+      const orders = new Set(
+        grounding
+          .filter((call) => call.name !== "request_user_address_change")
+          .map((call) => `${call.name} ${call.arguments.order_id}`),
+      );
+      assert.deepEqual([...orders].sort(), [...expected].sort(), `task ${task.id}`);
+      for (const call of grounding.filter((one) => one.name === "request_cancel")) {
+        assert.ok(["no longer needed", "ordered by mistake"].includes(call.arguments.reason as string));
+      }
+    }
+    // A reference write that fails on a fresh database (an exchange a gift card cannot pay) asks nothing.
+    const failing = tasks.find((task) => {
+      const { run } = execute(domain, task, task.reference ?? []);
+      return (
+        run.some((call) => call.error && writes.has(call.name)) &&
+        !run.some((call) => !call.error && writes.has(call.name))
+      );
+    });
+    assert.ok(failing, "a task whose only reference write fails");
+    assert.deepEqual(domain.grounding?.(failing), []);
+  });
+
+  test("the patterns ground the openings that write order ids; each id grounded is written in the opening", async (t) => {
+    const comparisons = await compareGrounding(domain, tasks);
+    const counts = countKinds(comparisons);
+    const grounded = comparisons.filter((comparison) => comparison.patterns.length > 0).length;
+    t.diagnostic(
+      `tau2-retail: the patterns ground ${grounded} of ${tasks.length} openings; ${counts.agree} agree with the oracle (${comparisons.filter((one) => one.kind === "agree" && one.oracle.length > 0).length} with requests, the others none on both sides), ${counts.partial} partly, ${counts.extra} with a request the oracle lacks, ${counts.none} ground nothing the oracle grounds`,
+    );
+    for (const comparison of comparisons.filter((one) => one.kind !== "agree" && one.patterns.length > 0))
+      t.diagnostic(
+        `task ${comparison.task}: patterns ${JSON.stringify(comparison.patterns)}, oracle ${JSON.stringify(comparison.oracle)}`,
+      );
+    assert.deepEqual(counts, { agree: 13, partial: 2, extra: 1, none: 58 });
+    for (const comparison of comparisons) {
+      const opening = tasks.find((task) => task.id === comparison.task)?.opening ?? "";
+      for (const call of comparison.patterns) {
+        const id = (call.arguments.order_id ?? call.arguments.user_id) as string;
+        assert.ok(opening.includes(id), `task ${comparison.task}: ${id} is not in the opening`);
+      }
+    }
+  });
+
+  test("patterns: the ids in the request's clause, lists, other requests, negations, an order named as a source", async () => {
+    assert.deepEqual(
+      await ground("Please cancel orders #W1111111 and #W2222222, I ordered them by mistake."),
+      ["request_cancel(#W1111111, ordered by mistake)", "request_cancel(#W2222222, ordered by mistake)"],
+    );
+    assert.deepEqual(await ground("Cancel #W1111111 and return #W2222222."), [
+      "request_cancel(#W1111111, unstated)",
+      "request_return(#W2222222)",
+    ]);
+    assert.deepEqual(await ground("For order #W1111111, change the address to the one of order #W2222222."), [
+      "request_address_change(#W1111111)",
+    ]);
+    assert.deepEqual(await ground("For #W1111111, you want to exchange the lamp for a brighter one."), [
+      "request_item_change(#W1111111)",
+    ]);
+    assert.deepEqual(await ground("Switch the payment method of #W1111111 to my PayPal."), [
+      "request_payment_change(#W1111111)",
+    ]);
+    assert.deepEqual(await ground("Please update my default address; my user id is ann_lee_1234."), [
+      "request_user_address_change(ann_lee_1234)",
+    ]);
+    assert.deepEqual(
+      await ground("I do not want to cancel #W1111111, just tell me its tracking number."),
+      [],
+    );
+    assert.deepEqual(await ground("Undo cancelling #W1111111."), []);
+    assert.deepEqual(await ground("What is the tracking number of my cancelled order #W1111111?"), []);
+    assert.deepEqual(await ground("Return the water bottle I received last week."), []);
+  });
+
+  test("reference runs with the oracle grounding end with done allowed; without their writes done is refused", () => {
+    const verdicts = assertOracleRunsFinish(domain, tasks);
+    assert.equal(verdicts.length, 73);
+  });
+
+  const order = (status: string): Value => ({ order_id: "#W1111111", status, payment_history: [] });
+  const requested = (name: string, args: Record<string, Value> = {}) =>
+    new Conversation([{ name, arguments: { order_id: "#W1111111", ...args } }], "…").call(
+      "find_user_id_by_email",
+      { email: "a@example.com" },
+      { json: "a_1" },
+    );
+  const done = (conversation: Conversation) => evaluator.next(conversation.messages).done.allowed;
+  const lookup = (conversation: Conversation, status: string) =>
+    conversation.call("get_order_details", { order_id: "#W1111111" }, { json: order(status) });
+
+  test("a cancellation is owed until done, unless the order is seen not pending or its items were modified (R13_cancel)", () => {
+    const asked = () => requested("request_cancel", { reason: "unstated" });
+    assert.equal(done(asked()), false);
+    const open = evaluator.next(asked().messages).openDuties;
+    assert.deepEqual(
+      open.map((duty) => [duty.rule, duty.binding, duty.fulfil?.name]),
+      [["R13_cancel", 'cancellation(co="#W1111111")', "cancel_pending_order"]],
+    );
+    assert.equal(done(lookup(asked(), "pending")), false);
+    assert.equal(done(lookup(asked(), "delivered")), true);
+    const unknown = asked().call(
+      "get_order_details",
+      { order_id: "#W1111111" },
+      { json: { error: "not found" } },
+    );
+    assert.equal(done(unknown), true);
+    const cancelled = lookup(asked(), "pending").call(
+      "cancel_pending_order",
+      { order_id: "#W1111111", reason: "no longer needed" },
+      { json: order("cancelled") },
+    );
+    assert.equal(done(cancelled), true);
+    const refused = lookup(asked(), "pending").call(
+      "cancel_pending_order",
+      { order_id: "#W1111111", reason: "no longer needed" },
+      { json: { error: "something went wrong" } },
+    );
+    assert.equal(done(refused), false);
+    const modified = lookup(asked(), "pending").call(
+      "modify_pending_order_items",
+      { order_id: "#W1111111", item_ids: ["1"], new_item_ids: ["2"], payment_method_id: "paypal_1" },
+      { json: order("pending (item modified)") },
+    );
+    assert.equal(done(modified), true);
+    // Another order's cancellation does not count.
+    const other = asked()
+      .call(
+        "get_order_details",
+        { order_id: "#W2222222" },
+        { json: { ...(order("pending") as object), order_id: "#W2222222" } },
+      )
+      .call(
+        "cancel_pending_order",
+        { order_id: "#W2222222", reason: "no longer needed" },
+        { json: { order_id: "#W2222222", status: "cancelled" } },
+      );
+    assert.equal(done(other), false);
+  });
+
+  test("a return is owed unless the order is seen not delivered; an item change unless neither pending nor delivered", () => {
+    assert.equal(done(lookup(requested("request_return"), "delivered")), false);
+    assert.equal(done(lookup(requested("request_return"), "pending")), true);
+    const returned = lookup(requested("request_return"), "delivered").call(
+      "return_delivered_order_items",
+      { order_id: "#W1111111", item_ids: ["1"], payment_method_id: "paypal_1" },
+      { json: order("return requested") },
+    );
+    assert.equal(done(returned), true);
+    assert.equal(done(lookup(requested("request_item_change"), "pending")), false);
+    assert.equal(done(lookup(requested("request_item_change"), "delivered")), false);
+    assert.equal(done(lookup(requested("request_item_change"), "processed")), true);
+    const exchanged = lookup(requested("request_item_change"), "delivered").call(
+      "exchange_delivered_order_items",
+      { order_id: "#W1111111", item_ids: ["1"], new_item_ids: ["2"], payment_method_id: "paypal_1" },
+      { json: order("exchange requested") },
+    );
+    assert.equal(done(exchanged), true);
+    assert.equal(done(lookup(requested("request_address_change"), "pending")), false);
+    assert.equal(done(lookup(requested("request_address_change"), "processed")), true);
+    assert.equal(done(lookup(requested("request_payment_change"), "delivered")), true);
+  });
+
+  test("the cancellation reason the user gave is the one to use (R4_reason); an unstated one leaves both", () => {
+    const cancel = (reason: string) => ({
+      name: "cancel_pending_order",
+      arguments: { order_id: "#W1111111", reason },
+    });
+    const stated = lookup(requested("request_cancel", { reason: "ordered by mistake" }), "pending");
+    assert.deepEqual(
+      evaluator.decide(stated.messages, cancel("no longer needed")).violations.map((finding) => finding.rule),
+      ["R4_reason"],
+    );
+    assert.equal(evaluator.decide(stated.messages, cancel("ordered by mistake")).verdict, "allow");
+    const unstated = lookup(requested("request_cancel", { reason: "unstated" }), "pending");
+    assert.equal(evaluator.decide(unstated.messages, cancel("no longer needed")).verdict, "allow");
+    // Another order's cancellation is not bound by this order's reason.
+    const other = stated.call(
+      "get_order_details",
+      { order_id: "#W2222222" },
+      { json: { ...(order("pending") as object), order_id: "#W2222222" } },
+    );
+    assert.equal(
+      evaluator.decide(other.messages, {
+        name: "cancel_pending_order",
+        arguments: { order_id: "#W2222222", reason: "no longer needed" },
+      }).verdict,
+      "allow",
     );
   });
 });

@@ -6,9 +6,16 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BenchTask, Domain, ExecutedCall } from "../../bench/domains/domain.js";
 import type { Tau2Environment } from "../../bench/domains/tau2-shared/domain.js";
-import { blockedReferenceCalls } from "../../bench/domains/tau2-shared/reference-policy.js";
-import { lintPolicy } from "../../src/game/index.js";
+import {
+  blockedReferenceCalls,
+  type ReplayVerdict,
+  replayCalls,
+} from "../../bench/domains/tau2-shared/reference-policy.js";
+import { Evaluator } from "../../src/evaluator/index.js";
+import { lintConstraints, lintPolicy } from "../../src/game/index.js";
+import { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
+import { SolverClient } from "../../src/smt/index.js";
 
 const repository = fileURLToPath(new URL("../../../", import.meta.url));
 
@@ -67,6 +74,127 @@ export function assertPolicyLintsClean(policyPath: string): void {
     findings.map((finding) => `${finding.severity} ${finding.kind}: ${finding.message}`),
     [],
   );
+}
+
+/** What `mentor lint` reports: the game's findings and, with constraints, the solver's. No error, no warning. */
+export async function assertMentorLintClean(policyPath: string): Promise<void> {
+  const policy = loadPolicy(policyPath);
+  const findings = lintPolicy(policy);
+  if (policy.constraints.length > 0) {
+    const solver = new SolverClient({ timeoutMs: 20_000 });
+    try {
+      findings.push(...(await lintConstraints(policy, solver)));
+    } finally {
+      await solver.close();
+    }
+  }
+  assert.deepEqual(
+    findings.map((finding) => `${finding.severity} ${finding.kind}: ${finding.message}`),
+    [],
+  );
+}
+
+type Call = { name: string; arguments: Record<string, unknown> };
+
+/** A set of task calls as comparable keys. */
+function callKeys(calls: readonly Call[]): string[] {
+  return [...new Set(calls.map((call) => canonical(call)))].sort();
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (typeof value === "object" && value !== null)
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+      .join(",")}}`;
+  return JSON.stringify(value);
+}
+
+/** How the policy's patterns ground an opening, next to the oracle's grounding of the task. */
+export interface GroundingComparison {
+  task: string;
+  patterns: Call[];
+  oracle: Call[];
+  /** `agree`: the same calls (none on both sides included); `partial`: some of the oracle's and
+   * nothing else; `extra`: a call the oracle does not give; `none`: nothing where the oracle gives calls. */
+  kind: "agree" | "partial" | "extra" | "none";
+}
+
+/**
+ * The policy's patterns (the labeler's rules only, no model) on every task's opening, compared
+ * with the domain's oracle grounding, which is read from the reference's writes.
+ */
+export async function compareGrounding(
+  domain: Domain,
+  tasks: readonly BenchTask[],
+): Promise<GroundingComparison[]> {
+  const labeler = new Labeler(loadPolicy(domain.policyPath), { only: "rules" });
+  const comparisons: GroundingComparison[] = [];
+  for (const task of tasks) {
+    const result = await labeler.groundTask(task.opening, true);
+    const patterns = "value" in result ? (result.value as Call[]) : [];
+    if ("error" in result) assert.match(result.error, /no task pattern matches/, `task ${task.id}`);
+    const oracle = domain.grounding?.(task) ?? [];
+    const [found, truth] = [callKeys(patterns), callKeys(oracle)];
+    const kind =
+      found.join() === truth.join()
+        ? "agree"
+        : found.length === 0
+          ? "none"
+          : found.every((key) => truth.includes(key))
+            ? "partial"
+            : "extra";
+    comparisons.push({ task: task.id, patterns, oracle, kind });
+  }
+  return comparisons;
+}
+
+/** How many comparisons of each kind. */
+export function countKinds(
+  comparisons: readonly GroundingComparison[],
+): Record<GroundingComparison["kind"], number> {
+  const counts = { agree: 0, partial: 0, extra: 0, none: 0 };
+  for (const comparison of comparisons) counts[comparison.kind] += 1;
+  return counts;
+}
+
+/**
+ * Every solvable task's reference replayed with the oracle grounding as the task: no call is
+ * blocked that is not blocked without a task (the duties never block a reference call), `done`
+ * is allowed after the whole reference (every requested action done or exempted), and refused
+ * after the reference without its writes (a run that stops before the requested actions).
+ * Returns the verdicts of the full replays.
+ */
+export function assertOracleRunsFinish(domain: Tau2Domain, tasks: readonly BenchTask[]): ReplayVerdict[] {
+  const evaluator = new Evaluator(loadPolicy(domain.policyPath));
+  const plain = new Evaluator(loadPolicy(domain.policyPath));
+  const writes = domain.writeTools(dataDir);
+  const verdicts: ReplayVerdict[] = [];
+  for (const task of tasks.filter((candidate) => candidate.solvable)) {
+    const grounding = domain.grounding?.(task) ?? [];
+    const reference = task.reference ?? [];
+    const full = replayCalls(evaluator, task, reference, grounding, domain.freshEnvironment(dataDir));
+    const ungrounded = replayCalls(plain, task, reference, [], domain.freshEnvironment(dataDir));
+    assert.deepEqual(
+      full.blocked,
+      ungrounded.blocked,
+      `task ${task.id}: the grounding changes what is blocked`,
+    );
+    assert.equal(
+      full.doneAllowed,
+      true,
+      `task ${task.id}: done refused, open: ${full.openDuties.join("; ")}`,
+    );
+    if (grounding.length > 0) {
+      const reads = reference.filter((action) => !writes.has(action.name));
+      const stopped = replayCalls(evaluator, task, reads, grounding, domain.freshEnvironment(dataDir));
+      assert.equal(stopped.doneAllowed, false, `task ${task.id}: done allowed before the requested writes`);
+      assert.ok(stopped.openDuties.length > 0, `task ${task.id}`);
+    }
+    verdicts.push(full);
+  }
+  return verdicts;
 }
 
 /** `mentor check` loads the policy and answers for a conversation: exit 0 and the JSON answer. */

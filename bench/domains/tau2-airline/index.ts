@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { MentorError } from "../../../src/errors/index.js";
-import type { Row, Tables } from "../tau2-shared/database.js";
-import { tau2Domain } from "../tau2-shared/domain.js";
+import type { Database, Row, Tables } from "../tau2-shared/database.js";
+import { type Action, type TaskCall, tau2Domain } from "../tau2-shared/domain.js";
 import { readJson } from "../tau2-shared/tools.js";
 import { airlineAccount, airlineCatalogue, airlineTools } from "./tools.js";
 
@@ -16,7 +16,50 @@ export const tau2Airline = tau2Domain({
   handlers: airlineTools,
   account: airlineAccount,
   catalogue: airlineCatalogue,
+  requests: airlineRequests,
 });
+
+type Segment = { flight_number?: unknown; date?: unknown };
+
+/**
+ * Oracle grounding: one request per successful reference write, on the reservation (or user) it
+ * writes. A flight update is a change of flights if its flights differ from the reservation's
+ * before the run, and a change of cabin if its cabin does (both, or either). The user's reason
+ * for a cancellation is not in the data; a reservation the reference cancels is one whose
+ * cancellation is owed, so the oracle says the reason is covered (it never exempts the duty).
+ * Compensation (`send_certificate`) is no request kind of the policy.
+ */
+export function airlineRequests(writes: readonly Action[], initial: Database): TaskCall[] {
+  return writes.flatMap((write): TaskCall[] => {
+    const id = write.arguments.reservation_id;
+    const reservation = (typeof id === "string" ? initial.get("reservations", id) : undefined) ?? {};
+    switch (write.name) {
+      case "cancel_reservation":
+        return [{ name: "request_cancel", arguments: { reservation_id: id, covered: true } }];
+      case "update_reservation_flights": {
+        const calls: TaskCall[] = [];
+        const segments = (list: unknown) =>
+          JSON.stringify(((list ?? []) as Segment[]).map((segment) => [segment.flight_number, segment.date]));
+        if (segments(write.arguments.flights) !== segments(reservation.flights))
+          calls.push({ name: "request_flight_change", arguments: { reservation_id: id } });
+        if (write.arguments.cabin !== reservation.cabin)
+          calls.push({
+            name: "request_cabin_change",
+            arguments: { reservation_id: id, cabin: write.arguments.cabin },
+          });
+        return calls;
+      }
+      case "update_reservation_baggages":
+        return [{ name: "request_baggage_change", arguments: { reservation_id: id } }];
+      case "update_reservation_passengers":
+        return [{ name: "request_passenger_change", arguments: { reservation_id: id } }];
+      case "book_reservation":
+        return [{ name: "request_booking", arguments: { user_id: write.arguments.user_id } }];
+      default:
+        return [];
+    }
+  });
+}
 
 /**
  * tau2's airline database, built from tau-bench v1's `flights.json`, `reservations.json` and

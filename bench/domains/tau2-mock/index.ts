@@ -101,9 +101,21 @@ export const tau2Mock: Domain = {
     return readTaskArray(file).map((raw, index) => readMockTask(raw, index, file));
   },
   environment: (task, dataDir) => freshDatabase(task as MockBenchTask, dataDir),
+  grounding: (task) => mockRequests(task as MockBenchTask),
   evaluate: (task, run, environment, dataDir) =>
     evaluateMock(task as MockBenchTask, run, environment, dataDir),
 };
+
+/**
+ * Oracle grounding (`--grounding oracle`), read from the reference actions, not the opening: the
+ * mock manual prescribes a transfer to a human agent for one request only, deleting tasks
+ * (sentence 4), so a reference that transfers answers a deletion request. Which tasks the user
+ * meant is not in the data: `tasks` is `all`.
+ */
+export function mockRequests(task: MockBenchTask): { name: string; arguments: Record<string, unknown> }[] {
+  const transfers = task.actions.some((action) => action.name === "transfer_to_human_agents");
+  return transfers ? [{ name: "request_deletion", arguments: { tasks: "all" } }] : [];
+}
 
 /**
  * tau2's scoring without a user simulator: `DB` replays the reference actions on a fresh database

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { MentorError } from "../../../src/errors/index.js";
 import type { Tables } from "../tau2-shared/database.js";
-import { tau2Domain } from "../tau2-shared/domain.js";
+import { type Action, type TaskCall, tau2Domain } from "../tau2-shared/domain.js";
 import { readJson } from "../tau2-shared/tools.js";
 import { retailAccount, retailCatalogue, retailTools } from "./tools.js";
 
@@ -25,4 +25,33 @@ export const tau2Retail = tau2Domain({
   handlers: retailTools,
   account: retailAccount,
   catalogue: retailCatalogue,
+  requests: retailRequests,
 });
+
+/** The request kind each retail write carries out (policy.yaml `task`). */
+const requestOfWrite: Record<string, string> = {
+  cancel_pending_order: "request_cancel",
+  return_delivered_order_items: "request_return",
+  exchange_delivered_order_items: "request_item_change",
+  modify_pending_order_items: "request_item_change",
+  modify_pending_order_address: "request_address_change",
+  modify_pending_order_payment: "request_payment_change",
+  modify_user_address: "request_user_address_change",
+};
+
+/**
+ * Oracle grounding: one request per successful reference write, on the order (or user) it
+ * writes; a cancellation carries the reason the reference gives.
+ */
+export function retailRequests(writes: readonly Action[]): TaskCall[] {
+  return writes.flatMap((write): TaskCall[] => {
+    const name = requestOfWrite[write.name];
+    if (!name) return [];
+    if (name === "request_user_address_change")
+      return [{ name, arguments: { user_id: write.arguments.user_id } }];
+    const order = { order_id: write.arguments.order_id };
+    return [
+      { name, arguments: name === "request_cancel" ? { ...order, reason: write.arguments.reason } : order },
+    ];
+  });
+}

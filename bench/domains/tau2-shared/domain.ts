@@ -38,6 +38,22 @@ export interface Tau2DomainSpec {
   ): { problem?: string; texts: string[] };
   /** What any agent can look up without an account (retail: the products; airline: the flights), as JSON. */
   catalogue(database: Database): string;
+  /**
+   * The oracle grounding (`--grounding oracle`): the task calls of the policy that the request
+   * truly makes, read from the reference's successful writes (replayed on a fresh database, so a
+   * reference call that fails, like a wrong id the user gives first, asks for nothing) and the
+   * database before them. Never from the opening's text, so it does not depend on the policy's
+   * patterns being right.
+   */
+  requests?(writes: readonly Action[], initial: Database): TaskCall[];
+}
+
+/** A pseudo call of the policy's task (`mentor.task`). */
+export type TaskCall = { name: string; arguments: Record<string, unknown> };
+
+/** A tau2 task; `requests` is its oracle grounding where the domain defines one. */
+export interface Tau2BenchTask extends BenchTask {
+  requests?: TaskCall[];
 }
 
 /** A reference action. */
@@ -124,14 +140,24 @@ export function tau2Domain(spec: Tau2DomainSpec): Domain & {
   return {
     name: spec.name,
     policyPath: spec.policyPath,
+    ...(spec.requests
+      ? { grounding: (task: BenchTask) => [...((task as Tau2BenchTask).requests ?? [])] }
+      : {}),
     manual: (dataDir) => readText(join(dataDir, "tau2", spec.folder, "policy.md")),
     tools: toolsOf,
     tasks: ({ dataDir, tasksFile }) => {
       const file = tasksFile ?? join(dataDir, "tau2", spec.folder, "tasks.json");
       const catalogue = spec.catalogue(freshEnvironment(dataDir).database).toLowerCase();
-      return readTau2Tasks(file).map((task) =>
-        withSolvability(task, freshEnvironment(dataDir), toolsOf(dataDir), spec, catalogue),
-      );
+      return readTau2Tasks(file).map((task): Tau2BenchTask => {
+        const checked = withSolvability(task, freshEnvironment(dataDir), toolsOf(dataDir), spec, catalogue);
+        if (!spec.requests) return checked;
+        const replay = freshEnvironment(dataDir);
+        const initial = freshEnvironment(dataDir).database;
+        return {
+          ...checked,
+          requests: oracleRequests(task, replay, initial, writeTools(dataDir), spec.requests),
+        };
+      });
     },
     environment: (_task, dataDir) => freshEnvironment(dataDir),
     evaluate: (task, run, environment, dataDir) =>
@@ -139,6 +165,31 @@ export function tau2Domain(spec: Tau2DomainSpec): Domain & {
     writeTools,
     freshEnvironment,
   };
+}
+
+/**
+ * The oracle grounding of a task: its reference replayed on a fresh database; the writes that
+ * succeed, and the database before any of them, give the task calls (distinct, in order).
+ */
+function oracleRequests(
+  task: BenchTask,
+  environment: Tau2Environment,
+  initial: Database,
+  writeTools: ReadonlySet<string>,
+  requests: NonNullable<Tau2DomainSpec["requests"]>,
+): TaskCall[] {
+  const writes: Action[] = [];
+  for (const action of task.reference ?? []) {
+    const result = environment.call(action.name, action.arguments);
+    if (!result.error && writeTools.has(action.name)) writes.push(action);
+  }
+  const seen = new Set<string>();
+  return requests(writes, initial).filter((call) => {
+    const key = canonical(call);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 function readText(file: string): string {
