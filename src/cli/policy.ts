@@ -17,7 +17,21 @@ export function registerPolicyCommands(program: Command): void {
     .argument("<policy>", "policy file (YAML)")
     .option("--json", "print the findings as JSON")
     .action(async (file: string, options: { json?: boolean }) => {
-      const policy = loadPolicy(file);
+      let policy: Policy;
+      try {
+        policy = loadPolicy(file);
+      } catch (error) {
+        if (!(options.json && error instanceof MentorError)) throw error;
+        // --json answers in JSON in every case: the problems of a policy that does not load.
+        const problems = (error.problems.length > 0 ? error.problems : [error]).map((problem) => ({
+          code: problem.code,
+          message: problem.message,
+          ...(problem.location ? { location: problem.location } : {}),
+        }));
+        print({ file, loaded: false, problems });
+        process.exitCode = 2;
+        return;
+      }
       const findings = lintPolicy(policy);
       if (policy.constraints.length > 0) {
         const solver = new SolverClient();

@@ -4,6 +4,7 @@ import {
   type FieldType,
   formatExpression,
   type PathSegment,
+  referencesOf,
   type Value,
 } from "../expression/index.js";
 import { Run, type TaskCall } from "../monitor/index.js";
@@ -13,7 +14,14 @@ import { type CandidateCall, StrategyTemplate } from "./template.js";
 
 export interface LintFinding {
   severity: "error" | "warning";
-  kind: "contradiction" | "trap" | "vacuous" | "dead-proposition" | "shadowed" | "unsatisfiable-constraints";
+  kind:
+    | "contradiction"
+    | "trap"
+    | "vacuous"
+    | "dead-proposition"
+    | "shadowed"
+    | "unsatisfiable-constraints"
+    | "unused";
   rules: string[];
   message: string;
   /** For traps: the shortest sequence of calls that leads into one. */
@@ -45,24 +53,25 @@ export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFindi
     ...new Set(indices.map((index) => run.instances[index]?.rule.id as string)),
   ];
 
+  const maxStates = options.maxStates ?? 5_000;
   const start = template.distance(initial);
   if (start === Number.POSITIVE_INFINITY) {
-    const rules = ruleIds(template.openInstances(initial));
+    const rules = ruleIds(conflictingInstances(run, initial, maxStates));
     findings.push({
       severity: "error",
       kind: "contradiction",
       rules,
-      message: `no compliant run exists: rules ${rules.join(", ")} cannot all be satisfied`,
+      message: `no compliant run exists: ${rulesWhere(policy, rules)} cannot all be satisfied`,
     });
   } else {
-    const trap = findTrap(template, initial, options.maxStates ?? 5_000);
+    const trap = findTrap(template, initial, maxStates);
     if (trap) {
-      const rules = ruleIds(template.openInstances(trap.state));
+      const rules = ruleIds(conflictingInstances(run, trap.state, maxStates));
       findings.push({
         severity: "error",
         kind: "trap",
         rules,
-        message: `after ${trap.path.join(", ")} no compliant finish exists, though no single rule is broken (rules ${rules.join(", ")})`,
+        message: `after ${trap.path.join(", ")} no compliant finish exists, though no single rule is broken: ${rulesWhere(policy, rules)} conflict there`,
         example: trap.path,
       });
     }
@@ -92,7 +101,82 @@ export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFindi
   });
 
   findings.push(...shadowedRules(template, initial));
+  findings.push(...unusedDeclarations(policy));
   return findings;
+}
+
+/**
+ * Manual sentences no rule or constraint cites (by its id, an id `<sentence>_…`, or the sentence's
+ * id named in its own `sentence`), and propositions no rule, constraint or `held()` reads.
+ */
+function unusedDeclarations(policy: Policy): LintFinding[] {
+  const entries = [...policy.rules, ...policy.constraints];
+  const citesSentence = (id: string) =>
+    entries.some(
+      (entry) =>
+        entry.id === id ||
+        entry.id.startsWith(`${id}_`) ||
+        new RegExp(`(^|[^A-Za-z0-9_])${id}([^A-Za-z0-9_]|$)`).test(entry.sentence),
+    );
+  const read = new Set([
+    ...policy.rules.flatMap((rule) => rule.propositions.map((proposition) => proposition.name)),
+    ...policy.constraints.map((constraint) => constraint.on.name),
+  ]);
+  const expressions = [
+    ...policy.constraints.map((constraint) => constraint.require),
+    ...[...policy.propositions.values()].flatMap((proposition) => [proposition.when, proposition.outcome]),
+  ];
+  for (const expression of expressions)
+    for (const reference of expression ? referencesOf(expression) : [])
+      if (reference.kind === "held" && typeof reference.path[0] === "string") read.add(reference.path[0]);
+  return [
+    ...Object.keys(policy.manual)
+      .filter((id) => !citesSentence(id))
+      .map((id) => ({
+        severity: "warning" as const,
+        kind: "unused" as const,
+        rules: [],
+        message: `manual sentence ${id} is cited by no rule or constraint (formalize it, or say in a comment why not)`,
+      })),
+    ...[...policy.propositions.values()]
+      .filter((proposition) => !read.has(proposition.name))
+      .map((proposition) => ({
+        severity: "warning" as const,
+        kind: "unused" as const,
+        rules: [],
+        message: `proposition ${proposition.key} is read by no rule or constraint`,
+      })),
+  ];
+}
+
+/**
+ * A smallest set of block-mode instances that together leave `state` no compliant finish: each
+ * is dropped in turn while the others still have none (minimal: none can go, though another
+ * set may be smaller).
+ */
+function conflictingInstances(run: Run, state: Int32Array, maxStates: number): number[] {
+  const all = run.instances.map((_, index) => index);
+  let kept = all.filter((index) => run.instances[index]?.rule.mode === "block");
+  for (const candidate of [...kept]) {
+    const without = kept.filter((index) => index !== candidate);
+    const exclude = new Set(all.filter((index) => !without.includes(index)));
+    if (new StrategyTemplate(run, { maxStates, exclude }).distance(state) === Number.POSITIVE_INFINITY)
+      kept = without;
+  }
+  return kept;
+}
+
+/** `R2 (policy.yaml:31:5) and R3 (policy.yaml:32:5)`. */
+function rulesWhere(policy: Policy, ids: readonly string[]): string {
+  const named = ids.map((id) => {
+    const rule = policy.rules.find((candidate) => candidate.id === id);
+    if (!rule) return id;
+    const { file, line, column } = rule.location;
+    return `${id} (${[file, line, column].filter((part) => part !== undefined).join(":")})`;
+  });
+  return named.length <= 1
+    ? `rule ${named.join("")}`
+    : `rules ${named.slice(0, -1).join(", ")} and ${named.at(-1)}`;
 }
 
 /** One task call of each kind an entity is bound from, with placeholder arguments. */

@@ -52,16 +52,19 @@ class PolicyCompiler {
   constructor(private readonly source: PolicySource) {}
 
   compile(): Policy {
-    for (const error of this.source.document.errors) {
+    // The first syntax error only: the parser's later ones follow from it (an unclosed flow map
+    // makes every line after it an error).
+    const [syntax] = this.source.document.errors;
+    if (syntax) {
       this.problems.push(
         new MentorError(
           "MNT_ERR_POLICY_YAML",
-          error.message.split("\n")[0] ?? "",
-          this.source.position(error.pos[0]),
+          syntax.message.split("\n")[0] ?? "",
+          this.source.position(syntax.pos[0]),
         ),
       );
+      this.fail();
     }
-    if (this.problems.length > 0) this.fail();
     const parsed = policySchema.safeParse(this.source.document.toJS());
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
@@ -467,6 +470,7 @@ class PolicyCompiler {
           mode: rule.mode,
           appliesTo: rule.applies_to,
           sentence,
+          location: this.source.locate(path),
           automaton: new Automaton(formula, { alphabet: ruleAlphabet(tools, rulePropositions) }),
           propositions: rulePropositions,
         });

@@ -110,6 +110,8 @@ export interface RuleSpec {
   appliesTo: "all" | "requested" | "unrequested";
   /** The manual's sentence, quoted in feedback. */
   sentence: string;
+  /** Where the rule is written. */
+  location: SourceLocation;
   /** The rule's automaton, over the letters the policy's tools can produce. */
   automaton: Automaton;
   /** The propositions of the rule's atoms (atom key = `proposition.key`). */

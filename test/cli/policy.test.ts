@@ -39,6 +39,20 @@ describe("mentor lint / check / verify", () => {
       result.stderr,
       /broken\.yaml:4:26 \(propositions\.p\.tool\): proposition p refers to unknown tool u/,
     );
+    // --json answers in JSON for a policy that does not load, too.
+    const json = run(["lint", broken, "--json"]);
+    assert.equal(json.status, 2);
+    const answer = JSON.parse(json.stdout) as {
+      loaded: boolean;
+      problems: { code: string; message: string; location: { line: number } }[];
+    };
+    assert.equal(answer.loaded, false);
+    assert.ok(
+      answer.problems.some(
+        (problem) => /refers to unknown tool u/.test(problem.message) && problem.location.line === 4,
+      ),
+      json.stdout,
+    );
   });
 
   test("lint: constraints that can never hold together are an error (exit 1)", () => {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { lintPolicy } from "../../src/game/index.js";
+import { type LintFinding, lintPolicy } from "../../src/game/index.js";
 import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 
 // The lint vectors of ../shared/conformance/vectors.md §5.
@@ -24,6 +24,9 @@ ${rules}
 `;
 }
 
+/** The findings a test is about: these small policies leave sentences and propositions unused on purpose. */
+const withoutUnused = (findings: LintFinding[]) => findings.filter((finding) => finding.kind !== "unused");
+
 describe("lintPolicy", () => {
   test("Existence(refund) with Absence(refund, 0) is a contradiction", () => {
     const findings = lintPolicy(
@@ -32,9 +35,14 @@ describe("lintPolicy", () => {
       ),
     );
     const errors = findings.filter((finding) => finding.severity === "error");
+    // The rules that conflict, not only the duty left open, each with where it is written.
     assert.deepEqual(
       errors.map((finding) => [finding.kind, finding.rules.sort()]),
-      [["contradiction", ["A"]]],
+      [["contradiction", ["A", "B"]]],
+    );
+    assert.match(
+      errors[0]?.message ?? "",
+      /rules A \(<policy>:15:5\) and B \(<policy>:16:5\) cannot all be satisfied/,
     );
   });
 
@@ -60,7 +68,7 @@ describe("lintPolicy", () => {
       ),
     );
     assert.deepEqual(
-      findings.map((finding) => [finding.kind, finding.rules]),
+      withoutUnused(findings).map((finding) => [finding.kind, finding.rules]),
       [["shadowed", ["B", "A"]]],
     );
   });
@@ -71,7 +79,7 @@ describe("lintPolicy", () => {
       '  verify: {tool: verify}\n  verified: {tool: verify, outcome: "o.ok == true"}',
     );
     assert.deepEqual(
-      lintPolicy(parsePolicy(text)).map((finding) => [finding.severity, finding.kind]),
+      withoutUnused(lintPolicy(parsePolicy(text))).map((finding) => [finding.severity, finding.kind]),
       [["warning", "vacuous"]],
     );
   });
@@ -79,5 +87,22 @@ describe("lintPolicy", () => {
   test("the travel policy lints clean", () => {
     const file = fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url));
     assert.deepEqual(lintPolicy(loadPolicy(file)), []);
+  });
+});
+
+describe("lint: unused declarations", () => {
+  test("a manual sentence no rule cites and a proposition no rule reads are warnings", () => {
+    const findings = lintPolicy(parsePolicy(policyWith("  - {id: A, template: existence, a: refund}")));
+    const unused = findings.filter((finding) => finding.kind === "unused").map((finding) => finding.message);
+    assert.deepEqual(unused, [
+      "manual sentence B is cited by no rule or constraint (formalize it, or say in a comment why not)",
+      "proposition escalate is read by no rule or constraint",
+      "proposition verify is read by no rule or constraint",
+    ]);
+    assert.ok(
+      findings
+        .filter((finding) => finding.kind === "unused")
+        .every((finding) => finding.severity === "warning"),
+    );
   });
 });

@@ -153,10 +153,13 @@ describe("loadPolicy", () => {
     assert.equal(result.problems[0]?.location?.path, "tools.check_distance.output");
   });
 
-  test("YAML syntax errors carry the line", () => {
+  test("a YAML syntax error is one problem, with its line (not the follow-on errors after it)", () => {
     const result = problemsAfter("policy: travel", "policy: travel\n  bad: [unclosed");
+    assert.equal(result.problems.length, 1);
     assert.equal(result.problems[0]?.code, "MNT_ERR_POLICY_YAML");
     assert.deepEqual(result.problems[0]?.location, { file: "travel.yaml", line: 2, column: 9 });
+    const flow = problemsAfter("  check_distance:\n", "  check_distance: {description: oops\n");
+    assert.equal(flow.problems.length, 1, flow.problems.map((problem) => problem.message).join("\n"));
   });
 
   test("every problem is reported, not only the first", () => {
