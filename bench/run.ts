@@ -51,8 +51,8 @@ export interface BenchOptions {
   /** Recorded in the results as the command that produced them. */
   command?: string;
   /**
-   * Continue the results in `out`: runs already there (same settings) are kept and not run again;
-   * a task is skipped once all its runs are there.
+   * Continue the results in `out`: runs already there (same settings) are kept and not run again,
+   * except runs that failed with an error (a timeout, a server error), which run again.
    */
   resume?: boolean;
 }
@@ -108,12 +108,14 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchResults>
         { path: earlier, meta: previous.meta },
       );
       if (mismatch !== undefined) throw new MentorError("MNT_ERR_BENCH_INPUT", `cannot resume: ${mismatch}`);
-      results.runs.push(...previous.runs);
+      // A run that failed with an error (a timeout, a server error) says nothing about the model: run it again.
+      const kept = previous.runs.filter((run) => run.error === undefined);
+      results.runs.push(...kept);
       results.meta.started = previous.meta.started;
       results.meta.command = `${previous.meta.command} && ${results.meta.command}`;
       if (previous.meta.build !== results.meta.build)
         results.meta.build = [previous.meta.build ?? "unknown", results.meta.build ?? "unknown"].join(", ");
-      for (const run of previous.runs) done.add(runKey(run.domain, run.task, run.run, run.condition));
+      for (const run of kept) done.add(runKey(run.domain, run.task, run.run, run.condition));
     }
   }
   mkdirSync(options.out, { recursive: true });

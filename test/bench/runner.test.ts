@@ -92,6 +92,16 @@ describe("benchmark runner", () => {
     const out = scratch();
     const first = await runBenchmark(options({ domains: ["travel"], limit: 2, runs: 1, out }));
     assert.equal(first.runs.length, 2);
+    // A run that failed with an error (say a request timeout) runs again.
+    const file = join(out, "results.json");
+    const saved = JSON.parse(readFileSync(file, "utf8")) as BenchResults;
+    writeFileSync(
+      file,
+      JSON.stringify({
+        ...saved,
+        runs: [saved.runs[0], { ...saved.runs[1], pass: false, error: "408 timeout" }],
+      }),
+    );
     assert.match(first.meta.build ?? "", /^[0-9a-f]{7,}(\+dirty)?$/);
     const resumed = await runBenchmark(
       options({ domains: ["travel"], limit: 3, runs: 1, out, resume: true }),
@@ -100,7 +110,15 @@ describe("benchmark runner", () => {
       resumed.runs.map((run) => run.task),
       ["t01", "t02", "t03"],
     );
-    assert.deepEqual(resumed.runs.slice(0, 2), first.runs);
+    assert.deepEqual(resumed.runs[0], first.runs[0]);
+    assert.deepEqual(
+      resumed.runs.map((run) => [run.task, run.pass, run.error]),
+      [
+        ["t01", true, undefined],
+        ["t02", true, undefined],
+        ["t03", true, undefined],
+      ],
+    );
     assert.equal(resumed.meta.started, first.meta.started);
     await assert.rejects(
       runBenchmark(options({ domains: ["travel"], runs: 1, out, resume: true, seed: 9 })),
