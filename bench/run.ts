@@ -185,6 +185,9 @@ async function makeAgent(
       contextSize: options.contextSize,
       // --grounding oracle sends the ground truth in mentor fields.
       trustClientGrounding: options.grounding === "oracle",
+      // As long as the client waits (agent.ts): a prompt-shield turn of several regenerations on
+      // a loaded 2-core machine can pass the server's default 300 s.
+      requestTimeoutMs: 15 * 60 * 1000,
       ...(options.gpu !== undefined ? { gpu: options.gpu } : {}),
       logger: false,
     });
