@@ -90,3 +90,34 @@ describe("joint traps", () => {
     assert.equal(classes.refund, "progressing");
   });
 });
+
+describe("a boolean argument is repaired to its other value", () => {
+  const policy = parsePolicy(
+    `
+policy: approvals
+manual:
+  A1: A refund needs the manager's approval flag set.
+tools:
+  refund:
+    parameters: {customer: string, approved: boolean}
+    repairable: [approved]
+propositions:
+  refund: {tool: refund}
+rules: []
+constraints:
+  - {id: A1, on: refund, require: "a.approved == true"}
+`,
+    "approvals.yaml",
+  );
+  test("true and false are candidates though the parameter declares no enum", () => {
+    const decision = new Evaluator(policy).decide([{ role: "user", content: "refund c1" }], {
+      name: "refund",
+      arguments: { customer: "c1", approved: false },
+    });
+    assert.equal(decision.verdict, "block");
+    assert.deepEqual(decision.advice, {
+      kind: "repair",
+      call: { name: "refund", arguments: { customer: "c1", approved: true } },
+    });
+  });
+});
