@@ -3,7 +3,8 @@
  * hand-written examples of bench/labeler (travel, refunds): task texts → pseudo calls, tool
  * outputs → labels. Three labelers per example:
  *   rules     the policy's deterministic rules alone (the baseline of the latency ratios);
- *   llm       the LLM labeler alone on Gemma 3 270M (every example, whatever the policy allows);
+ *   llm       the LLM labeler alone on `--model` (default: the registry's default model), every
+ *             example, whatever the policy allows;
  *   declared  what the server runs: the rules, then the LLM only where the policy allows it.
  * An answer is correct, wrong, or unlabeled (the labeler failed closed: no label / no task).
  * `--limit N` takes the first N examples of each domain and kind for the LLM runs; `--timeout-ms`
@@ -16,7 +17,8 @@ import { getLlama } from "node-llama-cpp";
 import { parse } from "yaml";
 import type { Value } from "../../src/expression/index.js";
 import { Labeler, type LabelerOptions, LocalLabelModel } from "../../src/labeler/index.js";
-import { resolveModel } from "../../src/models/index.js";
+import { defaultThreads } from "../../src/llm/gpu.js";
+import { loadRegistry, resolveModel } from "../../src/models/index.js";
 import { loadPolicy, type Policy } from "../../src/policy/index.js";
 
 interface TaskExample {
@@ -66,6 +68,9 @@ const timeoutIndex = args.indexOf("--timeout-ms");
 // Generous by default: on a loaded machine the accuracy should not measure the load.
 const timeoutMs = timeoutIndex >= 0 ? Number(args[timeoutIndex + 1]) : 120_000;
 const verbose = args.includes("--verbose");
+const modelIndex = args.indexOf("--model");
+// The model the LLM labeler runs on: a registry name, a cached file or a path (default: the registry's default).
+const modelName = modelIndex >= 0 ? (args[modelIndex + 1] as string) : loadRegistry().default;
 
 function loadExamples(file: string): { examples: ExampleFile; policy: Policy } {
   const path = resolve(examplesDirectory, file);
@@ -241,8 +246,13 @@ for (const key of new Set(rules.map((outcome) => `${outcome.domain}\t${outcome.k
 const outcomes = [...rules];
 
 if (withLlm) {
-  const modelPath = await resolveModel("gemma-3-270m", { pull: false });
-  const llama = await getLlama({ gpu: false, build: "never", maxThreads: 1, logLevel: "error" as never });
+  const modelPath = await resolveModel(modelName, { pull: false });
+  const llama = await getLlama({
+    gpu: false,
+    build: "never",
+    maxThreads: defaultThreads(),
+    logLevel: "error" as never,
+  });
   const model = await llama.loadModel({ modelPath });
   const labelModel = await LocalLabelModel.create(model);
   const started = performance.now();
@@ -261,7 +271,7 @@ if (withLlm) {
     hits.push(performance.now() - start);
   }
   console.log(
-    `LLM runs: ${llmSeconds.toFixed(0)} s on Gemma 3 270M Q4_K_M, 1 thread; a cached answer: p50 ${formatMs(percentile(hits, 0.5))} ms\n`,
+    `LLM runs: ${llmSeconds.toFixed(0)} s on ${modelName}, ${defaultThreads()} thread(s); a cached answer: p50 ${formatMs(percentile(hits, 0.5))} ms\n`,
   );
   await labelModel.dispose();
   await model.dispose();
