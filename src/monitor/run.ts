@@ -129,7 +129,7 @@ export class Run {
   }
 
   /** The run after a call that was made (its outcome as known), re-armed as `fromTrace` says. */
-  afterMade(call: ToolCallEvent): Run {
+  private afterMade(call: ToolCallEvent): Run {
     return this.stepped(call, [this.outcomeCases(call.name, call.outcome)], true)[0] as Run;
   }
 
