@@ -140,7 +140,6 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchResults>
     bar?.stop();
     await server?.close();
   }
-  results.meta.finished = new Date().toISOString();
   save(results, options);
   return results;
 
@@ -307,6 +306,8 @@ async function runOnce(options: {
 
 function save(results: BenchResults, options: BenchOptions): void {
   results.summary = summarize(results.runs, options.runs);
+  // The time of the last saved task, so that a stopped benchmark's results say when they end.
+  results.meta.finished = new Date().toISOString();
   writeFileSync(join(options.out, "results.json"), `${JSON.stringify(results, null, 1)}\n`);
   writeFileSync(join(options.out, "report.html"), renderReport(results));
 }
