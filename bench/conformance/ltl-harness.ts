@@ -23,6 +23,7 @@ import { Evaluator } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
 import { Run, type ToolCallEvent, type Trace } from "../../src/monitor/index.js";
 import { loadPolicy, type Policy } from "../../src/policy/index.js";
+import { random } from "../args/workload.js";
 import { benchSource, repoRoot } from "../paths.js";
 
 /** The ltl-harness release the figures are for (pip-installed into the venv if missing). */
@@ -134,18 +135,6 @@ function ensureVenv(dir: string, python: string): string {
     );
   }
   return bin;
-}
-
-/** A seeded generator (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 /**

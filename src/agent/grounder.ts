@@ -1,6 +1,7 @@
 import type { Grounder } from "../labeler/index.js";
 
 export type { Grounder, Grounding, GroundingNote } from "../labeler/index.js";
+export { ungroundedError } from "../labeler/index.js";
 
 /**
  * Keeps what the client sent: `mentor` fields the client put on its messages are the grounding.

@@ -15,7 +15,7 @@ import { blockedText, doneRefusedText, reminderText } from "../shield/index.js";
 import { type ShieldSets, shieldSetsFor, shieldSetsFromNextAnswer } from "../shield/token/index.js";
 import type { SolverClient } from "../smt/index.js";
 import type { GeneratedCall, Generation, TurnGenerator, Usage } from "./generator.js";
-import type { Grounder, GroundingNote } from "./grounder.js";
+import { type Grounder, type GroundingNote, ungroundedError } from "./grounder.js";
 
 /** `none`: generate once (the evaluator's verdicts are only recorded); `prompt`: feedback text; `token`: masks too. */
 export type ShieldMode = "none" | "prompt" | "token";
@@ -147,12 +147,11 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     );
   const grounding = await options.grounder.ground(options.messages, options.signal);
   const groundMs = performance.now() - started;
-  const ungrounded = grounding.notes.find((note) => note.kind === "task" && note.error !== undefined);
-  if (options.strictGrounding && options.evaluator && ungrounded)
-    throw new MentorError(
-      "MNT_ERR_UNGROUNDED",
-      `messages[${ungrounded.message}]: the request could not be grounded into policy ${options.evaluator.policy.name}'s task (${ungrounded.error})`,
-    );
+  const ungrounded =
+    options.strictGrounding && options.evaluator
+      ? ungroundedError(grounding.notes, options.evaluator.policy.name)
+      : undefined;
+  if (ungrounded) throw ungrounded;
   const history = grounding.messages as ChatMessage[];
   const evaluator = options.evaluator;
   const shielded = evaluator !== undefined && options.mode !== "none";

@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { type Decision, Evaluator, needsSolver, type ProposedCall } from "../evaluator/index.js";
 import { lintConstraints, lintPolicy } from "../game/index.js";
-import { Labeler } from "../labeler/index.js";
+import { Labeler, ungroundedError } from "../labeler/index.js";
 import { parseArguments, Run, traceFromMessages } from "../monitor/index.js";
 import { loadPolicy, type Policy } from "../policy/index.js";
 import { SolverClient } from "../smt/index.js";
@@ -171,12 +171,8 @@ async function grounded(
   const ungrounded = notes.flatMap((note) =>
     note.error === undefined ? [] : [{ message: note.message, kind: note.kind, error: note.error }],
   );
-  const task = ungrounded.find((note) => note.kind === "task");
-  if (options.strictGrounding && task)
-    throw new MentorError(
-      "MNT_ERR_UNGROUNDED",
-      `messages[${task.message}]: the request could not be grounded into policy ${policy.name}'s task (${task.error})`,
-    );
+  const refused = options.strictGrounding ? ungroundedError(notes, policy.name) : undefined;
+  if (refused) throw refused;
   return { messages, ungrounded };
 }
 

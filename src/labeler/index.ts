@@ -5,6 +5,7 @@ export {
   type GroundingNote,
   Labeler,
   type LabelerOptions,
+  ungroundedError,
 } from "./labeler.js";
 export { LocalLabelModel, type LocalLabelModelOptions } from "./local-model.js";
 export type { LabelModel, ModelRequest } from "./model.js";

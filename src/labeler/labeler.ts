@@ -270,3 +270,14 @@ function parsedArguments(raw: unknown): Record<string, Value> {
     ? (value as Record<string, Value>)
     : {};
 }
+
+/** The error for a request the labeler could not ground into the policy's task (`--strict-grounding`); undefined if it could. */
+export function ungroundedError(notes: readonly GroundingNote[], policy: string): MentorError | undefined {
+  const task = notes.find((note) => note.kind === "task" && note.error !== undefined);
+  return task
+    ? new MentorError(
+        "MNT_ERR_UNGROUNDED",
+        `messages[${task.message}]: the request could not be grounded into policy ${policy}'s task (${task.error})`,
+      )
+    : undefined;
+}

@@ -22,6 +22,7 @@ import {
   dataDir,
   errorOf,
   execute,
+  groundedCalls,
   referenceWith,
   taskCalling,
 } from "./tau2-support.js";
@@ -399,14 +400,7 @@ describe("tau2-retail: requests (task grounding) and duties", () => {
   const policy = loadPolicy(domain.policyPath);
   const evaluator = new Evaluator(policy);
   const labeler = new Labeler(policy, { only: "rules" });
-  const ground = async (text: string) => {
-    const result = await labeler.groundTask(text, true);
-    return "value" in result
-      ? (result.value as { name: string; arguments: Record<string, unknown> }[]).map(
-          (call) => `${call.name}(${Object.values(call.arguments).join(", ")})`,
-        )
-      : [];
-  };
+  const ground = groundedCalls(labeler);
 
   test("`mentor lint`: no error and no warning, with the duties and the solver's constraint checks", async () => {
     await assertMentorLintClean(domain.policyPath);

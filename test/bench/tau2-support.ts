@@ -250,3 +250,15 @@ export function assertReferenceBlocksExplained(
   }
   return blocked;
 }
+
+/** The task calls the policy's rules ground from a text, as `name(field values)` lines (none if ungrounded). */
+export function groundedCalls(labeler: Labeler): (text: string) => Promise<string[]> {
+  return async (text) => {
+    const result = await labeler.groundTask(text, true);
+    return "value" in result
+      ? (result.value as { name: string; arguments: Record<string, unknown> }[]).map(
+          (call) => `${call.name}(${Object.values(call.arguments).join(", ")})`,
+        )
+      : [];
+  };
+}

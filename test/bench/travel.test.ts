@@ -6,6 +6,7 @@ import { describe, test } from "node:test";
 import type { BenchTask, ExecutedCall } from "../../bench/domains/domain.js";
 import { type TravelTask, travel } from "../../bench/domains/travel/index.js";
 import { Evaluator } from "../../src/evaluator/index.js";
+import { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
 
@@ -315,5 +316,33 @@ describe("travel domain", () => {
       }
       assert.equal(evaluator.next(run.messages).done.allowed, true, task.id);
     }
+  });
+});
+
+describe("travel: the policy's rules ground the openings as the task file states them", () => {
+  test("every trip they ground has the mode and class asked for; only t06's second leg is missed", async () => {
+    const labeler = new Labeler(loadPolicy(travel.policyPath), { only: "rules" });
+    const missed: string[] = [];
+    for (const task of tasks) {
+      const result = await labeler.groundTask(task.opening, true);
+      const calls = "value" in result ? (result.value as { arguments: Record<string, unknown> }[]) : [];
+      for (const trip of task.trips) {
+        const call = calls.find(
+          (candidate) =>
+            candidate.arguments.origin === trip.origin &&
+            candidate.arguments.destination === trip.destination,
+        );
+        if (!call) {
+          missed.push(`${task.id} ${trip.origin} → ${trip.destination}`);
+          continue;
+        }
+        assert.deepEqual(
+          [call.arguments.mode, call.arguments.travel_class],
+          [trip.wants ?? "any", trip.travel_class ?? "any"],
+          task.id,
+        );
+      }
+    }
+    assert.deepEqual(missed, ["t06 Chicago → New York"]);
   });
 });
