@@ -1,5 +1,11 @@
 import { type Expression, holdsIn, referencesOf, type Value, valuesEqual } from "../expression/index.js";
-import { type CallClass, type CandidateCall, type GameOptions, StrategyTemplate } from "../game/index.js";
+import {
+  type CallClass,
+  type CandidateCall,
+  Game,
+  type GameOptions,
+  StrategyTemplate,
+} from "../game/index.js";
 import {
   type Binding,
   describeBinding,
@@ -105,7 +111,9 @@ export class Evaluator {
   constructor(
     readonly policy: Policy,
     readonly options: EvaluatorOptions = {},
-  ) {}
+  ) {
+    this.game = new Game(policy);
+  }
 
   /**
    * The run after a conversation (an OpenAI `messages` array or a trace). The server rebuilds it
@@ -130,6 +138,8 @@ export class Evaluator {
   }
 
   private readonly runs = new Map<string, Run>();
+  /** The policy's game: every template of this evaluator shares its candidates, components and distances. */
+  private readonly game: Game;
   /** Whether a call of a tool for a binding not seen yet is blocked, by tool, task and state of rules without entities. */
   private readonly freshCalls = new Map<string, boolean>();
 
@@ -194,7 +204,7 @@ export class Evaluator {
   private template(run: Run): StrategyTemplate {
     let template = this.templates.get(run);
     if (!template) {
-      template = new StrategyTemplate(run, { ...this.options, exclude: lostInstances(run) });
+      template = new StrategyTemplate(run, { ...this.options, exclude: lostInstances(run), game: this.game });
       this.templates.set(run, template);
     }
     return template;
@@ -283,7 +293,7 @@ export class Evaluator {
     // One run per outcome, and one for all of them together, sharing what the call introduces.
     const runs = run.afterEach(call, [...cases.map((outcomeCase) => [outcomeCase]), cases]);
     const after = runs.pop() as Run;
-    const template = new StrategyTemplate(after, { ...this.options, exclude });
+    const template = new StrategyTemplate(after, { ...this.options, exclude, game: this.game });
     const lost = runs.map((outcome) => {
       const distances = outcome.beliefs.map((belief) => template.distance(belief));
       if (distances.includes(undefined)) failClosed = `the game search exceeded ${template.maxStates} states`;
@@ -306,7 +316,10 @@ export class Evaluator {
     findings.addAll(this.constraintFindings(after, call));
     return this.conclude(run, { proposed, call, findings, failClosed }, withAdvice, (verdict) => {
       const state = verdict === "allow" ? after : run;
-      return this.duties(new StrategyTemplate(state, { ...this.options, exclude }), state.beliefs);
+      return this.duties(
+        new StrategyTemplate(state, { ...this.options, exclude, game: this.game }),
+        state.beliefs,
+      );
     });
   }
 

@@ -1,7 +1,9 @@
+export type { CandidateCall } from "./candidates.js";
+export { Game } from "./game.js";
 export { type LintFinding, type LintOptions, lintConstraints, lintPolicy } from "./lint.js";
 export {
   type CallClass,
-  type CandidateCall,
+  type CandidateClasses,
   type GameOptions,
   type Step,
   StrategyTemplate,

@@ -10,7 +10,8 @@ import {
 import { Run, type TaskCall } from "../monitor/index.js";
 import type { ConstraintSpec, Policy } from "../policy/index.js";
 import type { SolverClient, SolverTool } from "../smt/index.js";
-import { type CandidateCall, StrategyTemplate } from "./template.js";
+import type { CandidateCall } from "./candidates.js";
+import { StrategyTemplate } from "./template.js";
 
 export interface LintFinding {
   severity: "error" | "warning";
@@ -56,7 +57,7 @@ export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFindi
   const maxStates = options.maxStates ?? 5_000;
   const start = template.distance(initial);
   if (start === Number.POSITIVE_INFINITY) {
-    const rules = ruleIds(conflictingInstances(run, initial, maxStates));
+    const rules = ruleIds(conflictingInstances(template, initial));
     findings.push({
       severity: "error",
       kind: "contradiction",
@@ -66,7 +67,7 @@ export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFindi
   } else {
     const trap = findTrap(template, initial, maxStates);
     if (trap) {
-      const rules = ruleIds(conflictingInstances(run, trap.state, maxStates));
+      const rules = ruleIds(conflictingInstances(template, trap.state));
       findings.push({
         severity: "error",
         kind: "trap",
@@ -154,13 +155,14 @@ function unusedDeclarations(policy: Policy): LintFinding[] {
  * is dropped in turn while the others still have none (minimal: none can go, though another
  * set may be smaller).
  */
-function conflictingInstances(run: Run, state: Int32Array, maxStates: number): number[] {
+function conflictingInstances(template: StrategyTemplate, state: Int32Array): number[] {
+  const { run, maxStates, game } = template;
   const all = run.instances.map((_, index) => index);
   let kept = all.filter((index) => run.instances[index]?.rule.mode === "block");
   for (const candidate of [...kept]) {
     const without = kept.filter((index) => index !== candidate);
     const exclude = new Set(all.filter((index) => !without.includes(index)));
-    if (new StrategyTemplate(run, { maxStates, exclude }).distance(state) === Number.POSITIVE_INFINITY)
+    if (new StrategyTemplate(run, { maxStates, exclude, game }).distance(state) === Number.POSITIVE_INFINITY)
       kept = without;
   }
   return kept;
