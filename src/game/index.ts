@@ -1,6 +1,7 @@
 export type { CandidateCall } from "./candidates.js";
 export { Game } from "./game.js";
-export { type LintFinding, type LintOptions, lintConstraints, lintPolicy } from "./lint.js";
+export { type LintFinding, type LintOptions, lintPolicy } from "./lint.js";
+export { lintConstraints } from "./lint-constraints.js";
 export {
   type CallClass,
   type CandidateClasses,
