@@ -62,6 +62,8 @@ const grounding = {
 };
 const tools = travel.tools("") as ChatTool[];
 const policy = loadPolicy(travel.policyPath);
+// One evaluator for the whole run, as the server keeps one per policy (it keeps what its searches learn).
+const evaluator = new Evaluator(policy);
 
 /** The benchmark's opening: the manual as system prompt, the request (grounded), the tools. */
 function opening(firstLine = ""): ChatMessage[] {
@@ -74,7 +76,7 @@ function opening(firstLine = ""): ChatMessage[] {
 function shieldFor(mode: "none" | "token", messages: readonly ChatMessage[]): GenerateOptions["shield"] {
   if (mode === "none") return { mode: "none" };
   // The sets the server's token shield uses (with the intent-keeping redirects).
-  return { mode: "token", sets: shieldSetsFor(new Evaluator(policy), messages), eta: 0.5 };
+  return { mode: "token", sets: shieldSetsFor(evaluator, messages), eta: 0.5 };
 }
 
 const load = (): string => loadavg()[0]?.toFixed(2) ?? "?";

@@ -1,12 +1,12 @@
-export {
-  type Advice,
-  type CallVerdict,
-  type Decision,
-  type Duty,
-  Evaluator,
-  type EvaluatorOptions,
-  type NextAnswer,
-  needsSolver,
-  type ProposedCall,
-  type RuleFinding,
-} from "./evaluator.js";
+export { needsSolver } from "./advice.js";
+export { Evaluator } from "./evaluator.js";
+export type {
+  Advice,
+  CallVerdict,
+  Decision,
+  Duty,
+  EvaluatorOptions,
+  NextAnswer,
+  ProposedCall,
+  RuleFinding,
+} from "./types.js";

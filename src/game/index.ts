@@ -1,7 +1,10 @@
-export { type LintFinding, type LintOptions, lintConstraints, lintPolicy } from "./lint.js";
+export type { CandidateCall } from "./candidates.js";
+export { Game } from "./game.js";
+export { type LintFinding, type LintOptions, lintPolicy } from "./lint.js";
+export { lintConstraints } from "./lint-constraints.js";
 export {
   type CallClass,
-  type CandidateCall,
+  type CandidateClasses,
   type GameOptions,
   type Step,
   StrategyTemplate,

@@ -1,16 +1,9 @@
-import { formatLocation, type SourceLocation } from "../errors/index.js";
-import {
-  type Expression,
-  type FieldType,
-  formatExpression,
-  type PathSegment,
-  referencesOf,
-  type Value,
-} from "../expression/index.js";
+import type { SourceLocation } from "../errors/index.js";
+import { referencesOf, type Value } from "../expression/index.js";
 import { Run, type TaskCall } from "../monitor/index.js";
-import type { ConstraintSpec, Policy } from "../policy/index.js";
-import type { SolverClient, SolverTool } from "../smt/index.js";
-import { type CandidateCall, StrategyTemplate } from "./template.js";
+import type { Policy } from "../policy/index.js";
+import type { CandidateCall } from "./candidates.js";
+import { StrategyTemplate } from "./template.js";
 
 export interface LintFinding {
   severity: "error" | "warning";
@@ -56,7 +49,7 @@ export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFindi
   const maxStates = options.maxStates ?? 5_000;
   const start = template.distance(initial);
   if (start === Number.POSITIVE_INFINITY) {
-    const rules = ruleIds(conflictingInstances(run, initial, maxStates));
+    const rules = ruleIds(conflictingInstances(template, initial));
     findings.push({
       severity: "error",
       kind: "contradiction",
@@ -66,7 +59,7 @@ export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFindi
   } else {
     const trap = findTrap(template, initial, maxStates);
     if (trap) {
-      const rules = ruleIds(conflictingInstances(run, trap.state, maxStates));
+      const rules = ruleIds(conflictingInstances(template, trap.state));
       findings.push({
         severity: "error",
         kind: "trap",
@@ -154,13 +147,14 @@ function unusedDeclarations(policy: Policy): LintFinding[] {
  * is dropped in turn while the others still have none (minimal: none can go, though another
  * set may be smaller).
  */
-function conflictingInstances(run: Run, state: Int32Array, maxStates: number): number[] {
+function conflictingInstances(template: StrategyTemplate, state: Int32Array): number[] {
+  const { run, maxStates, game } = template;
   const all = run.instances.map((_, index) => index);
   let kept = all.filter((index) => run.instances[index]?.rule.mode === "block");
   for (const candidate of [...kept]) {
     const without = kept.filter((index) => index !== candidate);
     const exclude = new Set(all.filter((index) => !without.includes(index)));
-    if (new StrategyTemplate(run, { maxStates, exclude }).distance(state) === Number.POSITIVE_INFINITY)
+    if (new StrategyTemplate(run, { maxStates, exclude, game }).distance(state) === Number.POSITIVE_INFINITY)
       kept = without;
   }
   return kept;
@@ -180,7 +174,7 @@ function rulesWhere(policy: Policy, ids: readonly string[]): string {
 }
 
 /** One task call of each kind an entity is bound from, with placeholder arguments. */
-function syntheticTask(policy: Policy): TaskCall[] {
+export function syntheticTask(policy: Policy): TaskCall[] {
   const names = new Set(
     [...policy.entities.values()].flatMap((entity) => entity.sources.map((source) => source.taskCall)),
   );
@@ -202,7 +196,7 @@ function syntheticTask(policy: Policy): TaskCall[] {
   });
 }
 
-function describeCandidate(candidate: CandidateCall, caseIndex: number): string {
+export function describeCandidate(candidate: CandidateCall, caseIndex: number): string {
   const args = Object.entries(candidate.arguments).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
   const outcome = candidate.cases.length > 1 ? ` → ${candidate.cases[caseIndex]?.description}` : "";
   return `${candidate.tool}(${args.join(", ")})${outcome}`;
@@ -285,347 +279,4 @@ function shadowedRules(template: StrategyTemplate, initial: Int32Array): LintFin
     }
   }
   return findings;
-}
-
-/**
- * Argument constraints that can never hold together, checked with the solver: per tool, the
- * `require` (and the `when` of its proposition) of every constraint on that tool, with task
- * fields and entity variables left free (any task, any binding). A set with no solution is an
- * error naming a smallest conflicting subset. Constraints that read the history or an outcome
- * are left out (their values are not known before a run), so the check is sound but not
- * complete. A solver timeout or error is a warning: the constraints were not checked.
- */
-export async function lintConstraints(
-  policy: Policy,
-  solver: SolverClient,
-  options: LintOptions = {},
-): Promise<LintFinding[]> {
-  const findings: LintFinding[] = [];
-  const byTool = new Map<string, ConstraintSpec[]>();
-  for (const constraint of policy.constraints) {
-    byTool.set(constraint.on.tool, [...(byTool.get(constraint.on.tool) ?? []), constraint]);
-  }
-  for (const [toolName, constraints] of byTool) {
-    const tool = policy.tools.get(toolName);
-    if (!tool) continue;
-    const free = new Map<string, FieldType>();
-    const checked = constraints.flatMap((constraint) => {
-      const parts = [constraint.require, ...(constraint.on.when ? [constraint.on.when] : [])].map((part) =>
-        freeConstants(part, policy, free),
-      );
-      return parts.every((part) => part !== undefined) ? [{ constraint, parts: parts as Expression[] }] : [];
-    });
-    if (checked.length === 0) continue;
-    const solverTool: SolverTool = {
-      name: tool.name,
-      parameters: [...tool.parameters, ...[...free].map(([name, type]) => ({ name, type }))],
-    };
-    const unsatisfiable = async (subset: typeof checked): Promise<boolean> => {
-      const result = await solver.satisfiable({
-        tool: solverTool,
-        constraints: subset.flatMap((entry) => entry.parts),
-      });
-      return result.status === "unsat";
-    };
-    try {
-      if (!(await unsatisfiable(checked))) continue;
-      // Drop every constraint the conflict does not need.
-      let core = checked;
-      for (const entry of checked) {
-        const without = core.filter((other) => other !== entry);
-        if (without.length > 0 && (await unsatisfiable(without))) core = without;
-      }
-      const rules = core.map((entry) => entry.constraint.id);
-      findings.push({
-        severity: "error",
-        kind: "unsatisfiable-constraints",
-        rules,
-        message:
-          rules.length === 1
-            ? `constraint ${rules[0]} on ${tool.name} can never hold`
-            : `constraints ${rules.join(", ")} on ${tool.name} can never hold together`,
-      });
-    } catch (error) {
-      findings.push({
-        severity: "warning",
-        kind: "unsatisfiable-constraints",
-        rules: checked.map((entry) => entry.constraint.id),
-        message: `the constraints on ${tool.name} were not checked: ${error instanceof Error ? error.message : String(error)}`,
-      });
-    }
-  }
-  findings.push(...(await constraintTraps(policy, solver, options.maxStates ?? 5_000)));
-  return findings;
-}
-
-/**
- * Traps made by constraints: a state reachable without breaking a rule (and without impossible
- * calls) from which the game could still finish, but only through calls that no arguments make
- * compliant, because the constraints that apply to them never hold together for any task and
- * any history (`neverHold`). Error `trap` at the first such state in breadth-first order, so the
- * example is a shortest one; it names the impossible calls that progress there and their
- * constraints with file and line. A solver that cannot answer makes a warning.
- */
-async function constraintTraps(
-  policy: Policy,
-  solver: SolverClient,
-  maxStates: number,
-): Promise<LintFinding[]> {
-  if (policy.constraints.length === 0) return [];
-  const run = Run.start(policy, syntheticTask(policy));
-  const template = new StrategyTemplate(run, { maxStates });
-  const findings: LintFinding[] = [];
-  const impossible = new Map<CandidateCall, ConstraintSpec[]>();
-  const verdicts = new Map<string, Promise<boolean>>();
-  for (const candidate of template.candidates) {
-    const applicable = policy.constraints.filter((constraint) => appliesTo(constraint, candidate));
-    if (applicable.length === 0) continue;
-    const key = applicable.map((constraint) => constraint.id).join("\u0000");
-    const verdict = verdicts.get(key) ?? neverHold(policy, solver, applicable);
-    verdicts.set(key, verdict);
-    try {
-      if (await verdict) impossible.set(candidate, applicable);
-    } catch (error) {
-      verdicts.set(key, Promise.resolve(false));
-      findings.push({
-        severity: "warning",
-        kind: "trap",
-        rules: applicable.map((constraint) => constraint.id),
-        message: `whether the constraints on ${candidate.tool} can hold was not checked: ${error instanceof Error ? error.message : String(error)}`,
-      });
-    }
-  }
-  if (impossible.size === 0) return findings;
-
-  // Every state reachable with possible calls and without breaking a rule, in breadth-first order.
-  const initial = run.beliefs[0] as Int32Array;
-  const nodes = new Map([
-    [initial.join(","), { state: initial, path: [] as string[], next: [] as string[] }],
-  ]);
-  for (const [, node] of nodes) {
-    if (nodes.size > maxStates) {
-      findings.push({
-        severity: "warning",
-        kind: "trap",
-        rules: [...new Set([...impossible.values()].flat().map((constraint) => constraint.id))],
-        message: `traps made by constraints were not searched: more than ${maxStates} states`,
-      });
-      return findings;
-    }
-    for (const candidate of template.candidates) {
-      if (impossible.has(candidate)) continue;
-      for (let caseIndex = 0; caseIndex < candidate.cases.length; caseIndex++) {
-        const successor = template.successor(node.state, candidate, caseIndex);
-        if (template.doomedInstances(successor).length > 0) continue;
-        const key = successor.join(",");
-        node.next.push(key);
-        if (!nodes.has(key))
-          nodes.set(key, {
-            state: successor,
-            path: [...node.path, describeCandidate(candidate, caseIndex)],
-            next: [],
-          });
-      }
-    }
-  }
-  // The states from which some outcomes let possible calls reach a compliant finish.
-  const finishing = new Set(
-    [...nodes].filter(([, node]) => template.isAccepting(node.state)).map(([key]) => key),
-  );
-  for (let grown = true; grown; ) {
-    grown = false;
-    for (const [key, node] of nodes) {
-      if (!finishing.has(key) && node.next.some((next) => finishing.has(next))) {
-        finishing.add(key);
-        grown = true;
-      }
-    }
-  }
-  for (const [key, node] of nodes) {
-    if (finishing.has(key)) continue;
-    const distance = template.distance(node.state);
-    if (distance === undefined || distance === Number.POSITIVE_INFINITY) continue;
-    const blocked = [...impossible.keys()].filter(
-      (candidate) => template.classifyCandidate(node.state, candidate) === "progressing",
-    );
-    const calls = blocked.length > 0 ? blocked : [...impossible.keys()];
-    const constraints = [...new Set(calls.flatMap((candidate) => impossible.get(candidate) ?? []))];
-    const duties = [
-      ...new Set(template.openInstances(node.state).map((index) => run.instances[index]?.rule.id as string)),
-    ];
-    const where = node.path.length > 0 ? `after ${node.path.join(", ")}` : "from the start";
-    findings.push({
-      severity: "error",
-      kind: "trap",
-      rules: constraints.map((constraint) => constraint.id),
-      message:
-        `${where}, ${duties.length === 1 ? "rule" : "rules"} ${duties.join(", ")} can only be met by ` +
-        `${[...new Set(calls.map((candidate) => candidate.tool))].join(", ")}, which no arguments make compliant ` +
-        `for any task and history: ${constraints
-          .map(
-            (constraint) =>
-              `constraint ${constraint.id} at ${formatLocation(constraint.location)}: "${constraint.requireText}"`,
-          )
-          .join("; ")}`,
-      example: node.path,
-      location: constraints[0]?.location,
-    });
-    break;
-  }
-  return findings;
-}
-
-/** Whether a constraint applies to a call of the game: same tool, its proposition's `when` holds, its entity named. */
-function appliesTo(constraint: ConstraintSpec, candidate: CandidateCall): boolean {
-  const on = constraint.on;
-  if (on.tool !== candidate.tool) return false;
-  if (on.whenText !== undefined && !candidate.whenTrue?.has(on.whenText)) return false;
-  return (
-    on.entities.length === 0 ||
-    (candidate.binding !== undefined && on.entities.includes(candidate.binding.entity))
-  );
-}
-
-/** Type choices tried for a history value whose type the policy does not declare. */
-const historyTypes: FieldType[] = ["string", "number", "boolean"];
-/** More history values than this in one set of constraints: not checked (3^n solver calls). */
-const maxHistoryValues = 4;
-
-/**
- * Whether the constraints (with their propositions' `when`) can never hold together, for any
- * arguments, task fields, entity variables and history: those are free variables (`held` a
- * boolean, `count` an integer, a field of `last(...)` each of the types in `historyTypes` in
- * turn, absent included). False when something cannot be checked (outcomes, whole `last(...)`
- * values, `values(...)`): only what is proven impossible counts.
- */
-async function neverHold(
-  policy: Policy,
-  solver: SolverClient,
-  constraints: ConstraintSpec[],
-): Promise<boolean> {
-  const tool = policy.tools.get(constraints[0]?.on.tool ?? "");
-  if (!tool) return false;
-  const free = new Map<string, FieldType>();
-  const history = new Set<string>();
-  // An entity variable a `when` binds to an argument (`a.p == x`) is that argument: substituting it
-  // keeps the question the same and spares the solver a comparison of two unknowns.
-  const parts = constraints.flatMap((constraint) =>
-    [constraint.require, ...(constraint.on.when ? [constraint.on.when] : [])].map((part) =>
-      freeConstants(part, policy, free, { history, bound: constraint.on.bindingPattern }),
-    ),
-  );
-  if (parts.some((part) => part === undefined) || history.size > maxHistoryValues) return false;
-  const unknown = [...history];
-  for (let choice = 0; choice < historyTypes.length ** unknown.length; choice++) {
-    const types = unknown.map((name, index): [string, FieldType] => [
-      name,
-      historyTypes[Math.floor(choice / historyTypes.length ** index) % historyTypes.length] as FieldType,
-    ]);
-    const result = await solver.satisfiable({
-      tool: {
-        name: tool.name,
-        parameters: [...tool.parameters, ...[...free, ...types].map(([name, type]) => ({ name, type }))],
-      },
-      constraints: parts as Expression[],
-    });
-    if (result.status !== "unsat") return false;
-  }
-  return true;
-}
-
-/**
- * The expression with task fields and entity variables turned into free arguments (named
- * `task.<call>.<field>` and `<variable>`, typed by the task's declaration), or undefined if it
- * reads something else that is only known during a run (history, outcome) or has no declared type.
- * With `runtime`, `held(...)`, `count(...)` and fields of `last(...)` become free arguments too
- * (named as written; the names of the `last(...)` fields, whose types are unknown, are added to
- * `runtime.history`), and the variables in `runtime.bound` become the arguments they are bound to.
- */
-function freeConstants(
-  expression: Expression,
-  policy: Policy,
-  free: Map<string, FieldType>,
-  runtime?: { history: Set<string>; bound: Record<string, PathSegment[]> },
-): Expression | undefined {
-  const history = runtime?.history;
-  const taskField = (call: string, field: string): FieldType | undefined =>
-    policy.taskCalls.get(call)?.parameters.find((parameter) => parameter.name === field)?.type;
-  const substitute = (node: Expression): Expression | undefined => {
-    switch (node.kind) {
-      case "literal":
-        return node;
-      case "reference": {
-        if (node.root === "arguments") return node;
-        let name: string;
-        let type: FieldType | undefined;
-        if (node.root === "task" && node.path.length === 2) {
-          name = `task.${node.path.join(".")}`;
-          type = taskField(String(node.path[0]), String(node.path[1]));
-        } else if (node.root === "variable" && node.path.length === 1) {
-          name = String(node.path[0]);
-          const argument = runtime?.bound[name];
-          if (argument !== undefined) return { ...node, root: "arguments", path: argument };
-          const entity = [...policy.entities.values()].find((candidate) =>
-            candidate.variables.includes(name),
-          );
-          const source = entity?.sources[0];
-          const field = source?.bind[name];
-          type = source && field ? taskField(source.taskCall, field) : undefined;
-        } else {
-          return undefined;
-        }
-        if (type === undefined) return undefined;
-        free.set(name, type);
-        return { ...node, root: "arguments", path: [name] };
-      }
-      case "list": {
-        const elements = node.elements.map(substitute);
-        return elements.every((element) => element !== undefined)
-          ? { ...node, elements: elements as Expression[] }
-          : undefined;
-      }
-      case "unary": {
-        const operand = substitute(node.operand);
-        return operand && { ...node, operand };
-      }
-      case "binary": {
-        const left = substitute(node.left);
-        const right = substitute(node.right);
-        return left && right && { ...node, left, right };
-      }
-      case "method": {
-        const target = substitute(node.target);
-        const args = node.arguments.map(substitute);
-        return target && args.every((argument) => argument !== undefined)
-          ? { ...node, target, arguments: args as Expression[] }
-          : undefined;
-      }
-      case "call": {
-        if (history && (node.name === "held" || node.name === "count")) {
-          const name = formatExpression(node);
-          free.set(name, node.name === "held" ? "boolean" : "integer");
-          return freeVariable(name, node);
-        }
-        if (node.name !== "len") return undefined;
-        const args = node.arguments.map(substitute);
-        return args.every((argument) => argument !== undefined)
-          ? { ...node, arguments: args as Expression[] }
-          : undefined;
-      }
-      case "member": {
-        let base: Expression = node;
-        while (base.kind === "member") base = base.object;
-        if (!history || base.kind !== "call" || base.name !== "last") return undefined;
-        const name = formatExpression(node);
-        history.add(name);
-        return freeVariable(name, node);
-      }
-    }
-  };
-  return substitute(expression);
-}
-
-/** A history value as a free variable: an argument reference named after the expression it replaces. */
-function freeVariable(name: string, node: Expression): Expression {
-  return { kind: "reference", root: "arguments", path: [name], offset: node.offset, length: node.length };
 }

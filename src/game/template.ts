@@ -1,20 +1,9 @@
-import { holdsIn, referencesOf, type Value } from "../expression/index.js";
-import type { Automaton } from "../logic/index.js";
-import {
-  type Binding,
-  type Instance,
-  type OutcomeCase,
-  outcomeCaseOf,
-  type Run,
-  type ToolCallEvent,
-} from "../monitor/index.js";
-import {
-  type AbstractMove,
-  abstractMoves,
-  holdsForMove,
-  matchesForMove,
-  type PropositionSpec,
-} from "../policy/index.js";
+import type { Instance, OutcomeCase, Run, ToolCallEvent } from "../monitor/index.js";
+import type { CandidateCall } from "./candidates.js";
+import type { Component } from "./components.js";
+import { Game } from "./game.js";
+import { searchComponent } from "./search.js";
+import { emptyCache, knownIn, type StateCache } from "./state-cache.js";
 
 export interface GameOptions {
   /**
@@ -35,23 +24,11 @@ export interface TemplateOptions extends GameOptions {
    * reference the incremental computation is tested against.
    */
   incremental?: boolean;
-}
-
-/**
- * A concrete call the game considers: one per tool and binding it can name (arguments filled
- * from the binding), plus one per tool whose propositions take no entity.
- */
-export interface CandidateCall {
-  tool: string;
-  arguments: Record<string, Value>;
-  binding: Binding | undefined;
-  /** For the game's own candidates: the `when` texts of the tool's propositions that hold for the call. */
-  whenTrue?: ReadonlySet<string>;
-  cases: readonly OutcomeCase[];
-  /** The instances the call is an event of (sorted). */
-  affected: number[];
-  /** Per outcome case: the letter mask for each instance in `affected`, in the same order. */
-  effects: Int32Array[];
+  /**
+   * The game of the run's policy this template belongs to: templates of one game share candidate
+   * calls, components and component distances. Default: a game of the template's own.
+   */
+  game?: Game;
 }
 
 export type CallClass = "unsafe" | "progressing" | "neutral";
@@ -78,11 +55,12 @@ export class StrategyTemplate {
   /** True when some search stopped at `maxStates`: its distances are unknown (reported as undefined). */
   limitReached = false;
 
-  /** Component states whose distance is known for this policy (searches share them). */
+  /** The game this template belongs to (see `TemplateOptions.game`). */
+  readonly game: Game;
+
+  /** Component states whose distance is known in this template's game (its templates' searches share them). */
   get knownStates(): number {
-    let known = 0;
-    for (const distances of distancesByPolicy.get(this.run.policy)?.values() ?? []) known += distances.size;
-    return known;
+    return this.game.knownStates;
   }
 
   constructor(
@@ -90,7 +68,8 @@ export class StrategyTemplate {
     readonly options: TemplateOptions = {},
   ) {
     this.maxStates = options.maxStates ?? 20_000;
-    const structure = structureOf(run, options.exclude);
+    this.game = options.game ?? new Game(run.policy);
+    const structure = this.game.structure(run, options.exclude);
     this.candidates = structure.candidates;
     this.enforced = structure.enforced;
     this.components = structure.components;
@@ -118,6 +97,38 @@ export class StrategyTemplate {
       (index) => !this.run.instances[index]?.rule.automaton.isAccepting(state[index] as number),
     );
   }
+
+  /**
+   * Per instance, the candidates that may act on it (those on its own bindings, and for candidates
+   * without a binding, those it is an event of), in candidate order. Instances with the same
+   * candidates share one array, and so do the templates of runs with the same instances
+   * (`firstProgressing` memoizes its answers per array).
+   */
+  helpingCandidates(): readonly CandidateCall[][] {
+    return this.game.helpers(this.run);
+  }
+
+  /**
+   * Each candidate's class at each of the run's beliefs, and the candidates no belief makes
+   * unsafe (or leaves undecided). Built on first use (advice asks on every blocked call).
+   */
+  classesAtBeliefs(): CandidateClasses {
+    if (!this.beliefClasses) {
+      const classes = new Map(
+        this.candidates.map((candidate) => [
+          candidate,
+          this.run.beliefs.map((belief) => this.classifyCandidate(belief, candidate)),
+        ]),
+      );
+      const safe = this.candidates.filter(
+        (candidate) => !classes.get(candidate)?.some((entry) => entry === "unsafe" || entry === undefined),
+      );
+      this.beliefClasses = { classes, safe };
+    }
+    return this.beliefClasses;
+  }
+
+  private beliefClasses: CandidateClasses | undefined;
 
   successor(state: Int32Array, candidate: CandidateCall, caseIndex: number): Int32Array {
     const masks = candidate.effects[caseIndex] as Int32Array;
@@ -279,50 +290,19 @@ export class StrategyTemplate {
   }
 
   private searchComponent(component: Component, state: Int32Array): number | undefined {
-    const project = (full: Int32Array): string => component.instances.map((index) => full[index]).join(",");
     const key = this.projection(component, state);
     const known = component.distances.get(key);
     if (known !== undefined) return known;
-    const automaton = (index: number): Automaton => (this.run.instances[index] as Instance).rule.automaton;
-    const doomed = (full: Int32Array): boolean =>
-      component.instances.some((index) => automaton(index).colour(full[index] as number) === "PERM_VIOL");
-    const accepting = (full: Int32Array): boolean =>
-      component.instances.every((index) => automaton(index).isAccepting(full[index] as number));
-    let result: number | undefined = Number.POSITIVE_INFINITY;
-    if (!doomed(state)) {
-      const seen = new Set([key]);
-      let layer = [state];
-      let depth = 0;
-      search: while (layer.length > 0) {
-        const next: Int32Array[] = [];
-        for (const current of layer) {
-          if (accepting(current)) {
-            result = depth;
-            break search;
-          }
-          for (const candidate of component.candidates) {
-            for (let caseIndex = 0; caseIndex < candidate.cases.length; caseIndex++) {
-              const successor = this.successor(current, candidate, caseIndex);
-              const successorKey = project(successor);
-              if (seen.has(successorKey) || doomed(successor)) continue;
-              seen.add(successorKey);
-              next.push(successor);
-            }
-          }
-          if (seen.size > this.maxStates) {
-            this.limitReached = true;
-            result = undefined;
-            break search;
-          }
-        }
-        layer = next;
-        depth++;
-      }
-      this.statesExplored += seen.size;
-    }
+    const { distance, explored } = searchComponent(component, state, key, {
+      automaton: (index) => (this.run.instances[index] as Instance).rule.automaton,
+      successor: (current, candidate, caseIndex) => this.successor(current, candidate, caseIndex),
+      maxStates: this.maxStates,
+    });
+    this.statesExplored += explored;
+    if (distance === undefined) this.limitReached = true;
     // Only exact answers are shared: a search cut by one template's limit may finish under another's.
-    if (result !== undefined) component.distances.set(key, result);
-    return result;
+    else component.distances.set(key, distance);
+    return distance;
   }
 
   /**
@@ -456,328 +436,14 @@ export class StrategyTemplate {
   }
 }
 
+/** See `StrategyTemplate.classesAtBeliefs`. */
+export interface CandidateClasses {
+  classes: Map<CandidateCall, (CallClass | undefined)[]>;
+  safe: CandidateCall[];
+}
+
 /** A call and the index of one of its outcome cases. */
 export interface Step {
   move: CandidateCall;
   caseIndex: number;
-}
-
-interface StateCache {
-  total?: number | undefined;
-  parts: Map<Component, number | undefined>;
-  /** Projections of the state on components (see `projection`). */
-  keys: Map<Component, string>;
-  classes: Map<CandidateCall, CallClass>;
-  /** `firstProgressing` per list of candidates. */
-  firstProgressing: Map<readonly CandidateCall[], CandidateCall | undefined>;
-  /** The state this one was stepped from, and the components the step touched: the others read through. */
-  parent?: { state: Int32Array; cache: StateCache; touched: Component[] };
-}
-
-/** The table of a state's cache that knows `component`, looking through to the states it was stepped from. */
-function knownIn<T>(
-  start: StateCache,
-  component: Component,
-  table: (cache: StateCache) => Map<Component, T>,
-): Map<Component, T> | undefined {
-  let cache: StateCache | undefined = start;
-  while (cache) {
-    const entries = table(cache);
-    if (entries.has(component)) return entries;
-    if (!cache.parent || cache.parent.touched.includes(component)) return undefined;
-    cache = cache.parent.cache;
-  }
-  return undefined;
-}
-
-function emptyCache(): StateCache {
-  return { parts: new Map(), keys: new Map(), classes: new Map(), firstProgressing: new Map() };
-}
-
-/** Candidate calls depend only on the instances (and their bindings), which runs share until one is added. */
-const candidatesByInstances = new WeakMap<readonly Instance[], CandidateCall[]>();
-
-/**
- * Component distances by the component's shape (its rules and the effects of its calls), then
- * projected state: every binding of an entity under the same rules is the same small game.
- */
-const distancesByPolicy = new WeakMap<object, Map<string, Map<string, number>>>();
-
-/** What a template needs besides states: it depends only on the instances and on `exclude`. */
-interface Structure {
-  candidates: CandidateCall[];
-  enforced: number[];
-  components: Component[];
-  componentOfInstance: Map<number, Component>;
-  /** Call classes per candidate, by the projected states of the components it touches. */
-  classes: WeakMap<CandidateCall, Map<string, CallClass>>;
-  /** The components each move touches. */
-  touched: WeakMap<CandidateCall, Component[]>;
-}
-
-const structures = new WeakMap<readonly Instance[], Map<string, Structure>>();
-
-function structureOf(run: Run, exclude: ReadonlySet<number> | undefined): Structure {
-  const byExclude = structures.get(run.instances) ?? new Map<string, Structure>();
-  structures.set(run.instances, byExclude);
-  const key = exclude ? [...exclude].sort((left, right) => left - right).join(",") : "";
-  const known = byExclude.get(key);
-  if (known) return known;
-  const candidates = candidatesByInstances.get(run.instances) ?? candidateCalls(run);
-  candidatesByInstances.set(run.instances, candidates);
-  let distances = distancesByPolicy.get(run.policy);
-  if (!distances) {
-    distances = new Map();
-    distancesByPolicy.set(run.policy, distances);
-  }
-  const enforced = run.instances.flatMap((instance, index) =>
-    instance.rule.mode === "block" && !exclude?.has(index) ? [index] : [],
-  );
-  const components = componentsOf(run, enforced, candidates, distances);
-  const componentOfInstance = new Map<number, Component>();
-  for (const component of components) {
-    for (const index of component.instances) componentOfInstance.set(index, component);
-  }
-  const structure = {
-    candidates,
-    enforced,
-    components,
-    componentOfInstance,
-    classes: new WeakMap(),
-    touched: new WeakMap(),
-  };
-  byExclude.set(key, structure);
-  return structure;
-}
-
-/** Enforced instances linked by calls that affect them together, and the calls that affect them. */
-interface Component {
-  instances: number[];
-  /** Position of each instance in `instances`. */
-  slot: Map<number, number>;
-  candidates: CandidateCall[];
-  /** Distance by projected state, shared by the policy's components of the same shape (exact answers only). */
-  distances: Map<string, number>;
-}
-
-function componentsOf(
-  run: Run,
-  enforced: readonly number[],
-  candidates: readonly CandidateCall[],
-  distances: Map<string, Map<string, number>>,
-): Component[] {
-  const parent = new Map(enforced.map((index) => [index, index]));
-  const find = (index: number): number => {
-    let root = index;
-    while (parent.get(root) !== root) root = parent.get(root) as number;
-    parent.set(index, root);
-    return root;
-  };
-  const isEnforced = new Set(enforced);
-  const affected = candidates.map((candidate) => candidate.affected.filter((index) => isEnforced.has(index)));
-  for (const indices of affected) {
-    for (const index of indices.slice(1)) parent.set(find(index), find(indices[0] as number));
-  }
-  const components = new Map<number, Component>();
-  for (const index of enforced) {
-    const root = find(index);
-    const component: Component = components.get(root) ?? {
-      instances: [],
-      slot: new Map(),
-      candidates: [],
-      distances: new Map(),
-    };
-    component.instances.push(index);
-    components.set(root, component);
-  }
-  candidates.forEach((candidate, position) => {
-    const first = affected[position]?.[0];
-    if (first !== undefined) components.get(find(first))?.candidates.push(candidate);
-  });
-  for (const component of components.values()) {
-    const slot = component.slot;
-    component.instances.forEach((index, position) => {
-      slot.set(index, position);
-    });
-    const rules = component.instances.map((index) => run.instances[index]?.rule.id).join(",");
-    const calls = component.candidates.map((candidate) => {
-      const effects = candidate.effects.map((masks) =>
-        candidate.affected.map((index, position) => `${slot.get(index) ?? "-"}:${masks[position]}`).join(" "),
-      );
-      return `${candidate.tool}[${effects.join("/")}]`;
-    });
-    // The rules of its instances and the effects of its calls, in instance order.
-    const shape = `${rules}|${calls.sort().join(";")}`;
-    const shared = distances.get(shape) ?? component.distances;
-    distances.set(shape, shared);
-    component.distances = shared;
-  }
-  return [...components.values()];
-}
-
-/**
- * The calls the game considers, per tool: for each binding the tool can name (and once for
- * propositions without entities), each choice of which `when` predicates hold, with the
- * tool's possible outcomes as the environment's cases. Arguments are filled from the binding.
- */
-function candidateCalls(run: Run): CandidateCall[] {
-  const candidates: CandidateCall[] = [];
-  const propositions = [...run.policy.propositions.values()];
-  const everyCallInstances = run.everyCallInstances();
-  for (const tool of run.policy.tools.values()) {
-    const own = propositions.filter((proposition) => proposition.tool === tool.name);
-    if (own.length === 0) {
-      // A tool no proposition mentions is still a position of the rules that read every call.
-      if (everyCallInstances.length > 0)
-        candidates.push({
-          tool: tool.name,
-          arguments: {},
-          binding: undefined,
-          cases: [{ description: "result", value: null, abstract: undefined }],
-          affected: [...everyCallInstances],
-          effects: [new Int32Array(everyCallInstances.length)],
-        });
-      continue;
-    }
-    const entities = new Set(own.flatMap((proposition) => proposition.entities));
-    const targets: (Binding | undefined)[] = run.bindings.filter((binding) => entities.has(binding.entity));
-    if (own.some((proposition) => proposition.entities.length === 0)) targets.push(undefined);
-    const movesByChoice = new Map<string, AbstractMove[]>();
-    for (const move of abstractMoves(tool, own)) {
-      const key = [...move.whenTrue].sort().join("\u0000");
-      movesByChoice.set(key, [...(movesByChoice.get(key) ?? []), move]);
-    }
-    const everyCall = new Set(run.everyCallInstances());
-    for (const binding of targets) {
-      const args = binding ? argumentsFor(own, binding) : {};
-      const reachable = withEveryCall(run, binding ? run.instancesOf(binding) : run.globalInstances());
-      const fixed = whenFixedBy(run, own, binding, args);
-      for (const moves of movesByChoice.values()) {
-        const whenTrue = (moves[0] as AbstractMove).whenTrue;
-        if ([...fixed].some(([text, holds]) => whenTrue.has(text) !== holds)) continue;
-        const letters = moves.map((move) =>
-          reachable.map((index) => {
-            const instance = run.instances[index] as Instance;
-            const letter: string[] = [];
-            let event = false;
-            for (const proposition of instance.rule.propositions) {
-              if (
-                !matchesForMove(proposition, move) ||
-                !namesInstance(proposition, instance.bindings, binding)
-              )
-                continue;
-              event = true;
-              if (holdsForMove(proposition, move)) letter.push(proposition.key);
-            }
-            if (event) return instance.rule.automaton.letterMask(letter);
-            // Not an event: a rule that reads every call reads the empty letter.
-            return everyCall.has(index) ? 0 : -1;
-          }),
-        );
-        const affected = reachable.filter((_, position) =>
-          letters.some((perCase) => (perCase[position] as number) >= 0),
-        );
-        if (affected.length === 0) continue;
-        // An instance that is an event for one outcome is an event for all (events depend on `when` only).
-        const effects = letters.map((perCase) =>
-          Int32Array.from(
-            reachable.flatMap((_, position) =>
-              (letters[0]?.[position] as number) >= 0 ? [perCase[position] as number] : [],
-            ),
-          ),
-        );
-        const cases = moves.map(outcomeCaseOf);
-        candidates.push({ tool: tool.name, arguments: args, binding, whenTrue, cases, affected, effects });
-      }
-    }
-  }
-  return candidates;
-}
-
-/** Instance indices with those of the rules that read every call added (sorted). */
-function withEveryCall(run: Run, indices: readonly number[]): number[] {
-  const everyCall = run.everyCallInstances();
-  if (everyCall.length === 0) return [...indices];
-  return [...new Set([...indices, ...everyCall])].sort((left, right) => left - right);
-}
-
-/**
- * The `when` predicates a call aimed at `binding` cannot choose: those that read only the
- * arguments naming the binding, its variables and the task (`task.request_travel.mode ==
- * 'flight'`). Their truth is the same for every such call, so the other choice is no candidate.
- */
-function whenFixedBy(
-  run: Run,
-  propositions: readonly PropositionSpec[],
-  binding: Binding | undefined,
-  args: Record<string, Value>,
-): Map<string, boolean> {
-  const fixed = new Map<string, boolean>();
-  for (const proposition of propositions) {
-    const { when, whenText } = proposition;
-    if (!when || whenText === undefined || fixed.has(whenText)) continue;
-    const aimed = binding
-      ? proposition.entities.length === 1 && proposition.entities[0] === binding.entity
-      : proposition.entities.length === 0;
-    if (!aimed) continue;
-    const patternPaths = Object.values(proposition.bindingPattern).map((path) => path.join("."));
-    const decided = referencesOf(when).every(
-      (reference) =>
-        reference.kind === "variable" ||
-        reference.kind === "task" ||
-        (reference.kind === "arguments" && patternPaths.includes(reference.path.join("."))),
-    );
-    if (decided) fixed.set(whenText, holdsIn(when, run.scopeFor(binding ? [binding] : [], args)));
-  }
-  // A `when` only propositions over other entities read is no event of the instances a call
-  // aimed at `binding` can reach: its choice would only repeat the same candidate.
-  const read = new Set(
-    propositions.flatMap((proposition) =>
-      proposition.whenText !== undefined &&
-      (proposition.entities.length === 0 || (binding && proposition.entities.includes(binding.entity)))
-        ? [proposition.whenText]
-        : [],
-    ),
-  );
-  for (const { whenText } of propositions)
-    if (whenText !== undefined && !read.has(whenText)) fixed.set(whenText, false);
-  return fixed;
-}
-
-/** Whether a call aimed at `target` is an event for a proposition of an instance with `bindings`. */
-function namesInstance(
-  proposition: PropositionSpec,
-  bindings: readonly Binding[],
-  target: Binding | undefined,
-): boolean {
-  if (proposition.entities.length === 0) return true;
-  return (
-    target !== undefined &&
-    bindings.some((binding) => binding.id === target.id && proposition.entities.includes(binding.entity))
-  );
-}
-
-/** The arguments that name a binding, read backwards through a binding pattern. */
-function argumentsFor(propositions: readonly PropositionSpec[], binding: Binding): Record<string, Value> {
-  const pattern = propositions.find(
-    (proposition) =>
-      proposition.entities.includes(binding.entity) && Object.keys(proposition.bindingPattern).length > 0,
-  )?.bindingPattern;
-  const args: Record<string, Value> = {};
-  for (const [variable, path] of Object.entries(pattern ?? {}))
-    setPath(args, path, binding.values[variable] ?? null);
-  return args;
-}
-
-function setPath(target: Record<string, Value>, path: readonly (string | number)[], value: Value): void {
-  let current: Record<string, Value> = target;
-  path.forEach((segment, index) => {
-    const key = String(segment);
-    if (index === path.length - 1) {
-      current[key] = value;
-      return;
-    }
-    current[key] ??= {};
-    current = current[key] as Record<string, Value>;
-  });
 }

@@ -1,3 +1,4 @@
+import { LRUCache } from "lru-cache";
 import { MentorError } from "../errors/index.js";
 import {
   type Atom,
@@ -363,20 +364,17 @@ function powersetMasks(atomCount: number, maxPowersetAtoms: number): number[] {
 
 /** Automata by formula, for callers that evaluate many traces of few formulas (bounded LRU). */
 export class AutomatonCache {
-  private readonly entries = new Map<string, Automaton>();
+  private readonly entries: LRUCache<string, Automaton>;
 
-  constructor(private readonly capacity = 1000) {}
+  constructor(capacity = 1000) {
+    this.entries = new LRUCache({ max: capacity });
+  }
 
   get(formulaText: string): Automaton {
     const cached = this.entries.get(formulaText);
-    if (cached) {
-      this.entries.delete(formulaText);
-      this.entries.set(formulaText, cached);
-      return cached;
-    }
+    if (cached) return cached;
     const automaton = new Automaton(parseFormula(formulaText));
     this.entries.set(formulaText, automaton);
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as string);
     return automaton;
   }
 }

@@ -1,12 +1,7 @@
-export {
-  type Binding,
-  describeBinding,
-  describeInstance,
-  type Instance,
-  type OutcomeCase,
-  outcomeCaseOf,
-  Run,
-} from "./run.js";
+export { type Binding, describeBinding } from "./bindings.js";
+export { describeInstance, type Instance } from "./instances.js";
+export { type OutcomeCase, outcomeCaseOf } from "./outcomes.js";
+export { Run } from "./run.js";
 export {
   contentText,
   type Outcome,

@@ -1,23 +1,17 @@
 import { holdsIn, type Scope, type Value, valuesEqual } from "../expression/index.js";
+import type { Policy, PropositionSpec } from "../policy/index.js";
+import { type Binding, BindingTable, type NewBinding, patternValues } from "./bindings.js";
+import { historyFunctions } from "./history.js";
 import {
-  type AbstractMove,
-  abstractMoves,
-  type Policy,
-  type PropositionSpec,
-  type RuleSpec,
-} from "../policy/index.js";
+  appliesTo,
+  cartesian,
+  type Instance,
+  InstanceTable,
+  readsEveryCall,
+  startState,
+} from "./instances.js";
+import { type OutcomeCase, OutcomeCatalog, outcomeHolds } from "./outcomes.js";
 import type { Outcome, TaskCall, ToolCallEvent, Trace } from "./trace.js";
-
-/** One value assignment of an entity's variables: a route, an order, a patient. */
-export interface Binding {
-  id: number;
-  entity: string;
-  values: Record<string, Value>;
-  /** Introduced by the task (true) or first named by a tool call (false). */
-  requested: boolean;
-  /** The task call that introduced it, read by `task.<call>.<field>` for this binding. */
-  taskCall: TaskCall | undefined;
-}
 
 interface CallContext {
   scope: Scope;
@@ -31,45 +25,22 @@ export interface BrokenInstance {
   call: number;
 }
 
-/** A binding a call would introduce. */
-interface NewBinding {
-  entity: string;
-  values: Record<string, Value>;
-}
-
-interface InstanceIndex {
-  byBinding: Map<number, number[]>;
-  global: number[];
-  /** Instances whose rule reads every call: the empty letter changes its verdicts (`G(a -> X b)`). */
-  everyCall: number[];
-}
-
-// Runs share their binding and instance arrays until one grows, so indexes are kept per array.
-const instanceIndexes = new WeakMap<readonly Instance[], InstanceIndex>();
-const valueIndexes = new WeakMap<readonly Binding[], Map<string, Binding[]>>();
-/** A tool's outcome cases while its outcome is not known (they depend only on the policy). */
-const abstractCases = new WeakMap<Policy, Map<string, OutcomeCase[]>>();
-
-/**
- * A rule monitored for one binding of each of its entities. Its trace has one position per call of
- * the run; a call that is not an event of the instance (another tool, another binding) is a
- * position where none of its atoms holds. Rules whose automaton ignores such positions
- * (`Automaton.ignoresEmptyLetter`: `G(a -> O b)`, `F a`, …) are stepped on their events only,
- * which gives the same verdicts; the others (`G(a -> X b)`, `init`) on every call.
- */
-export interface Instance {
-  rule: RuleSpec;
-  bindings: Binding[];
-}
-
-/** How a call's observation propositions resolve: one possible outcome. */
-export interface OutcomeCase {
-  /** `short`, `status confirmed`, … for explanations. */
-  description: string;
-  /** `o` for expressions (null when only the abstract outcome is known). */
-  value: Value;
-  /** For abstract outcomes: the outcome texts that hold. */
-  abstract: AbstractMove | undefined;
+/** What a run is made of; a run after a call shares every part the call does not change. */
+interface RunParts {
+  policy: Policy;
+  task: readonly TaskCall[];
+  /** Shared until a binding is added. */
+  bindings: BindingTable;
+  /** Shared until an instance is added. */
+  instances: InstanceTable;
+  beliefs: readonly Int32Array[];
+  calls: readonly ToolCallEvent[];
+  /** Per binding id: the calls that named it, with their outcomes. */
+  histories: readonly (readonly ToolCallEvent[])[];
+  /** Instances a made call broke for good (see `fromTrace`), with that call's position. */
+  broken: readonly BrokenInstance[];
+  /** Shared by every run derived from one `start`. */
+  outcomes: OutcomeCatalog;
 }
 
 /**
@@ -78,21 +49,41 @@ export interface OutcomeCase {
  * when some outcome could not be placed).
  */
 export class Run {
-  private constructor(
-    readonly policy: Policy,
-    readonly task: readonly TaskCall[],
-    readonly bindings: readonly Binding[],
-    readonly instances: readonly Instance[],
-    readonly beliefs: readonly Int32Array[],
-    readonly calls: readonly ToolCallEvent[],
-    /** Per binding id: the calls that named it, with their outcomes. */
-    private readonly histories: readonly (readonly ToolCallEvent[])[],
-    /** Instances a made call broke for good (see `fromTrace`), with that call's position. */
-    readonly broken: readonly BrokenInstance[] = [],
-  ) {}
+  readonly policy: Policy;
+  readonly task: readonly TaskCall[];
+  readonly beliefs: readonly Int32Array[];
+  readonly calls: readonly ToolCallEvent[];
+  /** Instances a made call broke for good (see `fromTrace`), with that call's position. */
+  readonly broken: readonly BrokenInstance[];
+
+  private constructor(private readonly parts: RunParts) {
+    this.policy = parts.policy;
+    this.task = parts.task;
+    this.beliefs = parts.beliefs;
+    this.calls = parts.calls;
+    this.broken = parts.broken;
+  }
+
+  get bindings(): readonly Binding[] {
+    return this.parts.bindings.bindings;
+  }
+
+  get instances(): readonly Instance[] {
+    return this.parts.instances.instances;
+  }
 
   static start(policy: Policy, task: readonly TaskCall[]): Run {
-    let run = new Run(policy, task, [], [], [new Int32Array(0)], [], []);
+    let run = new Run({
+      policy,
+      task,
+      bindings: new BindingTable([]),
+      instances: new InstanceTable([]),
+      beliefs: [new Int32Array(0)],
+      calls: [],
+      histories: [],
+      broken: [],
+      outcomes: new OutcomeCatalog(policy),
+    });
     for (const [entityName, entity] of policy.entities) {
       for (const call of task) {
         for (const source of entity.sources) {
@@ -128,6 +119,22 @@ export class Run {
     );
   }
 
+  /** Instances permanently violated in every belief: nothing the agent does can repair them. */
+  lostInstances(): ReadonlySet<number> {
+    if (!this.lost) {
+      const found = new Set<number>();
+      this.instances.forEach((instance, index) => {
+        const automaton = instance.rule.automaton;
+        if (this.beliefs.every((belief) => automaton.colour(belief[index] as number) === "PERM_VIOL"))
+          found.add(index);
+      });
+      this.lost = found;
+    }
+    return this.lost;
+  }
+
+  private lost: ReadonlySet<number> | undefined;
+
   /** The run after a call that was made (its outcome as known), re-armed as `fromTrace` says. */
   private afterMade(call: ToolCallEvent): Run {
     return this.stepped(call, [this.outcomeCases(call.name, call.outcome)], true)[0] as Run;
@@ -153,7 +160,9 @@ export class Run {
     }
     run = run.withInstancesFor(run.bindings.slice(this.bindings.length));
     const named = new Set(run.namedBindings(call).map((binding) => binding.id));
-    const histories = run.histories.map((history, id) => (named.has(id) ? [...history, call] : history));
+    const histories = run.parts.histories.map((history, id) =>
+      named.has(id) ? [...history, call] : history,
+    );
     const calls = [...run.calls, call];
     return groups.map((cases) => {
       const beliefs = new Map<string, Int32Array>();
@@ -165,16 +174,13 @@ export class Run {
           beliefs.set(next.join(","), next);
         }
       }
-      return new Run(
-        run.policy,
-        run.task,
-        run.bindings,
-        run.instances,
-        [...beliefs.values()],
+      return new Run({
+        ...run.parts,
+        beliefs: [...beliefs.values()],
         calls,
         histories,
-        [...run.broken, ...[...broken].map((instance) => ({ instance, call: run.calls.length }))],
-      );
+        broken: [...run.broken, ...[...broken].map((instance) => ({ instance, call: run.calls.length }))],
+      });
     });
   }
 
@@ -235,33 +241,17 @@ export class Run {
 
   /** Indices of the instances monitoring a binding. */
   instancesOf(binding: Binding): number[] {
-    return this.instanceIndex().byBinding.get(binding.id) ?? [];
+    return this.parts.instances.of(binding);
   }
 
   /** Indices of the instances of rules without entities. */
   globalInstances(): number[] {
-    return this.instanceIndex().global;
+    return this.parts.instances.global();
   }
 
   /** Indices of the instances whose rule reads every call of the run (see `Instance`). */
   everyCallInstances(): number[] {
-    return this.instanceIndex().everyCall;
-  }
-
-  private instanceIndex(): InstanceIndex {
-    let index = instanceIndexes.get(this.instances);
-    if (!index) {
-      index = { byBinding: new Map(), global: [], everyCall: [] };
-      for (const [position, instance] of this.instances.entries()) {
-        if (instance.bindings.length === 0) index.global.push(position);
-        if (readsEveryCall(instance.rule)) index.everyCall.push(position);
-        for (const binding of instance.bindings) {
-          index.byBinding.set(binding.id, [...(index.byBinding.get(binding.id) ?? []), position]);
-        }
-      }
-      instanceIndexes.set(this.instances, index);
-    }
-    return index;
+    return this.parts.instances.everyCall();
   }
 
   /**
@@ -320,20 +310,7 @@ export class Run {
     }
     if (outcome.kind === "json")
       return [{ description: "result", value: outcome.value, abstract: undefined }];
-    const byTool = abstractCases.get(this.policy) ?? new Map<string, OutcomeCase[]>();
-    abstractCases.set(this.policy, byTool);
-    let known = byTool.get(tool);
-    if (!known) {
-      const spec = this.policy.tools.get(tool);
-      const cases = new Map<string, OutcomeCase>();
-      for (const move of spec ? abstractMoves(spec, [...this.policy.propositions.values()]) : []) {
-        const outcomeCase = outcomeCaseOf(move);
-        if (!cases.has(outcomeCase.description)) cases.set(outcomeCase.description, outcomeCase);
-      }
-      known = spec ? [...cases.values()] : [{ description: "result", value: null, abstract: undefined }];
-      byTool.set(tool, known);
-    }
-    return known;
+    return this.parts.outcomes.casesOf(tool);
   }
 
   /** Expression scope for a set of bindings: their variables, their task call, their history. */
@@ -344,7 +321,16 @@ export class Run {
       Object.assign(variables, binding.values);
       if (binding.taskCall) task = { ...task, [binding.taskCall.name]: binding.taskCall.arguments };
     }
-    return { arguments: args, variables, task, history: this.historyFunctions(bindings) };
+    let calls: readonly ToolCallEvent[] | undefined;
+    // The calls that named `bindings` (all calls for rules without entities), read on demand.
+    const history = historyFunctions(this.policy, bindings, () => {
+      calls ??=
+        bindings.length === 0
+          ? this.calls
+          : bindings.flatMap((binding) => this.parts.histories[binding.id] ?? []);
+      return calls;
+    });
+    return { arguments: args, variables, task, history };
   }
 
   private taskFieldsCache: Record<string, Value> | undefined;
@@ -357,46 +343,6 @@ export class Run {
       this.taskFieldsCache = task;
     }
     return this.taskFieldsCache;
-  }
-
-  /** History functions over the calls that named `bindings` (all calls for rules without entities), read on demand. */
-  private historyFunctions(bindings: readonly Binding[]): NonNullable<Scope["history"]> {
-    let cached: readonly ToolCallEvent[] | undefined;
-    const calls = (): readonly ToolCallEvent[] => {
-      cached ??=
-        bindings.length === 0 ? this.calls : bindings.flatMap((binding) => this.histories[binding.id] ?? []);
-      return cached;
-    };
-    const outcomeValue = (event: ToolCallEvent): Value =>
-      event.outcome.kind === "json"
-        ? event.outcome.value
-        : event.outcome.kind === "label"
-          ? { label: event.outcome.label }
-          : null;
-    return {
-      last: (tool) => {
-        const event = calls().findLast((candidate) => candidate.name === tool);
-        return event ? outcomeValue(event) : null;
-      },
-      held: (name) => {
-        const proposition = this.policy.propositions.get(name);
-        if (!proposition) return false;
-        const variables = Object.assign({}, ...bindings.map((binding) => binding.values));
-        return calls().some((event) => {
-          if (event.name !== proposition.tool) return false;
-          const scope: Scope = { arguments: event.arguments, variables, outcome: outcomeValue(event) };
-          return (
-            (!proposition.when || holdsIn(proposition.when, scope)) &&
-            (!proposition.outcome || holdsIn(proposition.outcome, scope))
-          );
-        });
-      },
-      count: (tool) => calls().filter((event) => event.name === tool).length,
-      values: (tool, argument) =>
-        calls()
-          .filter((event) => event.name === tool)
-          .map((event) => event.arguments[argument] ?? null),
-    };
   }
 
   /** Whether a call names a binding: some proposition of its tool over the binding's entity holds for it. */
@@ -420,7 +366,10 @@ export class Run {
         if (!entity) continue;
         const pinned = entity.variables.every((variable) => variable in proposition.bindingPattern);
         const candidates = pinned
-          ? this.bindingsByValues(entityName, patternValues(proposition, entity.variables, call.arguments))
+          ? this.parts.bindings.withValues(
+              entityName,
+              patternValues(proposition, entity.variables, call.arguments),
+            )
           : this.bindings.filter((binding) => binding.entity === entityName);
         for (const binding of candidates) {
           if (found.has(binding)) continue;
@@ -435,18 +384,6 @@ export class Run {
   }
 
   private readonly namedByCall = new WeakMap<ToolCallEvent, Binding[]>();
-  private bindingsByValues(entity: string, values: Record<string, Value>): Binding[] {
-    let index = valueIndexes.get(this.bindings);
-    if (!index) {
-      index = new Map();
-      for (const binding of this.bindings) {
-        const key = `${binding.entity}\u0000${canonicalJson(binding.values)}`;
-        index.set(key, [...(index.get(key) ?? []), binding]);
-      }
-      valueIndexes.set(this.bindings, index);
-    }
-    return index.get(`${entity}\u0000${canonicalJson(values)}`) ?? [];
-  }
 
   /** Bindings a call names that do not exist yet, read through the propositions' binding patterns. */
   introducedBindings(call: ToolCallEvent): readonly NewBinding[] {
@@ -459,7 +396,7 @@ export class Run {
       if (!entity?.variables.every((variable) => variable in proposition.bindingPattern)) continue;
       const values = patternValues(proposition, entity.variables, call.arguments);
       const seen =
-        this.bindingsByValues(entity.name, values).length > 0 ||
+        this.parts.bindings.withValues(entity.name, values).length > 0 ||
         found.some((binding) => binding.entity === entity.name && valuesEqual(binding.values, values));
       if (!seen) found.push({ entity: entity.name, values });
     }
@@ -476,17 +413,11 @@ export class Run {
     taskCall: TaskCall | undefined,
   ): Run {
     const binding: Binding = { id: this.bindings.length, entity, values, requested, taskCall };
-    const bindings = [...this.bindings, binding];
-    return new Run(
-      this.policy,
-      this.task,
-      bindings,
-      this.instances,
-      this.beliefs,
-      this.calls,
-      [...this.histories, []],
-      this.broken,
-    );
+    return new Run({
+      ...this.parts,
+      bindings: this.parts.bindings.with(binding),
+      histories: [...this.parts.histories, []],
+    });
   }
 
   /** Adds an instance per rule and binding combination that involves one of `fresh` (or all of them). */
@@ -513,106 +444,10 @@ export class Run {
       });
       return next;
     });
-    return new Run(
-      this.policy,
-      this.task,
-      this.bindings,
-      [...this.instances, ...added],
+    return new Run({
+      ...this.parts,
+      instances: new InstanceTable([...this.instances, ...added]),
       beliefs,
-      this.calls,
-      this.histories,
-      this.broken,
-    );
+    });
   }
-}
-
-export function describeBinding(binding: Binding): string {
-  const values = Object.entries(binding.values).map(
-    ([variable, value]) => `${variable}=${JSON.stringify(value)}`,
-  );
-  return `${binding.entity}(${values.join(", ")})`;
-}
-
-export function describeInstance(instance: Instance): string {
-  return instance.bindings.length === 0
-    ? instance.rule.id
-    : `${instance.rule.id} for ${instance.bindings.map(describeBinding).join(", ")}`;
-}
-
-/**
- * The outcome an abstract move stands for: a text tool's label (exact), or which of the tool's
- * outcome predicates hold (abstract, for JSON tools).
- */
-export function outcomeCaseOf(move: AbstractMove): OutcomeCase {
-  if (move.label !== undefined) {
-    return { description: move.label ?? "no label", value: { label: move.label }, abstract: undefined };
-  }
-  const description = [...move.outcomeTrue].sort().join(" && ") || "no outcome condition holds";
-  return { description, value: null, abstract: move };
-}
-
-function outcomeHolds(proposition: PropositionSpec, outcomeCase: OutcomeCase, scope: Scope): boolean {
-  if (!proposition.outcome) return true;
-  if (outcomeCase.abstract) return outcomeCase.abstract.outcomeTrue.has(proposition.outcomeText as string);
-  return holdsIn(proposition.outcome, { ...scope, outcome: outcomeCase.value });
-}
-
-/** The values a call's arguments give an entity's variables through a proposition's binding pattern. */
-function patternValues(
-  proposition: PropositionSpec,
-  variables: readonly string[],
-  args: Record<string, Value>,
-): Record<string, Value> {
-  return Object.fromEntries(
-    variables.map((variable) => [variable, readPath(args, proposition.bindingPattern[variable] ?? [])]),
-  );
-}
-
-/** JSON with sorted keys, so equal values give equal text. */
-function canonicalJson(value: Value): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const keys = Object.keys(value).sort();
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key] as Value)}`).join(",")}}`;
-}
-
-function readPath(value: Value, path: readonly (string | number)[]): Value {
-  let current: Value = value;
-  for (const segment of path) {
-    if (current === null || typeof current !== "object") return null;
-    current = (current as Record<string, Value>)[segment as string] ?? null;
-  }
-  return current;
-}
-
-function cartesian<T>(choices: readonly (readonly T[])[]): T[][] {
-  return choices.reduce<T[][]>(
-    (product, options) => product.flatMap((prefix) => options.map((option) => [...prefix, option])),
-    [[]],
-  );
-}
-
-function appliesTo(rule: RuleSpec, binding: Binding): boolean {
-  return rule.appliesTo === "all" || binding.requested === (rule.appliesTo === "requested");
-}
-
-/** Whether a rule's instances read every call (the empty letter changes its verdicts), memoized by its automaton. */
-function readsEveryCall(rule: RuleSpec): boolean {
-  return !rule.automaton.ignoresEmptyLetter();
-}
-
-/**
- * The state of an instance that starts after `calls` calls: none of them concerned its binding,
- * so it has read that many empty letters (a no-op for rules that ignore them).
- */
-function startState(rule: RuleSpec, calls: number): number {
-  const automaton = rule.automaton;
-  let state = automaton.initial;
-  if (!readsEveryCall(rule)) return state;
-  for (let index = 0; index < calls; index++) {
-    const next = automaton.step(state, 0);
-    if (next === state) break;
-    state = next;
-  }
-  return state;
 }

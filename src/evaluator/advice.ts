@@ -1,0 +1,312 @@
+import { referencesOf, type Value, valuesEqual } from "../expression/index.js";
+import type { CandidateCall, StrategyTemplate } from "../game/index.js";
+import type { Binding, Instance, OutcomeCase, Run, ToolCallEvent } from "../monitor/index.js";
+import type { ConstraintSpec, ToolSpec } from "../policy/index.js";
+import type { SolverClient } from "../smt/index.js";
+import { type Judge, proposedEvent } from "./decide.js";
+import type { Advice, Decision, ProposedCall, RuleFinding } from "./types.js";
+
+/**
+ * Advice for a blocked call: the same call with repaired arguments (from candidate values, or
+ * from the solver), or a prerequisite call to make first.
+ */
+export class Advisor {
+  // Keyed by candidate: candidates belong to the game's instance arrays, and their moves and calls go with them.
+  private readonly enablerMoves = new WeakMap<CandidateCall, CandidateCall[]>();
+  private readonly candidateEvents = new WeakMap<CandidateCall, ToolCallEvent>();
+  private historyRead: boolean | undefined;
+
+  constructor(private readonly judge: Judge) {}
+
+  /**
+   * The same call with the fewest repairable arguments changed so that every constraint holds
+   * and no rule is broken; candidate values come from the argument's enum, the task and earlier calls.
+   */
+  repair(run: Run, proposed: ProposedCall): Advice | undefined {
+    const tool = this.judge.policy.tools.get(proposed.name);
+    if (!tool) return undefined;
+    const options = tool.repairable.map((name) => ({
+      name,
+      values: repairValues(run, tool, name).filter(
+        (value) => !valuesEqual(value, proposed.arguments[name] ?? null),
+      ),
+    }));
+    // One changed argument first, then two.
+    const attempts: Record<string, Value>[] = [];
+    for (const option of options) for (const value of option.values) attempts.push({ [option.name]: value });
+    options.forEach((first, index) => {
+      for (const second of options.slice(index + 1)) {
+        for (const a of first.values)
+          for (const b of second.values) attempts.push({ [first.name]: a, [second.name]: b });
+      }
+    });
+    for (const change of attempts) {
+      const candidate = { name: proposed.name, arguments: { ...proposed.arguments, ...change } };
+      if (this.judge.decide(run, candidate, false).verdict === "allow")
+        return { kind: "repair", call: candidate };
+    }
+    return undefined;
+  }
+
+  /**
+   * `decision` (of `proposed` on `run`), and for a call blocked only by argument constraints that
+   * the concrete search could not repair, a repair from the solver: only the tool's repairable
+   * arguments change, preferring values from the enum, the task, the history and the advice. The
+   * solver's answer must pass `decide` before it becomes the advice. A solver timeout or error
+   * leaves the call blocked and says so in `failClosed`.
+   */
+  async repairWithSolver(
+    run: Run,
+    proposed: ProposedCall,
+    decision: Decision,
+    solver: SolverClient,
+  ): Promise<Decision> {
+    const tool = this.judge.policy.tools.get(proposed.name);
+    const onlyArguments =
+      decision.violations.length > 0 && decision.violations.every((found) => found.kind === "constraint");
+    if (!tool || tool.repairable.length === 0 || !onlyArguments || decision.advice?.kind === "repair")
+      return decision;
+    const call = proposedEvent(proposed);
+    const after = run.after(call, []);
+    // The solver takes one scope per request: constraints are grouped by the bindings they apply for.
+    const groups = new Map<string, { bindings: Binding[]; constraints: ConstraintSpec[] }>();
+    for (const constraint of this.judge.policy.constraints) {
+      for (const bindings of this.judge.constraintTargets(after, constraint, call)) {
+        const key = bindings.map((binding) => binding.id).join(",");
+        const group = groups.get(key) ?? { bindings, constraints: [] };
+        group.constraints.push(constraint);
+        groups.set(key, group);
+      }
+    }
+    const candidates = Object.fromEntries(
+      tool.repairable.map((name) => [name, repairValues(run, tool, name, { advice: decision.advice })]),
+    );
+    try {
+      for (const { bindings, constraints } of groups.values()) {
+        const result = await solver.repair({
+          tool: { name: tool.name, parameters: tool.parameters, required: tool.required },
+          arguments: proposed.arguments,
+          constraints: constraints.map((constraint) => constraint.require),
+          scope: after.scopeFor(bindings, proposed.arguments),
+          repairable: tool.repairable,
+          candidates,
+        });
+        if (result.status !== "repaired" || result.changed.length === 0) continue;
+        const repaired = { name: proposed.name, arguments: result.arguments };
+        if (this.judge.decide(run, repaired, false).verdict === "allow") {
+          decision.advice = { kind: "repair", call: repaired };
+          break;
+        }
+      }
+    } catch (error) {
+      decision.failClosed = `the solver could not repair the call: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    return decision;
+  }
+
+  /**
+   * What to do first instead of a blocked call: a safe call after which (for some outcome) the
+   * blocked call would be allowed, preferably one for a binding the blocked call names; failing
+   * that, one after which fewer of the rules that block it still do and one more call can allow
+   * it (the first of two checks it needs); failing that, a call that progresses towards finishing.
+   */
+  prerequisite(run: Run, call: ToolCallEvent, violations: readonly RuleFinding[]): Advice | undefined {
+    const template = this.judge.template(run);
+    const named = new Set(run.namedBindings(call).map((binding) => binding.id));
+    const { classes, safe } = template.classesAtBeliefs();
+    // A prerequisite acts on the bindings the blocked call names (or on none).
+    const related = safe.filter(
+      (candidate) => candidate.binding === undefined || named.has(candidate.binding.id),
+    );
+    const proposed = { name: call.name, arguments: call.arguments };
+    // The template judges from the run's states when the letters and instances stay those of
+    // the run: no history function decides a letter and the call introduces no binding.
+    const move =
+      this.judge.options.incremental !== false &&
+      !this.readsHistory() &&
+      run.introducedBindings(call).length === 0
+        ? template.moveOf(call, run.outcomeCases(call.name, call.outcome))
+        : undefined;
+    const enabler = related.find((candidate) =>
+      candidate.cases.some((outcomeCase, caseIndex) =>
+        move
+          ? this.allowedAfter(run, template, candidate, caseIndex, call, move)
+          : this.judge.decide(run.after(this.candidateEvent(candidate), [outcomeCase]), proposed, false)
+              .verdict === "allow",
+      ),
+    );
+    // A step: after it, fewer of the same rules block the call, and one more call can allow it.
+    const blocking = new Set(violations.map((finding) => finding.rule));
+    const allowedAfterOneMore = (after: Run): boolean =>
+      related.some((candidate) =>
+        candidate.cases.some(
+          (outcomeCase) =>
+            this.judge.decide(after.after(this.candidateEvent(candidate), [outcomeCase]), proposed, false)
+              .verdict === "allow",
+        ),
+      );
+    const step =
+      enabler ??
+      (blocking.size > 1
+        ? related.find((candidate) =>
+            candidate.cases.some((outcomeCase) => {
+              const after = run.after(this.candidateEvent(candidate), [outcomeCase]);
+              const decision = this.judge.decide(after, proposed, false);
+              const still = decision.violations.map((finding) => finding.rule);
+              return (
+                decision.failClosed === undefined &&
+                still.length < blocking.size &&
+                still.every((rule) => blocking.has(rule)) &&
+                allowedAfterOneMore(after)
+              );
+            }),
+          )
+        : undefined);
+    const progressing = (candidate: CandidateCall): boolean =>
+      classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
+    const chosen = step ?? related.find(progressing) ?? safe.find(progressing);
+    if (chosen === undefined) return undefined;
+    const advice: Advice = { kind: "prerequisite", call: { name: chosen.tool, arguments: chosen.arguments } };
+    if (chosen === step) advice.unblocks = true;
+    return advice;
+  }
+
+  /** Whether a call (with its move) would be allowed after a candidate call with one of its outcomes. */
+  private allowedAfter(
+    run: Run,
+    template: StrategyTemplate,
+    candidate: CandidateCall,
+    caseIndex: number,
+    call: ToolCallEvent,
+    move: CandidateCall,
+  ): boolean {
+    const event = this.candidateEvent(candidate);
+    const rebuilt = (): boolean =>
+      this.judge.decide(run.after(event, [candidate.cases[caseIndex] as OutcomeCase]), call, false)
+        .verdict === "allow";
+    if (run.introducedBindings(event).length > 0) return rebuilt();
+    const step = this.enablerMove(template, candidate, event, caseIndex);
+    const masks = step.effects[0] as Int32Array;
+    // Instances the candidate loses for good would leave the game for the call: rebuild then.
+    const exclude = run.lostInstances();
+    const losesMore = step.affected.some((index, position) => {
+      const automaton = (run.instances[index] as Instance).rule.automaton;
+      return (
+        !exclude.has(index) &&
+        run.beliefs.every(
+          (belief) =>
+            automaton.colour(automaton.step(belief[index] as number, masks[position] as number)) ===
+            "PERM_VIOL",
+        )
+      );
+    });
+    if (losesMore) return rebuilt();
+    // The call's outcomes after the candidate's, judged from the components the two touch.
+    let failClosed = false;
+    const lost = move.cases.map((_, moveCase) => {
+      const steps = [
+        { move: step, caseIndex: 0 },
+        { move, caseIndex: moveCase },
+      ];
+      const distances = run.beliefs.map((belief) => template.distanceAfterSteps(belief, steps));
+      if (distances.includes(undefined)) failClosed = true;
+      return distances.includes(Number.POSITIVE_INFINITY);
+    });
+    if (failClosed || this.judge.blocked(lost)) return false;
+    if (!this.judge.constrains(call.name)) return true;
+    return this.judge
+      .constraintFindings(run.after(event, []).after(call, []), call)
+      .every((found) => found.mode !== "block");
+  }
+
+  /** A candidate's move for one outcome case, read from its concrete arguments (letters may differ from the abstract choice). */
+  private enablerMove(
+    template: StrategyTemplate,
+    candidate: CandidateCall,
+    event: ToolCallEvent,
+    caseIndex: number,
+  ): CandidateCall {
+    let moves = this.enablerMoves.get(candidate);
+    if (!moves) {
+      const joint = template.moveOf(event, candidate.cases);
+      moves = candidate.cases.map((outcomeCase, index) => ({
+        ...joint,
+        cases: [outcomeCase],
+        effects: [joint.effects[index] as Int32Array],
+      }));
+      this.enablerMoves.set(candidate, moves);
+    }
+    return moves[caseIndex] as CandidateCall;
+  }
+
+  /** The call a candidate stands for, one object per candidate (runs memoize what they read from a call by the object). */
+  private candidateEvent(candidate: CandidateCall): ToolCallEvent {
+    let event = this.candidateEvents.get(candidate);
+    if (!event) {
+      event = {
+        id: "advice",
+        name: candidate.tool,
+        arguments: candidate.arguments,
+        outcome: { kind: "pending" },
+      };
+      this.candidateEvents.set(candidate, event);
+    }
+    return event;
+  }
+
+  /** Whether a proposition's predicates read the history (then a call's letters depend on it). */
+  private readsHistory(): boolean {
+    this.historyRead ??= [...this.judge.policy.propositions.values()].some((proposition) =>
+      [proposition.when, proposition.outcome].some(
+        (expression) =>
+          expression !== undefined &&
+          referencesOf(expression).some((reference) => HISTORY_FUNCTIONS.has(reference.kind)),
+      ),
+    );
+    return this.historyRead;
+  }
+}
+
+const HISTORY_FUNCTIONS = new Set(["last", "held", "count", "values"]);
+
+/**
+ * Values a repair of an argument prefers: the enum's members (true and false for a boolean), the task's scalar fields, and
+ * the values the tool's earlier calls gave it; for the solver (`more`) also the advised call's
+ * value and the scalar fields of earlier outcomes (what lookups returned).
+ */
+export function repairValues(
+  run: Run,
+  tool: ToolSpec,
+  name: string,
+  more?: { advice: Advice | undefined },
+): Value[] {
+  const parameter = tool.parameters.find((candidate) => candidate.name === name);
+  const values: Value[] = [];
+  const push = (value: Value | undefined): void => {
+    if (value !== undefined && !values.some((known) => valuesEqual(known, value))) values.push(value);
+  };
+  if (parameter && typeof parameter.type === "object") for (const member of parameter.type.enum) push(member);
+  // A boolean has two values: both are candidates, declared as an enum or not.
+  if (parameter?.type === "boolean") for (const member of [true, false]) push(member);
+  for (const call of run.task)
+    for (const value of Object.values(call.arguments)) if (typeof value !== "object") push(value);
+  for (const call of run.calls) if (call.name === tool.name) push(call.arguments[name]);
+  if (!more) return values;
+  push(more.advice?.call.arguments[name]);
+  for (const call of run.calls) {
+    const outcome = call.outcome.kind === "json" ? call.outcome.value : null;
+    if (outcome === null || typeof outcome !== "object" || Array.isArray(outcome)) continue;
+    for (const value of Object.values(outcome)) if (value === null || typeof value !== "object") push(value);
+  }
+  return values;
+}
+
+/** Blocked by argument constraints alone, and no candidate value repaired it: the solver may. */
+export function needsSolver(decision: Decision): boolean {
+  return (
+    decision.verdict === "block" &&
+    decision.advice?.kind !== "repair" &&
+    decision.violations.length > 0 &&
+    decision.violations.every((finding) => finding.kind === "constraint")
+  );
+}

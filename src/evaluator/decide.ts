@@ -1,0 +1,250 @@
+import { holdsIn } from "../expression/index.js";
+import { type CandidateCall, Game, StrategyTemplate } from "../game/index.js";
+import type { Binding, Instance, Run, ToolCallEvent } from "../monitor/index.js";
+import type { ConstraintSpec, Policy } from "../policy/index.js";
+import { Advisor } from "./advice.js";
+import { Duties } from "./duties.js";
+import { BindingTexts, Findings } from "./findings.js";
+import type { Decision, Duty, EvaluatorOptions, ProposedCall, RuleFinding } from "./types.js";
+
+/**
+ * Decides calls on runs: whether a call may be made, which rules it breaks, and (when asked)
+ * the duties it leaves open and advice for a blocked call. Owns the game and the templates of
+ * the runs it is asked about.
+ */
+export class Judge {
+  /** The policy's game: every template of this judge shares its candidates, components and distances. */
+  readonly game: Game;
+  readonly texts = new BindingTexts();
+  readonly duties: Duties;
+  readonly advisor: Advisor;
+  // Keyed by run: the template answers every question about that run and goes with it.
+  private readonly templates = new WeakMap<Run, StrategyTemplate>();
+
+  constructor(
+    readonly policy: Policy,
+    readonly options: EvaluatorOptions,
+  ) {
+    this.game = new Game(policy);
+    this.duties = new Duties(this.texts);
+    this.advisor = new Advisor(this);
+  }
+
+  /** The game template at a run (shared by every question about it). */
+  template(run: Run): StrategyTemplate {
+    let template = this.templates.get(run);
+    if (!template) {
+      template = new StrategyTemplate(run, {
+        ...this.options,
+        exclude: run.lostInstances(),
+        game: this.game,
+      });
+      this.templates.set(run, template);
+    }
+    return template;
+  }
+
+  decide(run: Run, proposed: ProposedCall, withAdvice: boolean): Decision {
+    if (!this.policy.tools.has(proposed.name)) return this.undeclared(run, proposed, withAdvice);
+    const call = proposedEvent(proposed);
+    if (this.options.incremental === false || run.introducedBindings(call).length > 0)
+      return this.decideByRuns(run, call, proposed, withAdvice);
+    const template = this.template(run);
+    const move = template.moveOf(call, run.outcomeCases(call.name, call.outcome));
+    const exclude = run.lostInstances();
+    const findings = new Findings(this.texts);
+    // Block rules: what each outcome of the call leaves possible (the game).
+    const outcomes = this.outcomes(template, run.beliefs, move);
+    if (this.blocked(outcomes.lost)) {
+      outcomes.after.forEach((states, caseIndex) => {
+        if (outcomes.lost[caseIndex]) findings.addLost(template, states);
+      });
+    }
+    // Warn and record rules: noted when this call breaks one for good, whatever the outcome. Only
+    // the instances the call is an event of change; the others were lost before (excluded) or not.
+    const after = uniqueStates(outcomes.after.flat());
+    for (const index of move.affected) {
+      const instance = run.instances[index] as Instance;
+      if (instance.rule.mode === "block" || exclude.has(index)) continue;
+      if (after.every((state) => instance.rule.automaton.colour(state[index] as number) === "PERM_VIOL"))
+        findings.addInstance(instance, instance.rule.mode);
+    }
+    if (this.constrains(call.name)) findings.addAll(this.constraintFindings(run.after(call, []), call));
+    const judged = { proposed, call, findings, failClosed: outcomes.failClosed };
+    return this.conclude(run, judged, withAdvice, (verdict) =>
+      this.duties.at(template, verdict === "allow" ? after : run.beliefs),
+    );
+  }
+
+  /** Whether a call whose outcome cases are lost as given is blocked. */
+  blocked(lost: boolean[]): boolean {
+    return this.options.strict ? lost.some(Boolean) : lost.every(Boolean);
+  }
+
+  /** Whether some argument constraint is about calls of `tool`. */
+  constrains(tool: string): boolean {
+    return this.policy.constraints.some((constraint) => constraint.on.tool === tool);
+  }
+
+  /** Argument constraints, decided on the concrete arguments (`after` is the run with the call). */
+  constraintFindings(after: Run, call: ToolCallEvent): RuleFinding[] {
+    const found: RuleFinding[] = [];
+    for (const constraint of this.policy.constraints) {
+      for (const bindings of this.constraintTargets(after, constraint, call)) {
+        if (!holdsIn(constraint.require, after.scopeFor(bindings, call.arguments))) {
+          found.push(
+            this.texts.finding(constraint.id, constraint.sentence, constraint.mode, "constraint", bindings),
+          );
+        }
+      }
+    }
+    return found;
+  }
+
+  /** Bindings for which the constraint applies to the call (its proposition's `when` holds). */
+  constraintTargets(run: Run, constraint: ConstraintSpec, call: ToolCallEvent): Binding[][] {
+    const proposition = constraint.on;
+    if (proposition.tool !== call.name) return [];
+    const combinations = proposition.entities.reduce<Binding[][]>(
+      (product, entity) =>
+        product.flatMap((prefix) =>
+          run.bindings.filter((binding) => binding.entity === entity).map((binding) => [...prefix, binding]),
+        ),
+      [[]],
+    );
+    return combinations.filter(
+      (bindings) => !proposition.when || holdsIn(proposition.when, run.scopeFor(bindings, call.arguments)),
+    );
+  }
+
+  /** A tool the policy does not declare is blocked (fail closed): nothing says what it may do. */
+  private undeclared(run: Run, proposed: ProposedCall, withAdvice: boolean): Decision {
+    return {
+      verdict: "block",
+      call: proposed,
+      violations: [],
+      warnings: [],
+      recorded: [],
+      openDuties: withAdvice ? this.duties.at(this.template(run), run.beliefs) : [],
+      failClosed: `${proposed.name} is not a tool of policy ${this.policy.name} (declare it under tools: to allow it)`,
+    };
+  }
+
+  /**
+   * Per outcome case of a move, the states after it from each belief, whether some of them
+   * has no compliant finish, and whether a search gave up (the shield then fails closed).
+   */
+  private outcomes(
+    template: StrategyTemplate,
+    beliefs: readonly Int32Array[],
+    move: CandidateCall,
+  ): { after: Int32Array[][]; lost: boolean[]; failClosed: string | undefined } {
+    let failClosed: string | undefined;
+    const after = move.cases.map((_, caseIndex) =>
+      uniqueStates(beliefs.map((belief) => template.step(belief, move, caseIndex))),
+    );
+    const lost = after.map((states) => {
+      const distances = states.map((state) => template.distance(state));
+      if (distances.includes(undefined)) failClosed = `the game search exceeded ${template.maxStates} states`;
+      return distances.includes(Number.POSITIVE_INFINITY);
+    });
+    return { after, lost, failClosed };
+  }
+
+  /** The reference computation: the run rebuilt after the call, for each outcome and for all. */
+  private decideByRuns(run: Run, call: ToolCallEvent, proposed: ProposedCall, withAdvice: boolean): Decision {
+    const findings = new Findings(this.texts);
+    let failClosed: string | undefined;
+    // Instances lost before this call stay out of the game, so an old violation does not block every later call.
+    const exclude = run.lostInstances();
+    const cases = run.outcomeCases(call.name, call.outcome);
+    // One run per outcome, and one for all of them together, sharing what the call introduces.
+    const runs = run.afterEach(call, [...cases.map((outcomeCase) => [outcomeCase]), cases]);
+    const after = runs.pop() as Run;
+    const template = new StrategyTemplate(after, { ...this.options, exclude, game: this.game });
+    const lost = runs.map((outcome) => {
+      const distances = outcome.beliefs.map((belief) => template.distance(belief));
+      if (distances.includes(undefined)) failClosed = `the game search exceeded ${template.maxStates} states`;
+      return distances.includes(Number.POSITIVE_INFINITY);
+    });
+    if (this.blocked(lost)) {
+      runs.forEach((outcome, caseIndex) => {
+        if (lost[caseIndex]) findings.addLost(template, outcome.beliefs);
+      });
+    }
+    after.instances.forEach((instance, index) => {
+      if (instance.rule.mode === "block" || exclude.has(index)) return;
+      if (
+        after.beliefs.every(
+          (belief) => instance.rule.automaton.colour(belief[index] as number) === "PERM_VIOL",
+        )
+      )
+        findings.addInstance(instance, instance.rule.mode);
+    });
+    findings.addAll(this.constraintFindings(after, call));
+    return this.conclude(run, { proposed, call, findings, failClosed }, withAdvice, (verdict) => {
+      const state = verdict === "allow" ? after : run;
+      return this.duties.at(
+        new StrategyTemplate(state, { ...this.options, exclude, game: this.game }),
+        state.beliefs,
+      );
+    });
+  }
+
+  private conclude(
+    run: Run,
+    { proposed, call, findings, failClosed }: Judged,
+    withAdvice: boolean,
+    duties: (verdict: Decision["verdict"]) => Duty[],
+  ): Decision {
+    const all = findings.list();
+    const violations = all.filter((finding) => finding.mode === "block");
+    const verdict = violations.length > 0 || failClosed !== undefined ? "block" : "allow";
+    const decision: Decision = {
+      verdict,
+      call: proposed,
+      violations,
+      warnings: all.filter((finding) => finding.mode === "warn"),
+      recorded: all.filter((finding) => finding.mode === "record"),
+      openDuties: [],
+    };
+    if (failClosed !== undefined) decision.failClosed = failClosed;
+    if (!withAdvice) return decision;
+    decision.openDuties = duties(verdict);
+    if (verdict === "block") {
+      const onlyArguments =
+        violations.length > 0 && violations.every((finding) => finding.kind === "constraint");
+      const advice =
+        (onlyArguments ? this.advisor.repair(run, proposed) : undefined) ??
+        this.advisor.prerequisite(run, call, violations);
+      if (advice) decision.advice = advice;
+    }
+    return decision;
+  }
+}
+
+/** A call judged, before its advice and duties. */
+interface Judged {
+  proposed: ProposedCall;
+  call: ToolCallEvent;
+  findings: Findings;
+  failClosed: string | undefined;
+}
+
+export function proposedEvent(proposed: ProposedCall): ToolCallEvent {
+  return { id: "proposed", name: proposed.name, arguments: proposed.arguments, outcome: { kind: "pending" } };
+}
+
+/** States without repeats (by content), in first-seen order. */
+function uniqueStates(states: Int32Array[]): Int32Array[] {
+  if (states.length < 2) return states;
+  const unique: Int32Array[] = [];
+  for (const state of states) if (!unique.some((known) => sameState(known, state))) unique.push(state);
+  return unique;
+}
+
+function sameState(left: Int32Array, right: Int32Array): boolean {
+  if (left.length !== right.length) return false;
+  for (let index = 0; index < left.length; index++) if (left[index] !== right[index]) return false;
+  return true;
+}

@@ -1,0 +1,209 @@
+import { LRUCache } from "lru-cache";
+import { type Expression, referencesOf, type Value, valuesEqual } from "../expression/index.js";
+import type { CallClass, CandidateCall } from "../game/index.js";
+import type { Run } from "../monitor/index.js";
+import type { ToolSpec } from "../policy/index.js";
+import { fitsDeclared } from "../smt/candidates.js";
+import { repairValues } from "./advice.js";
+import type { Judge } from "./decide.js";
+import type { CallVerdict, Duty, NextAnswer } from "./types.js";
+
+/** Answers to "is a call of this tool for a binding not seen yet blocked?" kept (see `freshCallUnsafe`). */
+const FRESH_CALLS_SIZE = 512;
+
+/**
+ * What may come next on a run: which tools and calls are unsafe or progressing, which argument
+ * values, whether the run may end, and the open duties.
+ */
+export class NextCalls {
+  /** Whether a call of a tool for a binding not seen yet is blocked, by tool, task and state of rules without entities. */
+  private readonly freshCalls = new LRUCache<string, boolean>({ max: FRESH_CALLS_SIZE });
+  private constrained: [string, ToolSpec, Set<string>][] | undefined;
+
+  constructor(private readonly judge: Judge) {}
+
+  answer(run: Run): NextAnswer {
+    const template = this.judge.template(run);
+    const exploredBefore = template.statesExplored;
+    let failClosed: string | undefined;
+    const classOf = (candidate: CandidateCall): CallClass => {
+      const classes = run.beliefs.map((belief) => template.classifyCandidate(belief, candidate));
+      if (classes.some((entry) => entry === undefined)) {
+        failClosed = `the game search exceeded ${template.maxStates} states`;
+        return "unsafe";
+      }
+      if (classes.includes("unsafe")) return "unsafe";
+      return classes.every((entry) => entry === "progressing") ? "progressing" : "neutral";
+    };
+    const calls = template.candidates.map((candidate) => ({
+      call: { name: candidate.tool, arguments: candidate.arguments },
+      class: classOf(candidate),
+    }));
+    const tools = [...this.judge.policy.tools.keys()].map((name) => {
+      const own = calls.filter((entry) => entry.call.name === name);
+      const progressing = own.some((entry) => entry.class === "progressing");
+      // A tool is unsafe only if every call of it is: its known bindings and a binding not seen yet.
+      const unsafe =
+        own.length > 0 && own.every((entry) => entry.class === "unsafe") && this.freshCallUnsafe(run, name);
+      return { name, class: (unsafe ? "unsafe" : progressing ? "progressing" : "neutral") as CallClass };
+    });
+    const accepting = run.beliefs.every((belief) => template.isAccepting(belief));
+    const openDuties = this.judge.duties.at(template, run.beliefs);
+    const answer: NextAnswer = {
+      done: { allowed: accepting, progressing: accepting },
+      tools,
+      calls,
+      arguments: mergeArgumentValues(argumentValues(calls), this.constrainedValues(run, calls, openDuties)),
+      openDuties,
+      gameStates: { explored: template.statesExplored - exploredBefore, known: template.knownStates },
+    };
+    if (failClosed !== undefined) answer.failClosed = failClosed;
+    return answer;
+  }
+
+  /**
+   * For each argument a constraint reads, its candidate values (enum members, task and history
+   * values, values in the duties' advice) classed by deciding the considered calls of the tool
+   * with each value: unsafe if every such call is blocked, progressing if one is allowed and the
+   * call progresses. Constraints that also read other arguments of the call are left out of a
+   * value's verdict (its other arguments are unknown here).
+   */
+  private constrainedValues(run: Run, calls: CallVerdict[], duties: Duty[]): NextAnswer["arguments"] {
+    const entries: NextAnswer["arguments"] = [];
+    for (const [argument, tool, constraints] of this.constrainedArguments()) {
+      const considered = calls.filter((entry) => entry.call.name === tool.name);
+      if (considered.length === 0) continue;
+      const advice = duties.find((duty) => duty.fulfil?.name === tool.name)?.fulfil;
+      const type = tool.parameters.find((parameter) => parameter.name === argument)?.type ?? "any";
+      const values = repairValues(run, tool, argument, {
+        advice: advice && { kind: "prerequisite", call: advice },
+      }).filter((value) =>
+        typeof type === "object"
+          ? type.enum.some((member) => valuesEqual(member, value))
+          : fitsDeclared(value, type),
+      );
+      const entry = { tool: tool.name, argument, unsafe: [] as Value[], progressing: [] as Value[] };
+      for (const value of values) {
+        let unsafe = true;
+        let progressing = false;
+        for (const { call, class: callClass } of considered) {
+          const proposed = { name: tool.name, arguments: { ...call.arguments, [argument]: value } };
+          const decision = this.judge.decide(run, proposed, false);
+          const blocked = decision.violations.some(
+            (found) => found.kind === "temporal" || constraints.has(found.rule),
+          );
+          if (blocked || decision.failClosed !== undefined) continue;
+          unsafe = false;
+          if (callClass === "progressing") progressing = true;
+        }
+        if (unsafe) entry.unsafe.push(value);
+        if (progressing) entry.progressing.push(value);
+      }
+      entries.push(entry);
+    }
+    return entries;
+  }
+
+  /** Per tool argument a block-mode constraint reads (and no other argument but those its proposition's `when` reads): those constraints' ids. */
+  private constrainedArguments(): [string, ToolSpec, Set<string>][] {
+    if (!this.constrained) {
+      const found = new Map<string, [string, ToolSpec, Set<string>]>();
+      for (const constraint of this.judge.policy.constraints) {
+        const tool = this.judge.policy.tools.get(constraint.on.tool);
+        if (!tool || constraint.mode !== "block") continue;
+        const naming = new Set(argumentsRead(constraint.on.when));
+        const read = argumentsRead(constraint.require).filter((name) => !naming.has(name));
+        if (new Set(read).size !== 1) continue;
+        const argument = read[0] as string;
+        const key = `${tool.name}.${argument}`;
+        const entry = found.get(key) ?? [argument, tool, new Set<string>()];
+        entry[2].add(constraint.id);
+        found.set(key, entry);
+      }
+      this.constrained = [...found.values()];
+    }
+    return this.constrained;
+  }
+
+  /** Whether a call of `tool` for a binding not seen yet would be blocked whatever its outcome. */
+  private freshCallUnsafe(run: Run, tool: string): boolean {
+    const proposition = [...this.judge.policy.propositions.values()].find(
+      (candidate) =>
+        candidate.tool === tool &&
+        candidate.entities.length === 1 &&
+        Object.keys(candidate.bindingPattern).length > 0,
+    );
+    if (!proposition) return true;
+    // A fresh binding starts its own instances from scratch: the answer depends only on the task and
+    // on the rules without entities.
+    const global = run.globalInstances();
+    const key = JSON.stringify([
+      tool,
+      run.task,
+      run.beliefs.map((belief) => global.map((index) => belief[index])),
+    ]);
+    const known = this.freshCalls.get(key);
+    if (known !== undefined) return known;
+    // Argument values no binding can have, so the call introduces a new one.
+    const args: Record<string, Value> = {};
+    for (const [variable, path] of Object.entries(proposition.bindingPattern)) {
+      args[String(path[0])] = `\u0000unseen ${variable}`;
+    }
+    const unsafe = this.judge.decide(run, { name: tool, arguments: args }, false).verdict === "block";
+    this.freshCalls.set(key, unsafe);
+    return unsafe;
+  }
+}
+
+function argumentValues(calls: CallVerdict[]): NextAnswer["arguments"] {
+  const table = new Map<
+    string,
+    { tool: string; argument: string; unsafe: Value[]; progressing: Value[]; safe: Value[] }
+  >();
+  for (const { call, class: callClass } of calls) {
+    for (const [argument, value] of Object.entries(call.arguments)) {
+      const key = `${call.name}.${argument}`;
+      const entry = table.get(key) ?? { tool: call.name, argument, unsafe: [], progressing: [], safe: [] };
+      table.set(key, entry);
+      const list = callClass === "unsafe" ? entry.unsafe : entry.safe;
+      if (!list.some((known) => valuesEqual(known, value))) list.push(value);
+      if (callClass === "progressing" && !entry.progressing.some((known) => valuesEqual(known, value)))
+        entry.progressing.push(value);
+    }
+  }
+  // A value is unsafe for an argument only if every considered call with it is unsafe.
+  return [...table.values()].map(({ tool, argument, unsafe, progressing, safe }) => ({
+    tool,
+    argument,
+    unsafe: unsafe.filter((value) => !safe.some((known) => valuesEqual(known, value))),
+    progressing,
+  }));
+}
+
+/** Adds the classified values of constrained arguments to the binding values (one entry per tool argument). */
+function mergeArgumentValues(
+  fromBindings: NextAnswer["arguments"],
+  constrained: NextAnswer["arguments"],
+): NextAnswer["arguments"] {
+  const merged = fromBindings.map((entry) => ({ ...entry }));
+  for (const entry of constrained) {
+    const known = merged.find((other) => other.tool === entry.tool && other.argument === entry.argument);
+    if (!known) {
+      merged.push(entry);
+      continue;
+    }
+    for (const value of entry.unsafe)
+      if (!known.unsafe.some((other) => valuesEqual(other, value))) known.unsafe.push(value);
+    for (const value of entry.progressing)
+      if (!known.progressing.some((other) => valuesEqual(other, value))) known.progressing.push(value);
+  }
+  return merged;
+}
+
+/** The top-level argument names an expression reads (`a.x`, `a.x.y` → `x`). */
+function argumentsRead(expression: Expression | undefined): string[] {
+  if (!expression) return [];
+  return referencesOf(expression).flatMap((reference) =>
+    reference.kind === "arguments" && typeof reference.path[0] === "string" ? [reference.path[0]] : [],
+  );
+}

@@ -1,0 +1,83 @@
+import type { Value } from "../expression/index.js";
+import type { CallClass, GameOptions } from "../game/index.js";
+import type { Mode } from "../policy/index.js";
+
+export interface ProposedCall {
+  name: string;
+  arguments: Record<string, Value>;
+}
+
+/** A rule (or constraint) that a call breaks or that is still open, with the manual's sentence. */
+export interface RuleFinding {
+  rule: string;
+  sentence: string;
+  mode: Mode;
+  kind: "temporal" | "constraint";
+  /** The binding(s) concerned, e.g. `route(x="Toronto", y="Chicago")`. */
+  binding?: string;
+}
+
+export interface Advice {
+  /** `prerequisite`: do this first; `repair`: the same call with other arguments. */
+  kind: "prerequisite" | "repair";
+  call: ProposedCall;
+  /**
+   * A prerequisite after which (for some outcome) the blocked call is allowed or blocked by fewer
+   * of the same rules: a step toward it, not only toward finishing.
+   */
+  unblocks?: boolean;
+}
+
+export interface Duty {
+  rule: string;
+  sentence: string;
+  binding?: string;
+  colour: string;
+  /** A call that brings this duty closer to done, if one is known. */
+  fulfil?: ProposedCall;
+}
+
+export interface Decision {
+  verdict: "allow" | "block";
+  call: ProposedCall;
+  /** Broken block-mode rules (why the call is blocked). */
+  violations: RuleFinding[];
+  /** Broken warn-mode rules: the call is allowed with a warning. */
+  warnings: RuleFinding[];
+  /** Broken record-mode rules: only recorded. */
+  recorded: RuleFinding[];
+  advice?: Advice;
+  /** Duties still open if the call is made. */
+  openDuties: Duty[];
+  /** Set when the shield could not decide and blocked to stay safe. */
+  failClosed?: string;
+}
+
+export interface CallVerdict {
+  call: ProposedCall;
+  class: CallClass;
+}
+
+export interface NextAnswer {
+  done: { allowed: boolean; progressing: boolean };
+  /** Per tool the policy governs: unsafe (every call of it is unsafe), progressing, or neutral. */
+  tools: { name: string; class: CallClass }[];
+  /** The concrete calls the game considers (one per tool and binding), classified. */
+  calls: CallVerdict[];
+  /** Per tool argument: values from the bindings whose calls are unsafe or progressing. */
+  arguments: { tool: string; argument: string; unsafe: Value[]; progressing: Value[] }[];
+  openDuties: Duty[];
+  /** Game states: explored for this answer, and known to this evaluator (its searches are memoized and shared). */
+  gameStates: { explored: number; known: number };
+  /** Set when the game search hit its limit: unclassified calls count as unsafe. */
+  failClosed?: string;
+}
+
+export interface EvaluatorOptions extends GameOptions {
+  /**
+   * Judge a call from the run's game template, stepping only what the call touches (default).
+   * `false` rebuilds the run after every call and sums every component: the reference
+   * computation the incremental one is tested against.
+   */
+  incremental?: boolean;
+}

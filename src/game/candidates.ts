@@ -1,0 +1,214 @@
+import { holdsIn, referencesOf, type Value } from "../expression/index.js";
+import { type Binding, type Instance, type OutcomeCase, outcomeCaseOf, type Run } from "../monitor/index.js";
+import {
+  type AbstractMove,
+  abstractMoves,
+  holdsForMove,
+  matchesForMove,
+  type PropositionSpec,
+} from "../policy/index.js";
+
+/**
+ * A concrete call the game considers: one per tool and binding it can name (arguments filled
+ * from the binding), plus one per tool whose propositions take no entity.
+ */
+export interface CandidateCall {
+  tool: string;
+  arguments: Record<string, Value>;
+  binding: Binding | undefined;
+  /** For the game's own candidates: the `when` texts of the tool's propositions that hold for the call. */
+  whenTrue?: ReadonlySet<string>;
+  cases: readonly OutcomeCase[];
+  /** The instances the call is an event of (sorted). */
+  affected: number[];
+  /** Per outcome case: the letter mask for each instance in `affected`, in the same order. */
+  effects: Int32Array[];
+}
+
+/**
+ * The calls the game considers, per tool: for each binding the tool can name (and once for
+ * propositions without entities), each choice of which `when` predicates hold, with the
+ * tool's possible outcomes as the environment's cases. Arguments are filled from the binding.
+ */
+export function candidateCalls(run: Run): CandidateCall[] {
+  const candidates: CandidateCall[] = [];
+  const propositions = [...run.policy.propositions.values()];
+  const everyCallInstances = run.everyCallInstances();
+  for (const tool of run.policy.tools.values()) {
+    const own = propositions.filter((proposition) => proposition.tool === tool.name);
+    if (own.length === 0) {
+      // A tool no proposition mentions is still a position of the rules that read every call.
+      if (everyCallInstances.length > 0)
+        candidates.push({
+          tool: tool.name,
+          arguments: {},
+          binding: undefined,
+          cases: [{ description: "result", value: null, abstract: undefined }],
+          affected: [...everyCallInstances],
+          effects: [new Int32Array(everyCallInstances.length)],
+        });
+      continue;
+    }
+    const entities = new Set(own.flatMap((proposition) => proposition.entities));
+    const targets: (Binding | undefined)[] = run.bindings.filter((binding) => entities.has(binding.entity));
+    if (own.some((proposition) => proposition.entities.length === 0)) targets.push(undefined);
+    const movesByChoice = new Map<string, AbstractMove[]>();
+    for (const move of abstractMoves(tool, own)) {
+      const key = [...move.whenTrue].sort().join("\u0000");
+      movesByChoice.set(key, [...(movesByChoice.get(key) ?? []), move]);
+    }
+    const everyCall = new Set(run.everyCallInstances());
+    for (const binding of targets) {
+      const args = binding ? argumentsFor(own, binding) : {};
+      const reachable = withEveryCall(run, binding ? run.instancesOf(binding) : run.globalInstances());
+      const fixed = whenFixedBy(run, own, binding, args);
+      for (const moves of movesByChoice.values()) {
+        const whenTrue = (moves[0] as AbstractMove).whenTrue;
+        if ([...fixed].some(([text, holds]) => whenTrue.has(text) !== holds)) continue;
+        const letters = moves.map((move) =>
+          reachable.map((index) => {
+            const instance = run.instances[index] as Instance;
+            const letter: string[] = [];
+            let event = false;
+            for (const proposition of instance.rule.propositions) {
+              if (
+                !matchesForMove(proposition, move) ||
+                !namesInstance(proposition, instance.bindings, binding)
+              )
+                continue;
+              event = true;
+              if (holdsForMove(proposition, move)) letter.push(proposition.key);
+            }
+            if (event) return instance.rule.automaton.letterMask(letter);
+            // Not an event: a rule that reads every call reads the empty letter.
+            return everyCall.has(index) ? 0 : -1;
+          }),
+        );
+        const affected = reachable.filter((_, position) =>
+          letters.some((perCase) => (perCase[position] as number) >= 0),
+        );
+        if (affected.length === 0) continue;
+        // An instance that is an event for one outcome is an event for all (events depend on `when` only).
+        const effects = letters.map((perCase) =>
+          Int32Array.from(
+            reachable.flatMap((_, position) =>
+              (letters[0]?.[position] as number) >= 0 ? [perCase[position] as number] : [],
+            ),
+          ),
+        );
+        const cases = moves.map(outcomeCaseOf);
+        candidates.push({ tool: tool.name, arguments: args, binding, whenTrue, cases, affected, effects });
+      }
+    }
+  }
+  return candidates;
+}
+
+/** Instance indices with those of the rules that read every call added (sorted). */
+function withEveryCall(run: Run, indices: readonly number[]): number[] {
+  const everyCall = run.everyCallInstances();
+  if (everyCall.length === 0) return [...indices];
+  return [...new Set([...indices, ...everyCall])].sort((left, right) => left - right);
+}
+
+/**
+ * The `when` predicates a call aimed at `binding` cannot choose: those that read only the
+ * arguments naming the binding, its variables and the task (`task.request_travel.mode ==
+ * 'flight'`). Their truth is the same for every such call, so the other choice is no candidate.
+ */
+function whenFixedBy(
+  run: Run,
+  propositions: readonly PropositionSpec[],
+  binding: Binding | undefined,
+  args: Record<string, Value>,
+): Map<string, boolean> {
+  const fixed = new Map<string, boolean>();
+  for (const proposition of propositions) {
+    const { when, whenText } = proposition;
+    if (!when || whenText === undefined || fixed.has(whenText)) continue;
+    const aimed = binding
+      ? proposition.entities.length === 1 && proposition.entities[0] === binding.entity
+      : proposition.entities.length === 0;
+    if (!aimed) continue;
+    const patternPaths = Object.values(proposition.bindingPattern).map((path) => path.join("."));
+    const decided = referencesOf(when).every(
+      (reference) =>
+        reference.kind === "variable" ||
+        reference.kind === "task" ||
+        (reference.kind === "arguments" && patternPaths.includes(reference.path.join("."))),
+    );
+    if (decided) fixed.set(whenText, holdsIn(when, run.scopeFor(binding ? [binding] : [], args)));
+  }
+  // A `when` only propositions over other entities read is no event of the instances a call
+  // aimed at `binding` can reach: its choice would only repeat the same candidate.
+  const read = new Set(
+    propositions.flatMap((proposition) =>
+      proposition.whenText !== undefined &&
+      (proposition.entities.length === 0 || (binding && proposition.entities.includes(binding.entity)))
+        ? [proposition.whenText]
+        : [],
+    ),
+  );
+  for (const { whenText } of propositions)
+    if (whenText !== undefined && !read.has(whenText)) fixed.set(whenText, false);
+  return fixed;
+}
+
+/** Whether a call aimed at `target` is an event for a proposition of an instance with `bindings`. */
+function namesInstance(
+  proposition: PropositionSpec,
+  bindings: readonly Binding[],
+  target: Binding | undefined,
+): boolean {
+  if (proposition.entities.length === 0) return true;
+  return (
+    target !== undefined &&
+    bindings.some((binding) => binding.id === target.id && proposition.entities.includes(binding.entity))
+  );
+}
+
+/** The arguments that name a binding, read backwards through a binding pattern. */
+function argumentsFor(propositions: readonly PropositionSpec[], binding: Binding): Record<string, Value> {
+  const pattern = propositions.find(
+    (proposition) =>
+      proposition.entities.includes(binding.entity) && Object.keys(proposition.bindingPattern).length > 0,
+  )?.bindingPattern;
+  const args: Record<string, Value> = {};
+  for (const [variable, path] of Object.entries(pattern ?? {}))
+    setPath(args, path, binding.values[variable] ?? null);
+  return args;
+}
+
+function setPath(target: Record<string, Value>, path: readonly (string | number)[], value: Value): void {
+  let current: Record<string, Value> = target;
+  path.forEach((segment, index) => {
+    const key = String(segment);
+    if (index === path.length - 1) {
+      current[key] = value;
+      return;
+    }
+    current[key] ??= {};
+    current = current[key] as Record<string, Value>;
+  });
+}
+
+/**
+ * Per instance, the candidates that may act on it, in candidate order: those on its own
+ * bindings, and for candidates without a binding, those it is an event of. Instances with the
+ * same candidates share one array.
+ */
+export function helpingCandidates(run: Run, candidates: readonly CandidateCall[]): CandidateCall[][] {
+  const shared = new Map<string, CandidateCall[]>();
+  return run.instances.map((instance, index) => {
+    const ids = new Set(instance.bindings.map((binding) => binding.id));
+    const positions = candidates.flatMap((candidate, position) =>
+      (candidate.binding === undefined ? candidate.affected.includes(index) : ids.has(candidate.binding.id))
+        ? [position]
+        : [],
+    );
+    const key = positions.join(",");
+    const list = shared.get(key) ?? positions.map((position) => candidates[position] as CandidateCall);
+    shared.set(key, list);
+    return list;
+  });
+}
