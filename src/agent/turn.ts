@@ -61,6 +61,11 @@ export interface TurnOptions {
   signal?: AbortSignal;
   /** Generations after the first one (blocked calls, refused answers). Default 4. */
   maxRegenerations?: number;
+  /**
+   * Called once, after the checks that may refuse the whole turn (grounding, nothing allowed) and
+   * before the first generation: a streamed reply opens here, so those refusals keep their status.
+   */
+  onGenerating?: () => void;
 }
 
 /** A proposed call and the evaluator's decision on it. */
@@ -191,6 +196,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
         }
       : undefined;
   record.timings.prepareMs = performance.now() - started - groundMs;
+  options.onGenerating?.();
   const maxRegenerations = options.maxRegenerations ?? 4;
   let lastFeedback = "";
 

@@ -2,7 +2,7 @@ import { type Command, Option } from "commander";
 import { shieldModes } from "../agent/index.js";
 import { MentorError } from "../errors/index.js";
 import { gpuChoices, parseGpuChoice } from "../llm/gpu.js";
-import { integer } from "./options.js";
+import { decimal, integer } from "./options.js";
 
 interface ServeCommandOptions {
   model?: string;
@@ -173,7 +173,7 @@ export function registerServeCommand(program: Command): void {
         ...(options.threads !== undefined ? { threads: integer(options.threads, "--threads", 1) } : {}),
         contextSize: integer(options.contextSize, "--context-size", 256),
         gpu,
-        eta: Number(options.eta),
+        eta: decimal(options.eta, "--eta", 0),
         labeler: labelerOption(options),
         trustClientGrounding: options.trustClientGrounding === true,
         strictGrounding: options.strictGrounding === true,

@@ -167,6 +167,22 @@ export const errorCodes = {
     status: 503,
     fix: "The server is still loading its model; retry when `GET /health` answers 200.",
   },
+  MNT_ERR_BODY_TOO_LARGE: {
+    status: 413,
+    fix: "Send a smaller request body, or start the server with a larger body limit (`bodyLimit`).",
+  },
+  MNT_ERR_MEDIA_TYPE: {
+    status: 415,
+    fix: "Send the body as JSON with `Content-Type: application/json`.",
+  },
+  MNT_ERR_NOT_FOUND: {
+    status: 404,
+    fix: "Use one of the server's routes: POST /v1/chat/completions, GET /v1/models, GET /v1/models/:id, GET /health, GET /metrics.",
+  },
+  MNT_ERR_INTERNAL: {
+    status: 500,
+    fix: "An unexpected error; the server logged it with its stack. Report it with the request that caused it.",
+  },
   MNT_ERR_BENCH_INPUT: {
     status: 400,
     fix: "Correct the benchmark input (option, task file, domain data) as the message describes.",

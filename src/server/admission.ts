@@ -1,57 +1,40 @@
+import PQueue from "p-queue";
 import { MentorError } from "../errors/index.js";
 
 /**
- * A bounded request queue: `running` requests at once, at most `maxWaiting` more waiting in
+ * A bounded request queue: `concurrency` requests at once, at most `maxWaiting` more waiting in
  * arrival order; beyond that a request is refused (429).
  */
 export class Admission {
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly queue: PQueue;
 
   constructor(
     readonly concurrency: number,
     readonly maxWaiting: number,
-  ) {}
-
-  get depth(): number {
-    return this.waiting.length;
+  ) {
+    this.queue = new PQueue({ concurrency });
   }
 
-  get active(): number {
-    return this.running;
+  get waiting(): number {
+    return this.queue.size;
   }
 
-  /** Resolves with a release function once the request may run; rejects when the queue is full or the signal aborts. */
-  async enter(signal: AbortSignal): Promise<() => void> {
-    if (this.running >= this.concurrency) {
-      if (this.waiting.length >= this.maxWaiting)
-        throw new MentorError(
-          "MNT_ERR_QUEUE_FULL",
-          `${this.running} requests are running and ${this.waiting.length} waiting (the limit)`,
-        );
-      await new Promise<void>((resolve, reject) => {
-        const wake = (): void => {
-          signal.removeEventListener("abort", leave);
-          resolve();
-        };
-        const leave = (): void => {
-          this.waiting.splice(this.waiting.indexOf(wake), 1);
-          reject(new MentorError("MNT_ERR_CANCELLED", "the request was cancelled while it waited"));
-        };
-        signal.addEventListener("abort", leave, { once: true });
-        this.waiting.push(wake);
-      });
-    } else {
-      this.running++;
-    }
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.waiting.shift();
-      // The slot passes straight to the next waiting request.
-      if (next) next();
-      else this.running--;
-    };
+  get running(): number {
+    return this.queue.pending;
+  }
+
+  /**
+   * Runs `task` once a slot is free. Rejects at once when the queue is full, and with the
+   * signal's reason when it aborts: a waiting task leaves the queue; a running one frees its slot
+   * at once (p-queue races it against the signal) and must stop on the signal itself, as a turn
+   * does at its next token.
+   */
+  async run<T>(signal: AbortSignal, task: () => Promise<T>): Promise<T> {
+    if (this.queue.pending >= this.concurrency && this.queue.size >= this.maxWaiting)
+      throw new MentorError(
+        "MNT_ERR_QUEUE_FULL",
+        `${this.queue.pending} requests are running and ${this.queue.size} waiting (the limit)`,
+      );
+    return (await this.queue.add(task, { signal })) as T;
   }
 }

@@ -1,2 +1,7 @@
+export { buildServer, type ServerControl } from "./app.js";
+export type { Backend } from "./context.js";
+export { errorResponse } from "./errors.js";
+export type { ServerOptions } from "./options.js";
+export { policyFile } from "./policies.js";
 export { type ChatRequest, checkToolsAgainstPolicy, RequestError, readChatRequest } from "./request.js";
-export { errorResponse, policyFile, type RunningServer, type ServerOptions, startServer } from "./server.js";
+export { type RunningServer, startServer } from "./server.js";

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { type ShieldMode, shieldModes } from "../agent/index.js";
 import { type ErrorCode, MentorError } from "../errors/index.js";
 import type { ChatMessage, ChatTool, ToolChoice } from "../llm/index.js";
@@ -43,189 +44,289 @@ export class RequestError extends MentorError {
   }
 }
 
-const roles = new Set(["system", "developer", "user", "assistant", "tool"]);
-const toolName = /^[a-zA-Z0-9_-]{1,64}$/;
+const roles = ["system", "developer", "user", "assistant", "tool"] as const;
 
-/** Reads and checks a request body; every problem names its field. */
+function number(limits: { integer?: boolean; min?: number; max?: number } = {}) {
+  let schema = z.number({ error: "must be a number" });
+  if (limits.integer) schema = schema.int({ error: "must be an integer" });
+  if (limits.min !== undefined) schema = schema.min(limits.min, { error: `must be at least ${limits.min}` });
+  if (limits.max !== undefined) schema = schema.max(limits.max, { error: `must be at most ${limits.max}` });
+  return schema.nullish();
+}
+
+const boolean = z.boolean({ error: "must be a boolean" }).nullish();
+
+const textPart = z.object(
+  {
+    type: z.literal("text", { error: 'must be a text part {type: "text", text}' }),
+    text: z.string({ error: "must be a string" }),
+  },
+  { error: 'must be a text part {type: "text", text}' },
+);
+const content = z.union([z.string(), z.array(textPart)], {
+  error: "must be a string or an array of text parts",
+});
+
+const toolCall = z.object(
+  {
+    id: z.string({ error: "must be a string" }).min(1, { error: "must be a string" }),
+    function: z.object(
+      {
+        name: z.string({ error: "must be a string" }),
+        arguments: z
+          .string({ error: "must be a JSON string" })
+          .refine(isJson, { error: "is not valid JSON" }),
+      },
+      { error: "must be an object" },
+    ),
+  },
+  { error: "must be an object" },
+);
+
+const message = z
+  .looseObject(
+    {
+      role: z.enum(roles, { error: `must be one of ${roles.join(", ")}` }),
+      content: content.nullish(),
+      tool_calls: z.array(toolCall, { error: "must be an array" }).nullish(),
+      tool_call_id: z.string({ error: "must be a string" }).optional(),
+    },
+    { error: "must be an object" },
+  )
+  .check((context) => {
+    const { role, content: value, tool_call_id: answers } = context.value;
+    if (role !== "assistant" && (value === null || value === undefined))
+      context.issues.push(issue(context.value, ["content"], "must be a string or an array of text parts"));
+    if (role === "tool" && answers === undefined)
+      context.issues.push(issue(context.value, ["tool_call_id"], "must be a string"));
+  });
+
+/** Every tool message answers an earlier call, and every call has its result. */
+const messages = z
+  .array(message, { error: "must be a non-empty array" })
+  .min(1, { error: "must be a non-empty array" })
+  .check((context) => {
+    const calls: { id: string; at: (string | number)[] }[] = [];
+    const answered = new Set<string>();
+    context.value.forEach((entry, index) => {
+      (entry.tool_calls ?? []).forEach((call, callIndex) => {
+        calls.push({ id: call.id, at: [index, "tool_calls", callIndex, "id"] });
+      });
+      if (entry.role !== "tool" || entry.tool_call_id === undefined) return;
+      if (!calls.some((call) => call.id === entry.tool_call_id))
+        context.issues.push(
+          issue(
+            context.value,
+            [index, "tool_call_id"],
+            `${JSON.stringify(entry.tool_call_id)} answers no earlier assistant tool call`,
+          ),
+        );
+      answered.add(entry.tool_call_id);
+    });
+    for (const call of calls)
+      if (!answered.has(call.id))
+        context.issues.push(
+          issue(
+            context.value,
+            call.at,
+            `the tool call ${JSON.stringify(call.id)} has no tool message with its result`,
+          ),
+        );
+  });
+
+const tool = z.object(
+  {
+    type: z.literal("function", { error: 'must be "function"' }),
+    function: z.looseObject(
+      {
+        name: z
+          .string({ error: "must be 1–64 letters, digits, _ or -" })
+          .regex(/^[a-zA-Z0-9_-]{1,64}$/, { error: "must be 1–64 letters, digits, _ or -" }),
+        parameters: z
+          .looseObject(
+            {
+              type: z.literal("object", { error: 'must be a JSON Schema of type "object"' }).optional(),
+              properties: z.record(z.string(), z.unknown(), { error: "must be an object" }).optional(),
+            },
+            { error: 'must be a JSON Schema of type "object"' },
+          )
+          .optional(),
+      },
+      { error: "must be an object" },
+    ),
+  },
+  { error: 'must be {type: "function", function: {name, parameters}}' },
+);
+
+const tools = z
+  .array(tool, { error: "must be an array" })
+  .nullish()
+  .check((context) => {
+    const seen = new Set<string>();
+    (context.value ?? []).forEach((entry, index) => {
+      const name = entry.function.name;
+      if (seen.has(name))
+        context.issues.push(issue(context.value, [index, "function", "name"], `${name} is declared twice`));
+      seen.add(name);
+    });
+  });
+
+const toolChoice = z
+  .union(
+    [
+      z.enum(["none", "auto", "required"]),
+      z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }),
+    ],
+    { error: 'must be "none", "auto", "required" or {type: "function", function: {name}}' },
+  )
+  .nullish();
+
+const mentorField = z
+  .looseObject(
+    {
+      policy: z.string({ error: "must be a policy id" }).optional(),
+      shield: z.enum(shieldModes, { error: `must be one of ${shieldModes.join(", ")}` }).optional(),
+      eta: number({ min: 0 }),
+      intent: z.boolean({ error: "must be true or false" }).optional(),
+    },
+    { error: "must be an object {policy?, shield?, eta?, intent?}" },
+  )
+  .nullish();
+
+const chatBody = z
+  .looseObject(
+    {
+      model: z
+        .string({ error: "must be a non-empty string" })
+        .min(1, { error: "must be a non-empty string" }),
+      messages,
+      tools,
+      tool_choice: toolChoice,
+      parallel_tool_calls: boolean,
+      stream: boolean,
+      stream_options: z.looseObject({ include_usage: boolean }, { error: "must be an object" }).nullish(),
+      max_completion_tokens: number({ integer: true, min: 1 }),
+      max_tokens: number({ integer: true, min: 1 }),
+      temperature: number({ min: 0, max: 2 }),
+      top_p: number({ min: 0, max: 1 }),
+      seed: number({ integer: true }),
+      stop: z
+        .union([z.string(), z.array(z.string()).max(4)], {
+          error: "must be a string or an array of at most 4 strings",
+        })
+        .nullish(),
+      n: number({ integer: true, min: 1 }),
+      mentor: mentorField,
+    },
+    { error: "the body must be a JSON object" },
+  )
+  .check((context) => {
+    const body = context.value;
+    if (body.n !== undefined && body.n !== null && body.n !== 1)
+      context.issues.push(issue(body, ["n"], "only one choice per request is supported (n: 1)"));
+    if (body.stream_options !== undefined && body.stream_options !== null && body.stream !== true)
+      context.issues.push(issue(body, ["stream_options"], "is only allowed with stream: true"));
+    const choice = body.tool_choice;
+    if (choice === "required" && (body.tools ?? []).length === 0)
+      context.issues.push(issue(body, ["tool_choice"], "required needs tools"));
+    if (typeof choice === "object" && choice !== null) {
+      const name = choice.function.name;
+      if (!(body.tools ?? []).some((entry) => entry.function.name === name))
+        context.issues.push(
+          issue(body, ["tool_choice", "function", "name"], `${name} is not among the tools`),
+        );
+    }
+  });
+
+/** Reads and checks a request body; the first problem is reported, naming its field. */
 export function readChatRequest(body: unknown): ChatRequest {
-  if (!isObject(body)) throw new RequestError(null, "the body must be a JSON object");
-  if (typeof body.model !== "string" || body.model === "")
-    throw new RequestError("model", "must be a non-empty string");
+  const parsed = chatBody.safeParse(body);
+  if (!parsed.success) {
+    const { path, message: text } = firstIssue(parsed.error.issues);
+    throw new RequestError(path.length > 0 ? paramOf(path) : null, text);
+  }
+  const raw = parsed.data;
   const request: ChatRequest = {
-    model: body.model,
-    modelBase: body.model,
-    messages: readMessages(body.messages),
-    tools: readTools(body.tools),
-    stream: optionalBoolean(body.stream, "stream") ?? false,
-    includeUsage: false,
+    model: raw.model,
+    modelBase: raw.model,
+    // The client's messages and tools as sent (unknown fields such as `mentor` included).
+    messages: (body as { messages: ChatMessage[] }).messages,
+    tools: ((body as { tools?: ChatTool[] | null }).tools ?? []) as ChatTool[],
+    stream: raw.stream ?? false,
+    includeUsage: raw.stream_options?.include_usage ?? false,
   };
-  const suffix = body.model.lastIndexOf(":");
-  if (suffix > 0 && (shieldModes as readonly string[]).includes(body.model.slice(suffix + 1))) {
-    request.mode = body.model.slice(suffix + 1) as ShieldMode;
+  const suffix = raw.model.lastIndexOf(":");
+  const named = raw.model.slice(suffix + 1);
+  if (suffix > 0 && (shieldModes as readonly string[]).includes(named)) {
+    request.mode = named as ShieldMode;
     request.modeParam = "model";
-    request.modelBase = body.model.slice(0, suffix);
+    request.modelBase = raw.model.slice(0, suffix);
   }
-  if (body.tool_choice !== undefined && body.tool_choice !== null)
-    request.toolChoice = readToolChoice(body.tool_choice, request.tools);
-  const parallelToolCalls = optionalBoolean(body.parallel_tool_calls, "parallel_tool_calls");
-  if (parallelToolCalls !== undefined) request.parallelToolCalls = parallelToolCalls;
-  if (body.stream_options !== undefined && body.stream_options !== null) {
-    if (!request.stream) throw new RequestError("stream_options", "is only allowed with stream: true");
-    if (!isObject(body.stream_options)) throw new RequestError("stream_options", "must be an object");
-    request.includeUsage =
-      optionalBoolean(body.stream_options.include_usage, "stream_options.include_usage") ?? false;
+  if (raw.tool_choice !== undefined && raw.tool_choice !== null)
+    request.toolChoice =
+      typeof raw.tool_choice === "string"
+        ? raw.tool_choice
+        : { type: "function", function: { name: raw.tool_choice.function.name } };
+  if (typeof raw.parallel_tool_calls === "boolean") request.parallelToolCalls = raw.parallel_tool_calls;
+  const maxTokens = raw.max_completion_tokens ?? raw.max_tokens;
+  if (typeof maxTokens === "number") request.maxTokens = maxTokens;
+  if (typeof raw.temperature === "number") request.temperature = raw.temperature;
+  if (typeof raw.top_p === "number") request.topP = raw.top_p;
+  if (typeof raw.seed === "number") request.seed = raw.seed;
+  if (raw.stop !== undefined && raw.stop !== null)
+    request.stop = typeof raw.stop === "string" ? [raw.stop] : raw.stop;
+  const mentor = raw.mentor;
+  if (mentor) {
+    if (mentor.shield !== undefined) {
+      request.mode = mentor.shield;
+      request.modeParam = "mentor.shield";
+    }
+    if (mentor.policy !== undefined) request.policy = mentor.policy;
+    if (typeof mentor.eta === "number") request.eta = mentor.eta;
+    if (mentor.intent !== undefined) request.intent = mentor.intent;
   }
-  const maxTokens =
-    optionalNumber(body.max_completion_tokens, "max_completion_tokens", { integer: true, min: 1 }) ??
-    optionalNumber(body.max_tokens, "max_tokens", { integer: true, min: 1 });
-  if (maxTokens !== undefined) request.maxTokens = maxTokens;
-  const temperature = optionalNumber(body.temperature, "temperature", { min: 0, max: 2 });
-  if (temperature !== undefined) request.temperature = temperature;
-  const topP = optionalNumber(body.top_p, "top_p", { min: 0, max: 1 });
-  if (topP !== undefined) request.topP = topP;
-  const seed = optionalNumber(body.seed, "seed", { integer: true });
-  if (seed !== undefined) request.seed = seed;
-  if (body.stop !== undefined && body.stop !== null) request.stop = readStop(body.stop);
-  const n = optionalNumber(body.n, "n", { integer: true, min: 1 });
-  if (n !== undefined && n !== 1)
-    throw new RequestError("n", "only one choice per request is supported (n: 1)");
-  if (body.mentor !== undefined && body.mentor !== null) readMentorField(body.mentor, request);
   return request;
 }
 
-function readMentorField(raw: unknown, request: ChatRequest): void {
-  if (!isObject(raw)) throw new RequestError("mentor", "must be an object {policy?, shield?, eta?, intent?}");
-  if (raw.shield !== undefined) {
-    if (typeof raw.shield !== "string" || !(shieldModes as readonly string[]).includes(raw.shield))
-      throw new RequestError("mentor.shield", `must be one of ${shieldModes.join(", ")}`);
-    request.mode = raw.shield as ShieldMode;
-    request.modeParam = "mentor.shield";
-  }
-  if (raw.policy !== undefined) {
-    if (typeof raw.policy !== "string") throw new RequestError("mentor.policy", "must be a policy id");
-    request.policy = raw.policy;
-  }
-  const eta = optionalNumber(raw.eta, "mentor.eta", { min: 0 });
-  if (eta !== undefined) request.eta = eta;
-  if (raw.intent !== undefined) {
-    if (typeof raw.intent !== "boolean") throw new RequestError("mentor.intent", "must be true or false");
-    request.intent = raw.intent;
-  }
-}
+type Issue = z.core.$ZodIssue;
 
-function readMessages(raw: unknown): ChatMessage[] {
-  if (!Array.isArray(raw) || raw.length === 0)
-    throw new RequestError("messages", "must be a non-empty array");
-  const answered = new Set<string>();
-  const calls: { id: string; where: string }[] = [];
-  raw.forEach((message, index) => {
-    const where = `messages[${index}]`;
-    if (!isObject(message)) throw new RequestError(where, "must be an object");
-    if (typeof message.role !== "string" || !roles.has(message.role))
-      throw new RequestError(`${where}.role`, `must be one of ${[...roles].join(", ")}`);
-    readContent(message.content, `${where}.content`, message.role === "assistant");
-    if (message.role === "assistant" && message.tool_calls !== undefined && message.tool_calls !== null) {
-      if (!Array.isArray(message.tool_calls))
-        throw new RequestError(`${where}.tool_calls`, "must be an array");
-      message.tool_calls.forEach((call, callIndex) => {
-        const at = `${where}.tool_calls[${callIndex}]`;
-        if (!isObject(call)) throw new RequestError(at, "must be an object");
-        if (typeof call.id !== "string" || call.id === "")
-          throw new RequestError(`${at}.id`, "must be a string");
-        if (!isObject(call.function)) throw new RequestError(`${at}.function`, "must be an object");
-        if (typeof call.function.name !== "string")
-          throw new RequestError(`${at}.function.name`, "must be a string");
-        if (typeof call.function.arguments !== "string")
-          throw new RequestError(`${at}.function.arguments`, "must be a JSON string");
-        try {
-          JSON.parse(call.function.arguments || "{}");
-        } catch {
-          throw new RequestError(`${at}.function.arguments`, "is not valid JSON");
-        }
-        calls.push({ id: call.id, where: `${at}.id` });
-      });
+/**
+ * The issue to report: the first one, and inside a union the branch that got furthest (a bad text
+ * part of an array content is named as such, not as "neither a string nor an array").
+ */
+function firstIssue(issues: readonly Issue[]): { path: PropertyKey[]; message: string } {
+  const first = issues[0] as Issue;
+  if (first.code === "invalid_union") {
+    const deepest = first.errors
+      .map((branch) => branch[0])
+      .filter((branchIssue): branchIssue is Issue => branchIssue !== undefined && branchIssue.path.length > 0)
+      .sort((a, b) => b.path.length - a.path.length)[0];
+    if (deepest) {
+      const inner = firstIssue([deepest]);
+      return { path: [...first.path, ...inner.path], message: inner.message };
     }
-    if (message.role === "tool") {
-      if (typeof message.tool_call_id !== "string")
-        throw new RequestError(`${where}.tool_call_id`, "must be a string");
-      if (!calls.some((call) => call.id === message.tool_call_id))
-        throw new RequestError(
-          `${where}.tool_call_id`,
-          `${JSON.stringify(message.tool_call_id)} answers no earlier assistant tool call`,
-        );
-      answered.add(message.tool_call_id);
-    }
-  });
-  for (const call of calls)
-    if (!answered.has(call.id))
-      throw new RequestError(
-        call.where,
-        `the tool call ${JSON.stringify(call.id)} has no tool message with its result`,
-      );
-  return raw as ChatMessage[];
-}
-
-function readContent(raw: unknown, where: string, mayBeNull: boolean): void {
-  if (typeof raw === "string") return;
-  if ((raw === null || raw === undefined) && mayBeNull) return;
-  if (!Array.isArray(raw)) throw new RequestError(where, "must be a string or an array of text parts");
-  raw.forEach((part, index) => {
-    if (!isObject(part) || part.type !== "text" || typeof part.text !== "string")
-      throw new RequestError(`${where}[${index}]`, 'must be a text part {type: "text", text}');
-  });
-}
-
-function readTools(raw: unknown): ChatTool[] {
-  if (raw === undefined || raw === null) return [];
-  if (!Array.isArray(raw)) throw new RequestError("tools", "must be an array");
-  const names = new Set<string>();
-  raw.forEach((tool, index) => {
-    const where = `tools[${index}]`;
-    if (!isObject(tool) || tool.type !== "function")
-      throw new RequestError(`${where}.type`, 'must be "function"');
-    if (!isObject(tool.function)) throw new RequestError(`${where}.function`, "must be an object");
-    const name = tool.function.name;
-    if (typeof name !== "string" || !toolName.test(name))
-      throw new RequestError(`${where}.function.name`, "must be 1–64 letters, digits, _ or -");
-    if (names.has(name)) throw new RequestError(`${where}.function.name`, `${name} is declared twice`);
-    names.add(name);
-    const parameters = tool.function.parameters;
-    if (parameters !== undefined && (!isObject(parameters) || (parameters.type ?? "object") !== "object"))
-      throw new RequestError(`${where}.function.parameters`, 'must be a JSON Schema of type "object"');
-    if (parameters?.properties !== undefined && !isObject(parameters.properties))
-      throw new RequestError(`${where}.function.parameters.properties`, "must be an object");
-  });
-  return raw as ChatTool[];
-}
-
-function readToolChoice(raw: unknown, tools: readonly ChatTool[]): ToolChoice {
-  if (raw === "none" || raw === "auto") return raw;
-  if (raw === "required") {
-    if (tools.length === 0) throw new RequestError("tool_choice", "required needs tools");
-    return raw;
   }
-  if (
-    isObject(raw) &&
-    raw.type === "function" &&
-    isObject(raw.function) &&
-    typeof raw.function.name === "string"
-  ) {
-    const name = raw.function.name;
-    if (!tools.some((tool) => tool.function.name === name))
-      throw new RequestError("tool_choice.function.name", `${name} is not among the tools`);
-    return { type: "function", function: { name } };
-  }
-  throw new RequestError(
-    "tool_choice",
-    'must be "none", "auto", "required" or {type: "function", function: {name}}',
-  );
+  return { path: first.path, message: first.message };
 }
 
-function readStop(raw: unknown): string[] {
-  const stops = typeof raw === "string" ? [raw] : raw;
-  if (!Array.isArray(stops) || stops.length > 4 || stops.some((stop) => typeof stop !== "string"))
-    throw new RequestError("stop", "must be a string or an array of at most 4 strings");
-  return stops as string[];
+/** `["messages", 1, "tool_calls", 0, "id"]` → `messages[1].tool_calls[0].id`. */
+function paramOf(path: readonly PropertyKey[]): string {
+  return path
+    .map((key, index) => (typeof key === "number" ? `[${key}]` : `${index > 0 ? "." : ""}${String(key)}`))
+    .join("");
+}
+
+function issue(input: unknown, path: (string | number)[], message: string): z.core.$ZodRawIssue {
+  return { code: "custom", input, path, message };
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text || "{}");
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -242,7 +343,7 @@ export function checkToolsAgainstPolicy(tools: readonly ChatTool[], policy: Poli
       const where = `tools[${index}].function.parameters.properties.${parameter.name}`;
       const declared = properties[parameter.name];
       const expected = parameter.jsonSchema;
-      if (!isObject(declared))
+      if (typeof declared !== "object" || declared === null || Array.isArray(declared))
         throw new RequestError(
           where,
           `policy ${policy.name} declares ${spec.name}(${parameter.name}: ${JSON.stringify(expected)}); the tool lacks it`,
@@ -267,29 +368,4 @@ export function checkToolsAgainstPolicy(tools: readonly ChatTool[], policy: Poli
       }
     }
   });
-}
-
-function optionalBoolean(raw: unknown, param: string): boolean | undefined {
-  if (raw === undefined || raw === null) return undefined;
-  if (typeof raw !== "boolean") throw new RequestError(param, "must be a boolean");
-  return raw;
-}
-
-function optionalNumber(
-  raw: unknown,
-  param: string,
-  limits: { integer?: boolean; min?: number; max?: number },
-): number | undefined {
-  if (raw === undefined || raw === null) return undefined;
-  if (typeof raw !== "number" || !Number.isFinite(raw)) throw new RequestError(param, "must be a number");
-  if (limits.integer && !Number.isInteger(raw)) throw new RequestError(param, "must be an integer");
-  if (limits.min !== undefined && raw < limits.min)
-    throw new RequestError(param, `must be at least ${limits.min}`);
-  if (limits.max !== undefined && raw > limits.max)
-    throw new RequestError(param, `must be at most ${limits.max}`);
-  return raw;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

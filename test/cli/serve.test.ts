@@ -97,4 +97,23 @@ describe("mentor serve (command line)", () => {
       );
     }
   });
+
+  it("refuses a malformed --eta or --sequences before it opens a port, naming the flag", async () => {
+    for (const [args, message] of [
+      [["--eta", "abc"], /MNT_ERR_BAD_INPUT: --eta must be a number of at least 0, not abc/],
+      [["--sequences", "0"], /MNT_ERR_BAD_INPUT: --sequences must be an integer of at least 1, not 0/],
+    ] as const) {
+      const child = spawn(process.execPath, [main, "serve", "--port", "0", ...args], {
+        env: { ...process.env, MENTOR_MODEL: join(directory, "llama.gguf") },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const [code] = await once(child, "exit");
+      assert.equal(code, 2);
+      assert.match(stderr, message);
+    }
+  });
 });

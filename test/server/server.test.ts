@@ -9,13 +9,7 @@ import { Evaluator } from "../../src/evaluator/index.js";
 import { Engine } from "../../src/llm/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server/index.js";
-import {
-  makeTravelModel,
-  travelMessages,
-  travelPolicyFile,
-  travelTool,
-  travelTools,
-} from "../support/tiny-travel.js";
+import { makeTravelModel, travelMessages, travelPolicyFile, travelTools } from "../support/tiny-travel.js";
 
 // End to end through a listening server and the real `openai` client, on a tiny model.
 const directory = mkdtempSync(join(tmpdir(), "mentor-server-"));
@@ -255,132 +249,29 @@ describe("the OpenAI-compatible server on a tiny model", () => {
     for (const result of results) assert.equal(verdict(result.choices[0]?.message.tool_calls?.[0]), "allow");
   });
 
-  it("rejects malformed requests with a 4xx in OpenAI's shape naming the field, and keeps serving", async () => {
+  it("rejects malformed requests over the socket with a 4xx in OpenAI's shape, and keeps serving", async () => {
+    // Every field check is in test/server/app.test.ts (no model); here the body as it arrives.
     const valid = { model: "tiny", messages: travelMessages, tools: travelTools };
-    const flight = travelTool("book_flight");
     const cases: [string, unknown, number, string | null][] = [
       ["invalid JSON", "{not json", 400, "body"],
-      ["no messages", { model: "tiny" }, 400, "messages"],
-      ["empty messages", { ...valid, messages: [] }, 400, "messages"],
       ["unknown role", { ...valid, messages: [{ role: "robot", content: "x" }] }, 400, "messages[0].role"],
-      [
-        "content of the wrong type",
-        { ...valid, messages: [{ role: "user", content: 5 }] },
-        400,
-        "messages[0].content",
-      ],
-      ["no model", { messages: travelMessages }, 400, "model"],
-      ["unknown model", { ...valid, model: "gpt-9" }, 404, "model"],
-      ["unknown policy", { ...valid, mentor: { policy: "nope" } }, 400, "mentor.policy"],
-      ["unknown shield", { ...valid, mentor: { shield: "max" } }, 400, "mentor.shield"],
-      ["intent as a string", { ...valid, mentor: { intent: "off" } }, 400, "mentor.intent"],
-      ["temperature as a string", { ...valid, temperature: "hot" }, 400, "temperature"],
-      ["max_tokens 0", { ...valid, max_tokens: 0 }, 400, "max_tokens"],
-      ["n of 2", { ...valid, n: 2 }, 400, "n"],
-      [
-        "parallel_tool_calls as a string",
-        { ...valid, parallel_tool_calls: "no" },
-        400,
-        "parallel_tool_calls",
-      ],
-      ["tools not an array", { ...valid, tools: {} }, 400, "tools"],
-      ["tool of another type", { ...valid, tools: [{ type: "code" }] }, 400, "tools[0].type"],
-      [
-        "tool_choice naming an unknown tool",
-        { ...valid, tool_choice: { type: "function", function: { name: "fly" } } },
-        400,
-        "tool_choice.function.name",
-      ],
-      [
-        "stream_options without stream",
-        { ...valid, stream_options: { include_usage: true } },
-        400,
-        "stream_options",
-      ],
-      [
-        "a tool result for no call",
-        { ...valid, messages: [...travelMessages, { role: "tool", tool_call_id: "call_x", content: "1" }] },
-        400,
-        "messages[1].tool_call_id",
-      ],
-      [
-        "a call without its result",
-        {
-          ...valid,
-          messages: [
-            ...travelMessages,
-            {
-              role: "assistant",
-              content: null,
-              tool_calls: [{ id: "c1", type: "function", function: { name: "book_train", arguments: "{}" } }],
-            },
-          ],
-        },
-        400,
-        "messages[1].tool_calls[0].id",
-      ],
-      [
-        "arguments that are not JSON",
-        {
-          ...valid,
-          messages: [
-            ...travelMessages,
-            {
-              role: "assistant",
-              content: null,
-              tool_calls: [{ id: "c1", type: "function", function: { name: "book_train", arguments: "{" } }],
-            },
-            { role: "tool", tool_call_id: "c1", content: "ok" },
-          ],
-        },
-        400,
-        "messages[1].tool_calls[0].function.arguments",
-      ],
-      [
-        "a tool whose schema does not match the policy",
-        {
-          ...valid,
-          tools: [
-            {
-              ...flight,
-              function: {
-                ...flight.function,
-                parameters: {
-                  type: "object",
-                  properties: {
-                    origin: { type: "string" },
-                    destination: { type: "string" },
-                    travel_class: { type: "integer" },
-                  },
-                },
-              },
-            },
-          ],
-        },
-        400,
-        "tools[0].function.parameters.properties.travel_class.type",
-      ],
-      [
-        "a task call the policy does not declare",
-        {
-          ...valid,
-          messages: [{ role: "user", content: "Hi", mentor: { task: [{ name: "fly", arguments: {} }] } }],
-        },
-        400,
-        "messages[0].mentor.task[0].name",
-      ],
       ["a body over the size limit", { ...valid, padding: "x".repeat(5 * 1024 * 1024) }, 413, "body"],
     ];
     for (const [name, body, status, param] of cases) {
       const response = await post(server, body);
       assert.equal(response.status, status, name);
       const { error } = (await response.json()) as {
-        error: { message: string; type: string; param: string | null; code: string };
+        error: { type: string; param: string | null; code: string };
       };
       assert.equal(error.param, param, name);
       assert.equal(error.type, "invalid_request_error", name);
-      assert.ok(error.message.length > 0 && typeof error.code === "string", name);
+      assert.match(error.code, /^MNT_ERR_/, name);
     }
+    await assert.rejects(
+      complete(openai, { temperature: 7 }),
+      (error: unknown) =>
+        error instanceof OpenAI.BadRequestError && /temperature: must be at most 2/.test(error.message),
+    );
     assert.equal((await fetch(`${server.url}/health`)).status, 200);
   });
 
@@ -394,7 +285,7 @@ describe("the OpenAI-compatible server on a tiny model", () => {
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line) as Record<string, unknown>);
-    assert.ok(records.length > 20);
+    assert.ok(records.length >= 10, `${records.length} records`);
     assert.ok(
       records.every((record) => typeof record.digest === "string" && typeof record.status === "number"),
     );
@@ -485,12 +376,17 @@ describe("server operations", () => {
       method: "OPTIONS",
       headers: {
         origin: "https://app.example",
+        "access-control-request-method": "POST",
         "access-control-request-headers": "authorization, content-type",
       },
     });
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers.get("access-control-allow-origin"), "https://app.example");
     assert.match(preflight.headers.get("access-control-allow-methods") ?? "", /POST/);
+    assert.match(preflight.headers.get("access-control-allow-headers") ?? "", /authorization/);
+    const answer = await fetch(`${server.url}/v1/models`, { headers: { origin: "https://app.example" } });
+    assert.equal(answer.headers.get("access-control-allow-origin"), "https://app.example");
+    assert.match(answer.headers.get("access-control-expose-headers") ?? "", /x-should-retry/);
   });
 
   it("refuses requests beyond the queue with 429 and Retry-After", async () => {
@@ -547,7 +443,12 @@ describe("server operations", () => {
 
   it("proxy mode: the prompt shield in front of another OpenAI-compatible server", async () => {
     const upstream = await serve({ shield: "none", policies: [], modelId: "upstream-tiny" });
-    const proxy = await serve({ modelId: undefined, upstream: { url: upstream.url }, shield: "prompt" });
+    const proxy = await serve({
+      engine: undefined,
+      modelId: undefined,
+      upstream: { url: upstream.url },
+      shield: "prompt",
+    });
     const models = await client(proxy).models.list();
     assert.deepEqual(
       models.data.map((model) => model.id),

@@ -1,0 +1,36 @@
+import type { Grounder, TurnGenerator } from "../agent/index.js";
+import type { Policy } from "../policy/index.js";
+import type { SolverClient } from "../smt/index.js";
+import type { Admission } from "./admission.js";
+import type { Metrics } from "./metrics.js";
+import type { ServerSettings } from "./options.js";
+import type { PolicySet } from "./policies.js";
+import type { FlightRecorder } from "./recorder.js";
+
+/** What answers the requests: a model (local or upstream) or any other turn generator. */
+export interface Backend {
+  generator: TurnGenerator;
+  /** The id clients name the model by. */
+  modelId: string;
+  /** Requests answered at once unless the options say otherwise. */
+  concurrency: number;
+  /** The backend llama.cpp runs on (`cpu`, `cuda`, …), for `/health`. */
+  gpu?: string;
+  /** The grounder of a policy (the labeler with this backend's model, or the options' grounder). */
+  grounder(policy: Policy): Grounder;
+  /** Frees what the backend loaded. */
+  close(): Promise<void>;
+}
+
+/** What the routes share. */
+export interface ServerContext {
+  readonly settings: ServerSettings;
+  readonly policies: PolicySet;
+  readonly metrics: Metrics;
+  readonly recorder: FlightRecorder | undefined;
+  readonly startedAt: number;
+  /** Set once the backend is there; until then requests are answered 503. */
+  serving: { backend: Backend; admission: Admission; grounders: Map<Policy, Grounder> } | undefined;
+  /** Z3 for argument repairs that candidate values cannot make, started on first need. */
+  solver(): SolverClient;
+}

@@ -1,0 +1,168 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { FastifyPluginAsync } from "fastify";
+import { givenGrounding, runTurn, type TurnResult } from "../../agent/index.js";
+import { MentorError } from "../../errors/index.js";
+import type { ChatMessage } from "../../llm/index.js";
+import type { ServerContext } from "../context.js";
+import { errorResponse } from "../errors.js";
+import { type ChatRequest, checkToolsAgainstPolicy, RequestError, readChatRequest } from "../request.js";
+import { EventStream, usageBody } from "../stream.js";
+
+/** `POST /v1/chat/completions`: one shielded turn, streamed or not, recorded in the flight recorder. */
+export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async (app, { context }) => {
+  const { settings, metrics, recorder } = context;
+
+  app.post("/v1/chat/completions", async (request, reply) => {
+    const serving = context.serving;
+    if (!serving) throw new MentorError("MNT_ERR_NOT_READY", "the model is still loading");
+    const { backend, admission } = serving;
+    const started = performance.now();
+    const id = `chatcmpl-${randomBytes(12).toString("base64url")}`;
+    const flight: Record<string, unknown> = {
+      time: new Date().toISOString(),
+      id,
+      digest: createHash("sha256")
+        .update(JSON.stringify(request.body ?? null))
+        .digest("hex"),
+    };
+    const controller = new AbortController();
+    const onClose = (): void => {
+      if (!reply.raw.writableFinished)
+        controller.abort(new MentorError("MNT_ERR_CANCELLED", "the client closed the connection"));
+    };
+    reply.raw.on("close", onClose);
+    const timer = setTimeout(
+      () =>
+        controller.abort(
+          new MentorError("MNT_ERR_TIMEOUT", `no answer within ${settings.requestTimeoutMs} ms`),
+        ),
+      settings.requestTimeoutMs,
+    );
+    let stream: EventStream | undefined;
+    try {
+      const chat = readChatRequest(request.body);
+      const mode = chat.mode ?? settings.shield;
+      const entry = selectPolicy(chat);
+      Object.assign(flight, {
+        model: chat.model,
+        mode,
+        policy: entry?.policy.name ?? null,
+        stream: chat.stream,
+      });
+      if (mode === "token" && !backend.generator.tokenShield)
+        throw new RequestError(
+          chat.modeParam ?? null,
+          "the token shield needs the local engine; this server forwards to an upstream endpoint (use prompt)",
+          "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
+        );
+      if (entry) checkToolsAgainstPolicy(chat.tools, entry.policy);
+      if (chat.stream)
+        stream = new EventStream(reply, { id, model: chat.model, includeUsage: chat.includeUsage });
+      const result = await admission.run(controller.signal, () =>
+        runTurn({
+          messages: settings.trustClientGrounding ? chat.messages : withoutClientGrounding(chat.messages),
+          tools: chat.tools,
+          ...(chat.toolChoice !== undefined ? { toolChoice: chat.toolChoice } : {}),
+          parallelToolCalls: chat.parallelToolCalls,
+          mode,
+          eta: chat.eta ?? settings.eta,
+          ...(chat.intent !== undefined ? { intent: chat.intent } : {}),
+          ...(settings.strictGrounding ? { strictGrounding: true } : {}),
+          solver: context.solver,
+          ...(entry ? { evaluator: entry.evaluator } : {}),
+          grounder: (entry && serving.grounders.get(entry.policy)) ?? givenGrounding,
+          generator: backend.generator,
+          seed: chat.seed,
+          temperature: chat.temperature,
+          topP: chat.topP,
+          maxTokens: chat.maxTokens,
+          stop: chat.stop,
+          signal: controller.signal,
+          maxRegenerations: settings.maxRegenerations,
+          onGenerating: () => stream?.open(),
+        }),
+      );
+      metrics.turnDone(result, mode);
+      Object.assign(flight, {
+        status: 200,
+        returned: { message: result.message, finish_reason: result.finishReason },
+        usage: result.usage,
+        mentor: result.mentor,
+      });
+      request.log.info(
+        {
+          mode,
+          policy: entry?.policy.name,
+          attempts: result.mentor.attempts.length,
+          blocked: result.mentor.blocked,
+          finish: result.finishReason,
+        },
+        "turn",
+      );
+      if (stream) {
+        stream.finish(result);
+        return reply;
+      }
+      return completionBody(id, chat.model, result);
+    } catch (caught) {
+      // An abort surfaces as a cancelled generation: report why it was aborted.
+      const reason = controller.signal.reason;
+      const error = controller.signal.aborted && reason instanceof MentorError ? reason : caught;
+      const { status, body } = errorResponse(error);
+      Object.assign(flight, { status, error: body.error });
+      if (stream?.opened) {
+        stream.fail(body);
+        return reply;
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      reply.raw.off("close", onClose);
+      // A streamed reply is hijacked from fastify, whose onResponse hook then does not run.
+      if (stream?.opened) metrics.request("/v1/chat/completions", flight.status as number);
+      flight.ms = performance.now() - started;
+      recorder?.write(flight);
+    }
+  });
+
+  function selectPolicy(chat: ChatRequest) {
+    const modelId = context.serving?.backend.modelId;
+    if (chat.modelBase !== modelId && chat.model !== modelId)
+      throw new RequestError(
+        "model",
+        `this server serves ${modelId} (see GET /v1/models)`,
+        "MNT_ERR_MODEL_UNKNOWN",
+      );
+    return context.policies.select(chat.policy);
+  }
+};
+
+function completionBody(id: string, model: string, result: TurnResult): Record<string, unknown> {
+  return {
+    id,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    system_fingerprint: null,
+    choices: [
+      {
+        index: 0,
+        message: { ...result.message, refusal: null },
+        logprobs: null,
+        finish_reason: result.finishReason,
+      },
+    ],
+    usage: usageBody(result),
+    mentor: result.mentor,
+  };
+}
+
+/** The messages without the grounding fields a client may write (`mentor.task`, `mentor.label`). */
+function withoutClientGrounding(messages: readonly ChatMessage[]): ChatMessage[] {
+  return messages.map((message) => {
+    if (typeof message.mentor !== "object" || message.mentor === null) return message;
+    const { task: _task, label: _label, ...rest } = message.mentor as Record<string, unknown>;
+    const { mentor: _mentor, ...copy } = message;
+    return Object.keys(rest).length > 0 ? { ...copy, mentor: rest } : copy;
+  });
+}

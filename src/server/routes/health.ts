@@ -1,0 +1,16 @@
+import type { FastifyPluginAsync } from "fastify";
+import type { ServerContext } from "../context.js";
+
+/** `GET /health` (503 while the model loads) and `GET /metrics` (Prometheus). */
+export const healthRoutes: FastifyPluginAsync<{ context: ServerContext }> = async (app, { context }) => {
+  app.get("/health", async (_request, reply) => {
+    const serving = context.serving;
+    if (!serving) return reply.code(503).send({ status: "loading" });
+    const { modelId, gpu } = serving.backend;
+    return { status: "ok", model: modelId, ...(gpu !== undefined ? { gpu } : {}) };
+  });
+  app.get("/metrics", async (_request, reply) => {
+    const { registry } = context.metrics;
+    return reply.type(registry.contentType).send(await registry.metrics());
+  });
+};
