@@ -54,7 +54,14 @@ export {
 export { Automaton, type Colour, declareTemplates, parseFormula } from "./logic/index.js";
 export { type Trace, traceFromMessages } from "./monitor/index.js";
 export { loadPolicy, type Policy, parsePolicy } from "./policy/index.js";
-export { type RunningServer, type ServerOptions, startServer } from "./server/index.js";
+export {
+  type Backend,
+  buildServer,
+  type RunningServer,
+  type ServerControl,
+  type ServerOptions,
+  startServer,
+} from "./server/index.js";
 export { blockedText, doneRefusedText, formatCall, reminderText } from "./shield/index.js";
 export {
   computeTokenMask,
