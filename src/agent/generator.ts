@@ -1,5 +1,6 @@
 import { MentorError } from "../errors/index.js";
-import type { ChatMessage, ChatTool, Engine, GenerationResult, ToolChoice } from "../llm/index.js";
+import type { Engine, GenerationResult } from "../llm/index.js";
+import type { ChatMessage, ChatTool, ToolChoice } from "../openai/index.js";
 import type { ShieldSets } from "../shield/token/index.js";
 
 /** One generation request of a turn (OpenAI shapes). */

@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
-import type { ChatMessage, ChatTool } from "../../src/llm/index.js";
 import { makeTinyModel } from "../../src/models/tiny-model.js";
+import type { ChatMessage, ChatTool } from "../../src/openai/index.js";
 
 /**
  * The travel domain for tests on a tiny model: tools whose cities are enums (so that the random

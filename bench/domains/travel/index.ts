@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
-import type { ParameterSchema } from "../../../src/llm/decoder.js";
-import type { ChatTool } from "../../../src/llm/index.js";
+import type { ChatTool, ParameterSchema } from "../../../src/openai/index.js";
 import { benchSource } from "../../paths.js";
 import type { BenchTask, Domain, Environment, ExecutedCall } from "../domain.js";
 import { readTaskArray, requireField } from "../tasks-file.js";
