@@ -37,7 +37,6 @@ export {
   Labeler,
   type LabelerOptions,
   type LabelModel,
-  LocalLabelModel,
   OpenAILabelModel,
 } from "./labeler/index.js";
 export {
@@ -46,6 +45,7 @@ export {
   type EngineOptions,
   type GenerateOptions,
   type GenerationResult,
+  LocalLabelModel,
   type ShieldOptions,
 } from "./llm/index.js";
 export { Automaton, type Colour, declareTemplates, parseFormula } from "./logic/index.js";

@@ -7,6 +7,5 @@ export {
   type LabelerOptions,
   ungroundedError,
 } from "./labeler.js";
-export { LocalLabelModel, type LocalLabelModelOptions } from "./local-model.js";
 export type { LabelModel, ModelRequest } from "./model.js";
 export { OpenAILabelModel, type OpenAILabelModelOptions } from "./openai-model.js";

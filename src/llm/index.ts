@@ -17,3 +17,4 @@ export {
   type ShieldOptions,
 } from "./engine.js";
 export { type GpuChoice, gpuChoices, gpuName, parseGpuChoice } from "./gpu.js";
+export { LocalLabelModel, type LocalLabelModelOptions } from "./local-label-model.js";

