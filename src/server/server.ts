@@ -47,7 +47,7 @@ export interface ServerOptions {
   upstream?: { url: string; apiKey?: string; model?: string };
   /** The id clients name the model by. Default: the registry name or the file name; upstream: its model id. */
   modelId?: string;
-  /** Policy ids (`bench/domains/<id>/policy.yaml`) or paths; the first is the default. Default `["travel"]`; `[]` serves without a policy. */
+  /** Policy ids (`policies/<id>/policy.yaml`) or paths; the first is the default. Default `["travel"]`; `[]` serves without a policy. */
   policies?: string[];
   /** Default shield mode. Default `token` (`prompt` with an upstream). */
   shield?: ShieldMode;
@@ -109,7 +109,7 @@ interface PolicyEntry {
   grounder: Grounder;
 }
 
-const domainsDirectory = fileURLToPath(new URL("../../../bench/domains/", import.meta.url));
+const domainsDirectory = fileURLToPath(new URL("../../../policies/", import.meta.url));
 
 /** A policy id (a domain shipped with mentor) or a path → the policy file. */
 export function policyFile(idOrPath: string): string {

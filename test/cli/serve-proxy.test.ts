@@ -62,7 +62,18 @@ describe("proxy mode (mentor serve --upstream)", () => {
 
   it("serves and shields a turn without loading node-llama-cpp", async () => {
     const loaded = await loadedModules(
-      [main, "serve", "--port", "0", "--upstream", upstreamUrl, "--policy", "travel"],
+      [
+        main,
+        "serve",
+        "--port",
+        "0",
+        "--upstream",
+        upstreamUrl,
+        "--policy",
+        "travel",
+        "--policy",
+        "tau2-mock",
+      ],
       async (child) => {
         let url: string | undefined;
         for await (const line of createInterface({ input: child.stdout as NodeJS.ReadableStream })) {

@@ -7,9 +7,7 @@ import { Labeler } from "../../src/labeler/index.js";
 import { traceFromMessages } from "../../src/monitor/index.js";
 import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 
-const travel = loadPolicy(
-  fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url)),
-);
+const travel = loadPolicy(fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url)));
 const refunds = loadPolicy(
   fileURLToPath(new URL("../../../bench/labeler/refunds/policy.yaml", import.meta.url)),
 );

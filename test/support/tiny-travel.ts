@@ -7,7 +7,7 @@ import type { ChatMessage, ChatTool } from "../../src/openai/index.js";
  * model's calls name the requested route) and a conversation whose task is grounded.
  */
 export const travelPolicyFile = fileURLToPath(
-  new URL("../../../bench/domains/travel/policy.yaml", import.meta.url),
+  new URL("../../../policies/travel/policy.yaml", import.meta.url),
 );
 
 const city = { type: "string", enum: ["Toronto", "Chicago"] };
