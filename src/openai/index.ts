@@ -6,3 +6,9 @@ export {
   type ToolChoice,
   type ToolDefinition,
 } from "./chat.js";
+export {
+  createOpenAIClient,
+  type OpenAIClientOptions,
+  type RequestFailure,
+  requestFailure,
+} from "./client.js";
