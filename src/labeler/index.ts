@@ -1,4 +1,4 @@
-export { labelGrammar, taskGrammar } from "./grammar.js";
+export { labelSchema, taskGrammar } from "./grammar.js";
 export {
   type Grounder,
   type Grounding,

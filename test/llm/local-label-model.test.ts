@@ -104,7 +104,11 @@ for (const family of ["gemma3", "qwen3"] as const) {
         const raw = await sampled.complete(labelRequest(toolWith(labels), {}, `output number ${run}`));
         const parsed = parseLabel(raw, labels);
         assert.ok(parsed.ok, `${JSON.stringify(raw)} for labels ${labels.join(", ")}`);
-        assert.equal(raw, parsed.value ?? "none", "the answer is exactly the label, nothing around it");
+        assert.equal(
+          JSON.parse(raw),
+          parsed.value ?? "none",
+          "the answer is exactly the label as a JSON string, nothing around it",
+        );
         seen.add(raw);
       }
       assert.ok(seen.size > 1, `sampling explores several labels (saw ${[...seen].join(", ")})`);
