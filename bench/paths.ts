@@ -11,6 +11,11 @@ export function benchSource(...parts: string[]): string {
   return resolve(repoRoot, "bench", ...parts);
 }
 
+/** The policy mentor ships under an id (`policies/<id>/policy.yaml`), which a domain benchmarks. */
+export function shippedPolicy(id: string): string {
+  return resolve(repoRoot, "policies", id, "policy.yaml");
+}
+
 /** `--data`, else `MENTOR_BENCH_DATA`, else `../shared/bench-data` beside the repository. */
 export function resolveDataDir(given?: string): string {
   const dir = resolve(given ?? process.env.MENTOR_BENCH_DATA ?? resolve(repoRoot, "../shared/bench-data"));

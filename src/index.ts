@@ -37,22 +37,26 @@ export {
   Labeler,
   type LabelerOptions,
   type LabelModel,
-  LocalLabelModel,
   OpenAILabelModel,
 } from "./labeler/index.js";
 export {
   assistantMessage,
-  type ChatMessage,
-  type ChatTool,
   Engine,
   type EngineOptions,
   type GenerateOptions,
   type GenerationResult,
+  LocalLabelModel,
   type ShieldOptions,
-  type ToolChoice,
 } from "./llm/index.js";
 export { Automaton, type Colour, declareTemplates, parseFormula } from "./logic/index.js";
 export { type Trace, traceFromMessages } from "./monitor/index.js";
+export {
+  type ChatMessage,
+  type ChatTool,
+  messageText,
+  type ToolChoice,
+  type ToolDefinition,
+} from "./openai/index.js";
 export { loadPolicy, type Policy, parsePolicy } from "./policy/index.js";
 export {
   type Backend,

@@ -1,4 +1,4 @@
-import type { ChatTool } from "../../src/llm/index.js";
+import type { ChatTool } from "../../src/openai/index.js";
 
 /**
  * A benchmark domain (DESIGN §9): the manual the agent follows, the tools, an environment that

@@ -16,8 +16,9 @@ import { fileURLToPath } from "node:url";
 import { getLlama } from "node-llama-cpp";
 import { parse } from "yaml";
 import type { Value } from "../../src/expression/index.js";
-import { Labeler, type LabelerOptions, LocalLabelModel } from "../../src/labeler/index.js";
+import { Labeler, type LabelerOptions } from "../../src/labeler/index.js";
 import { defaultThreads } from "../../src/llm/gpu.js";
+import { LocalLabelModel } from "../../src/llm/index.js";
 import { loadRegistry, resolveModel } from "../../src/models/index.js";
 import { loadPolicy, type Policy } from "../../src/policy/index.js";
 

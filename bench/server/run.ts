@@ -39,7 +39,7 @@ import { makeTinyModel, resolveModel } from "../../src/models/index.js";
 const rounds = Number(process.env.MENTOR_BENCH_ROUNDS ?? 12);
 const clients = Number(process.env.MENTOR_BENCH_CLIENTS ?? 4);
 const modes: ShieldMode[] = ["none", "prompt", "token"];
-const policyPath = fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url));
+const policyPath = fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), "mentor-bench-server-"));
 
 const messages: ChatMessage[] = [

@@ -1,5 +1,13 @@
+import type OpenAI from "openai";
 import { MentorError } from "../errors/index.js";
-import type { ChatMessage, ChatTool, Engine, GenerationResult, ToolChoice } from "../llm/index.js";
+import type { Engine, GenerationResult } from "../llm/index.js";
+import {
+  type ChatMessage,
+  type ChatTool,
+  createOpenAIClient,
+  requestFailure,
+  type ToolChoice,
+} from "../openai/index.js";
 import type { ShieldSets } from "../shield/token/index.js";
 
 /** One generation request of a turn (OpenAI shapes). */
@@ -96,19 +104,34 @@ export class EngineGenerator implements TurnGenerator {
 export interface UpstreamOptions {
   /** Base URL of an OpenAI-compatible API, with or without the trailing `/v1`. */
   url: string;
-  /** Sent as `Authorization: Bearer KEY`. */
+  /** Sent as `Authorization: Bearer KEY`; without one, no Authorization header is sent. */
   apiKey?: string;
   /** The model id the upstream serves. */
   model: string;
+  /** Milliseconds one generation may take. Default 300,000 (the request's own signal also cancels it). */
+  timeoutMs?: number;
+  /**
+   * Requests after the first on a connection error, 429 or 5xx. Default 0: the failure goes back to
+   * the client as a 502, and OpenAI's clients retry that themselves.
+   */
+  maxRetries?: number;
 }
 
-/** An OpenAI-compatible endpoint (llama-server, vLLM, a hosted model): prompt shield only. */
+/** An OpenAI-compatible endpoint (llama-server, vLLM, a hosted model) through the openai SDK: prompt shield only. */
 export class UpstreamGenerator implements TurnGenerator {
   readonly tokenShield = false;
   readonly endpoint: string;
+  private readonly client: OpenAI;
 
   constructor(readonly options: UpstreamOptions) {
-    this.endpoint = `${apiBase(options.url)}/chat/completions`;
+    const baseURL = apiBase(options.url);
+    this.endpoint = `${baseURL}/chat/completions`;
+    this.client = createOpenAIClient({
+      baseURL,
+      ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+      timeoutMs: options.timeoutMs ?? 300_000,
+      maxRetries: options.maxRetries ?? 0,
+    });
   }
 
   async generate(request: GenerationRequest): Promise<Generation> {
@@ -120,44 +143,56 @@ export class UpstreamGenerator implements TurnGenerator {
     const body = {
       model: this.options.model,
       // The upstream sees plain OpenAI messages: mentor's grounding stays here.
-      messages: request.messages.map(({ mentor: _grounding, ...message }) => message),
+      messages: request.messages.map(
+        ({ mentor: _grounding, ...message }) => message,
+      ) as unknown as OpenAI.ChatCompletionMessageParam[],
       ...(request.tools.length > 0
         ? {
-            tools: request.tools,
+            tools: request.tools as OpenAI.ChatCompletionTool[],
             tool_choice: request.toolChoice,
             parallel_tool_calls: request.parallelToolCalls,
           }
         : {}),
-      // Undefined fields are left out by JSON.stringify.
+      // Undefined fields are left out of the JSON body.
       seed: request.seed,
       temperature: request.temperature,
       top_p: request.topP,
       max_tokens: request.maxTokens,
-      stop: request.stop,
-      stream: false,
+      stop: request.stop ? [...request.stop] : undefined,
+      stream: false as const,
     };
-    let response: Response;
+    let completion: unknown;
     try {
-      response = await fetch(this.endpoint, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          ...(this.options.apiKey !== undefined ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
-        },
-        body: JSON.stringify(body),
-        signal: request.signal ?? null,
-      });
-    } catch (error) {
-      if (request.signal?.aborted) throw new MentorError("MNT_ERR_CANCELLED", "the generation was cancelled");
-      throw new MentorError("MNT_ERR_UPSTREAM", `${this.endpoint}: ${(error as Error).message}`);
-    }
-    const text = await response.text();
-    if (!response.ok)
-      throw new MentorError(
-        "MNT_ERR_UPSTREAM",
-        `${this.endpoint} answered ${response.status}: ${text.slice(0, 500)}`,
+      completion = await this.client.chat.completions.create(
+        body,
+        request.signal ? { signal: request.signal } : {},
       );
-    return readCompletion(text, this.endpoint);
+    } catch (error) {
+      throw this.upstreamError(error, request.signal);
+    }
+    return readCompletion(completion, this.endpoint);
+  }
+
+  private upstreamError(error: unknown, signal: AbortSignal | undefined): MentorError {
+    const failure = requestFailure(error);
+    if (signal?.aborted || failure.kind === "cancelled")
+      return new MentorError("MNT_ERR_CANCELLED", "the generation was cancelled");
+    switch (failure.kind) {
+      case "timeout":
+        return new MentorError(
+          "MNT_ERR_UPSTREAM",
+          `${this.endpoint}: no answer within ${this.options.timeoutMs ?? 300_000} ms`,
+        );
+      case "unreachable":
+        return new MentorError("MNT_ERR_UPSTREAM", `${this.endpoint}: ${failure.detail}`);
+      case "status":
+        return new MentorError(
+          "MNT_ERR_UPSTREAM",
+          `${this.endpoint} answered ${failure.status}: ${failure.detail.slice(0, 500)}`,
+        );
+      case "malformed":
+        return new MentorError("MNT_ERR_UPSTREAM", `${this.endpoint} answered something that is not JSON`);
+    }
   }
 }
 
@@ -172,13 +207,11 @@ interface UpstreamCompletion {
   usage?: { prompt_tokens?: number; completion_tokens?: number };
 }
 
-function readCompletion(text: string, endpoint: string): Generation {
-  let completion: UpstreamCompletion;
-  try {
-    completion = JSON.parse(text) as UpstreamCompletion;
-  } catch {
+/** The SDK's parsed answer (a string when the body was not JSON) → a generation. */
+function readCompletion(answer: unknown, endpoint: string): Generation {
+  if (typeof answer !== "object" || answer === null)
     throw new MentorError("MNT_ERR_UPSTREAM", `${endpoint} answered something that is not JSON`);
-  }
+  const completion = answer as UpstreamCompletion;
   const choice = completion.choices?.[0];
   if (choice?.message === undefined)
     throw new MentorError("MNT_ERR_UPSTREAM", `${endpoint} answered a completion without choices[0].message`);

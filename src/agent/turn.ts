@@ -10,7 +10,7 @@ import {
   type ProposedCall,
 } from "../evaluator/index.js";
 import type { Value } from "../expression/index.js";
-import { type ChatMessage, type ChatTool, messageText, type ToolChoice } from "../llm/index.js";
+import { type ChatMessage, type ChatTool, messageText, type ToolChoice } from "../openai/index.js";
 import { blockedText, doneRefusedText, reminderText } from "../shield/index.js";
 import { type ShieldSets, shieldSetsFor, shieldSetsFromNextAnswer } from "../shield/token/index.js";
 import type { SolverClient } from "../smt/index.js";

@@ -2,10 +2,11 @@ import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { Evaluator } from "../evaluator/index.js";
-import type { Grounding, LabelModel, LocalLabelModel } from "../labeler/index.js";
+import type { Grounding, LabelModel } from "../labeler/index.js";
 import { defaultThreads, gpuChoices, gpuName, parseGpuChoice } from "../llm/gpu.js";
-import type { ChatMessage, ChatTool, ToolChoice } from "../llm/index.js";
+import type { LocalLabelModel } from "../llm/index.js";
 import { loadRegistry, resolveModel } from "../models/index.js";
+import type { ChatMessage, ChatTool, ToolChoice } from "../openai/index.js";
 import { loadPolicy } from "../policy/index.js";
 import { type ShieldSets, shieldSetsFor } from "../shield/token/index.js";
 import { integer } from "./options.js";
@@ -91,8 +92,8 @@ export function registerChatCommands(program: Command): void {
         : { type: "function", function: { name: options.toolChoice as string } };
       const gpu = parseGpuChoice(options.gpu);
       const modelPath = await resolveModel(options.model, { pull: false });
-      const { Engine, assistantMessage } = await import("../llm/index.js");
-      const { Labeler, LocalLabelModel, OpenAILabelModel } = await import("../labeler/index.js");
+      const { Engine, assistantMessage, LocalLabelModel } = await import("../llm/index.js");
+      const { Labeler, OpenAILabelModel } = await import("../labeler/index.js");
       const threads =
         options.threads === undefined ? defaultThreads() : integer(options.threads, "--threads", 1);
       const engine = await Engine.load({ modelPath, gpu, threads });

@@ -53,7 +53,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(
       new Option(
         "--policy <id|path...>",
-        "policy id (bench/domains/<id>) or file; repeat for more; the first is the default",
+        "policy id (policies/<id>) or file; repeat for more; the first is the default",
       )
         .env("MENTOR_POLICY")
         .argParser(collect),

@@ -22,12 +22,20 @@ function literal(text: string): string {
   return JSON.stringify(text);
 }
 
-/** A grammar admitting exactly one of the labels or `none` (grammars/label.gbnf). */
-export function labelGrammar(labels: readonly string[]): string {
-  return template("label.gbnf").replace("{{labels}}", [...labels, noneLabel].map(literal).join(" | "));
+/**
+ * The label answers as a JSON schema: one of the labels or `none`, written as a JSON string
+ * (`"short"`). The local model decodes with node-llama-cpp's grammar for this schema.
+ */
+export function labelSchema(labels: readonly string[]): { enum: string[] } {
+  return { enum: [...labels, noneLabel] };
 }
 
-/** A grammar admitting a JSON array of the task calls, each with all its fields typed (grammars/task.gbnf). */
+/**
+ * A GBNF grammar admitting a JSON array of the task calls, each with all its fields typed
+ * (grammars/task.gbnf). GBNF rather than a JSON schema: a string value must start with a letter,
+ * digit or other non-punctuation character (no "…" placeholders) and numbers are bounded, which
+ * node-llama-cpp's JSON-schema grammar cannot state.
+ */
 export function taskGrammar(calls: readonly TaskCallSpec[]): string {
   const alternatives = calls.map((call) => {
     const parts: string[] = [literal(`{"name": ${JSON.stringify(call.name)}, "arguments": {`)];

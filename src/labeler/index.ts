@@ -1,4 +1,4 @@
-export { labelGrammar, taskGrammar } from "./grammar.js";
+export { labelSchema, taskGrammar } from "./grammar.js";
 export {
   type Grounder,
   type Grounding,
@@ -7,6 +7,5 @@ export {
   type LabelerOptions,
   ungroundedError,
 } from "./labeler.js";
-export { LocalLabelModel, type LocalLabelModelOptions } from "./local-model.js";
 export type { LabelModel, ModelRequest } from "./model.js";
 export { OpenAILabelModel, type OpenAILabelModelOptions } from "./openai-model.js";

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { LRUCache } from "lru-cache";
 import { MentorError } from "../errors/index.js";
 import type { Value } from "../expression/index.js";
 import { contentText, type TaskCall } from "../monitor/index.js";
@@ -36,7 +37,7 @@ export interface LabelerOptions {
   model?: LabelModel;
   /** Per model request. Default 30 000 ms. */
   timeoutMs?: number;
-  /** Model answers kept (least recently used dropped first). Default 1000. */
+  /** Model answers kept (least recently used dropped first); 0 keeps none. Default 1000. */
   cacheSize?: number;
   /**
    * For measuring one side alone (bench): `rules` never asks the model; `llm` skips the rules and
@@ -64,16 +65,17 @@ interface MessageShape {
  * fields and cached by content hash. Failures fail closed: no label, no task, a note saying why.
  */
 export class Labeler implements Grounder {
-  private readonly cache = new Map<string, unknown>();
+  /** Model answers by request hash; `value` is wrapped because an answer may be null (`none`). */
+  private readonly cache: LRUCache<string, { value: unknown }> | undefined;
   private readonly timeoutMs: number;
-  private readonly cacheSize: number;
 
   constructor(
     readonly policy: Policy,
     private readonly options: LabelerOptions = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.cacheSize = options.cacheSize ?? 1000;
+    const cacheSize = options.cacheSize ?? 1000;
+    this.cache = cacheSize > 0 ? new LRUCache({ max: cacheSize }) : undefined;
   }
 
   async ground(messages: readonly unknown[], signal?: AbortSignal): Promise<Grounding> {
@@ -199,12 +201,8 @@ export class Labeler implements Grounder {
     const key = createHash("sha256")
       .update(JSON.stringify([this.policy.name, model.name, request]))
       .digest("hex");
-    if (this.cache.has(key)) {
-      const value = this.cache.get(key);
-      this.cache.delete(key);
-      this.cache.set(key, value);
-      return { value, source: "cache" };
-    }
+    const cached = this.cache?.get(key);
+    if (cached) return { value: cached.value, source: "cache" };
     let lastError = "";
     for (let attempt = 0; attempt < 2; attempt++) {
       const timeout = AbortSignal.timeout(this.timeoutMs);
@@ -228,7 +226,7 @@ export class Labeler implements Grounder {
       }
       const parsed = parse(raw);
       if (parsed.ok) {
-        this.remember(key, parsed.value);
+        this.cache?.set(key, { value: parsed.value });
         return { value: parsed.value, source: "llm" };
       }
       lastError = parsed.error;
@@ -237,11 +235,6 @@ export class Labeler implements Grounder {
       error: `MNT_ERR_LABELER_OUTPUT: ${model.name} answered invalidly twice; ${lastError}`,
       source: "llm",
     };
-  }
-
-  private remember(key: string, value: unknown): void {
-    this.cache.set(key, value);
-    while (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
   }
 }
 

@@ -1,29 +1,6 @@
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions } from "node-llama-cpp";
 import { MentorError } from "../errors/index.js";
-import type { ToolDefinition } from "./decoder.js";
-
-/** An OpenAI chat message (the parts the engine reads). */
-export interface ChatMessage {
-  role: "system" | "developer" | "user" | "assistant" | "tool";
-  content?: string | null | { type: string; text?: string }[];
-  tool_calls?: { id?: string; type?: "function"; function: { name: string; arguments: string } }[];
-  tool_call_id?: string;
-  name?: string;
-  [key: string]: unknown;
-}
-
-/** An OpenAI tool. */
-export interface ChatTool {
-  type: "function";
-  function: ToolDefinition;
-}
-
-/** The text of a message's content (a string, or the concatenated text parts). */
-export function messageText(content: ChatMessage["content"]): string {
-  if (content === null || content === undefined) return "";
-  if (typeof content === "string") return content;
-  return content.map((part) => part.text ?? "").join("");
-}
+import { type ChatMessage, messageText, type ToolDefinition } from "../openai/index.js";
 
 /** OpenAI messages → node-llama-cpp's chat history, ending with an open model turn. */
 export function chatHistoryFromMessages(messages: readonly ChatMessage[]): ChatHistoryItem[] {

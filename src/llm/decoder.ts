@@ -1,4 +1,5 @@
 import { MentorError } from "../errors/index.js";
+import type { ToolDefinition } from "../openai/index.js";
 import {
   computeTokenMask,
   fallbackToken,
@@ -24,20 +25,6 @@ export interface CallSyntax {
    * format allows several calls per turn; undefined where it writes one call per turn.
    */
   betweenCalls?: string;
-}
-
-/** A JSON Schema of one tool's parameters, the parts the decoder reads. */
-export interface ParameterSchema {
-  type?: string | string[];
-  properties?: Record<string, ParameterSchema>;
-  enum?: unknown[];
-  [key: string]: unknown;
-}
-
-export interface ToolDefinition {
-  name: string;
-  description?: string;
-  parameters?: ParameterSchema;
 }
 
 /** Per-argument sets for one value slot. */

@@ -12,6 +12,7 @@ import {
   TokenBias,
 } from "node-llama-cpp";
 import { MentorError } from "../errors/index.js";
+import type { ChatMessage, ChatTool, ToolChoice, ToolDefinition } from "../openai/index.js";
 import {
   decodeGgufTokens,
   defaultEta,
@@ -21,7 +22,7 @@ import {
   type TokenMask,
   VocabularyIndex,
 } from "../shield/token/index.js";
-import { type ChatMessage, type ChatTool, chatFunctions, chatHistoryFromMessages } from "./chat.js";
+import { chatFunctions, chatHistoryFromMessages } from "./chat.js";
 import {
   type ArgumentSets,
   CallDecoder,
@@ -29,7 +30,6 @@ import {
   type DecodedCall,
   type DecodePlan,
   type DecodeStats,
-  type ToolDefinition,
   withoutCallWrappers,
 } from "./decoder.js";
 import type { GpuChoice } from "./gpu.js";
@@ -54,8 +54,6 @@ export interface EngineOptions {
    */
   sequences?: number;
 }
-
-export type ToolChoice = "none" | "auto" | "required" | { type: "function"; function: { name: string } };
 
 export interface ShieldOptions {
   /** `none`: syntax only (names of declared tools, JSON skeleton); `token`: the sets below too. Default `none`. */

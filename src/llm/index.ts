@@ -1,11 +1,10 @@
-export { type ChatMessage, type ChatTool, chatHistoryFromMessages, messageText } from "./chat.js";
+export { chatHistoryFromMessages } from "./chat.js";
 export {
   type ArgumentSets,
   CallDecoder,
   type CallSyntax,
   type DecodedCall,
   type DecodePlan,
-  type ToolDefinition,
 } from "./decoder.js";
 export {
   assistantMessage,
@@ -16,6 +15,6 @@ export {
   type GenerationStats,
   planGeneration,
   type ShieldOptions,
-  type ToolChoice,
 } from "./engine.js";
 export { type GpuChoice, gpuChoices, gpuName, parseGpuChoice } from "./gpu.js";
+export { LocalLabelModel, type LocalLabelModelOptions } from "./local-label-model.js";

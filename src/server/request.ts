@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { type ShieldMode, shieldModes } from "../agent/index.js";
 import { type ErrorCode, MentorError } from "../errors/index.js";
-import type { ChatMessage, ChatTool, ToolChoice } from "../llm/index.js";
+import type { ChatMessage, ChatTool, ToolChoice } from "../openai/index.js";
 import type { Policy } from "../policy/index.js";
 
 /** A `POST /v1/chat/completions` body, checked field by field. */

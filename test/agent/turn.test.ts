@@ -18,7 +18,8 @@ import {
 } from "../../src/agent/index.js";
 import { MentorError } from "../../src/errors/index.js";
 import { Evaluator } from "../../src/evaluator/index.js";
-import { type ChatMessage, Engine } from "../../src/llm/index.js";
+import { Engine } from "../../src/llm/index.js";
+import type { ChatMessage } from "../../src/openai/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { SolverClient } from "../../src/smt/index.js";
 import { Conversation } from "../support/conversation.js";

@@ -11,7 +11,7 @@ import { makeTinyModel } from "../../src/models/tiny-model.js";
 // Needs a model: writes a tiny one.
 const run = promisify(execFile);
 const main = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
-const policy = fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url));
+const policy = fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), "mentor-cli-chat-"));
 after(() => rmSync(directory, { recursive: true, force: true }));
 

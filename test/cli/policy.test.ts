@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { Conversation } from "../support/conversation.js";
 
 const mentor = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
-const travel = fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url));
+const travel = fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), "mentor-cli-"));
 const route = { origin: "Toronto", destination: "Chicago" };
 

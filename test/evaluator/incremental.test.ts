@@ -12,9 +12,7 @@ import { Conversation } from "../support/conversation.js";
 // unchanged components) must answer exactly like the reference computation (the run rebuilt
 // after every call, every component summed) on random runs.
 
-const travel = loadPolicy(
-  fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url)),
-);
+const travel = loadPolicy(fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url)));
 
 // The refunds rulebook of test/evaluator/refunds.test.ts, per customer, with a warn rule and
 // the joint trap (existence with not-succession).

@@ -7,7 +7,7 @@ import { blockedText, doneRefusedText, reminderText } from "../../src/shield/ind
 import { shieldSetsFor } from "../../src/shield/token/index.js";
 import { Conversation } from "../support/conversation.js";
 
-const policyFile = fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url));
+const policyFile = fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url));
 const policy = loadPolicy(policyFile);
 const evaluator = new Evaluator(policy);
 

@@ -67,7 +67,7 @@ describe("lintConstraints", () => {
 
   test("satisfiable constraints give no finding (travel; the task's limit alone)", async () => {
     const travel = loadPolicy(
-      fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url)),
+      fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url)),
     );
     assert.deepEqual(await lintConstraints(travel, solver), []);
     const limit = parsePolicy(
@@ -129,7 +129,7 @@ describe("traps made by constraints", () => {
 
   test("the travel policy and the patient-intake fixture lint clean", async () => {
     for (const file of [
-      fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url)),
+      fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url)),
       fileURLToPath(new URL("../../../test/evaluator/fixtures/patient-intake.yaml", import.meta.url)),
     ]) {
       const policy = loadPolicy(file);

@@ -85,7 +85,7 @@ describe("lintPolicy", () => {
   });
 
   test("the travel policy lints clean", () => {
-    const file = fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url));
+    const file = fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url));
     assert.deepEqual(lintPolicy(loadPolicy(file)), []);
   });
 });

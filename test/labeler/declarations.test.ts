@@ -6,7 +6,7 @@ import { MentorError } from "../../src/errors/index.js";
 import { parsePolicy } from "../../src/policy/index.js";
 
 const travel = readFileSync(
-  fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url)),
+  fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url)),
   "utf8",
 );
 

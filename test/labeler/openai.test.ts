@@ -89,6 +89,28 @@ describe("OpenAI-endpoint labeler: protocol handling against a scripted local HT
     assert.match(messages[1]?.content ?? "", /Plenty of room\./);
   });
 
+  test("without a key: no Authorization header, and the user's OPENAI_* variables are not read", async () => {
+    const saved = { key: process.env.OPENAI_API_KEY, base: process.env.OPENAI_BASE_URL };
+    process.env.OPENAI_API_KEY = "sk-the-users-own-key";
+    process.env.OPENAI_BASE_URL = "http://127.0.0.1:9/v1";
+    try {
+      script = [answer('{"label": "full"}')];
+      assert.deepEqual(await labeler().labelOutput(seats, {}, "Plenty of room."), {
+        value: "full",
+        source: "llm",
+      });
+      assert.equal(requests.length, 1);
+      assert.equal(requests[0]?.authorization, undefined);
+    } finally {
+      for (const [name, value] of [
+        ["OPENAI_API_KEY", saved.key],
+        ["OPENAI_BASE_URL", saved.base],
+      ] as const)
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+    }
+  });
+
   test("retries once on an invalid answer and uses a valid second one", async () => {
     script = [answer("probably full?"), answer('{"label": "none"}')];
     assert.deepEqual(await labeler().labelOutput(seats, {}, "Plenty of room."), {

@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { MentorError } from "../../src/errors/index.js";
-import type { ParameterSchema } from "../../src/llm/decoder.js";
-import { type ChatTool, Engine, type GenerationResult } from "../../src/llm/index.js";
+import { Engine, type GenerationResult } from "../../src/llm/index.js";
 import { tinyModelFamilies } from "../../src/models/family-tokenizer.js";
 import { makeTinyModel, seededRandom } from "../../src/models/tiny-model.js";
+import type { ChatTool, ParameterSchema } from "../../src/openai/index.js";
 
 // Tests in this file need a model: they write tiny ones (random weights, real tokenizers). The
 // smallest shape (one layer, hidden size 16, f32) halves the CPU time per token against the

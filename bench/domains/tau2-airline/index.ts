@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { MentorError } from "../../../src/errors/index.js";
+import { shippedPolicy } from "../../paths.js";
 import type { Database, Row, Tables } from "../tau2-shared/database.js";
 import { type Action, type TaskCall, tau2Domain } from "../tau2-shared/domain.js";
 import { readJson } from "../tau2-shared/tools.js";
@@ -11,7 +11,7 @@ export const tau2Airline = tau2Domain({
   name: "tau2-airline",
   folder: "airline",
   v1ToolsFile: join("tau-bench-v1", "airline", "tools.json"),
-  policyPath: fileURLToPath(new URL("../../../../bench/domains/tau2-airline/policy.yaml", import.meta.url)),
+  policyPath: shippedPolicy("tau2-airline"),
   loadTables: airlineTables,
   handlers: airlineTools,
   account: airlineAccount,

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MentorError } from "../../../src/errors/index.js";
-import type { ChatTool } from "../../../src/llm/index.js";
-import { benchSource } from "../../paths.js";
+import type { ChatTool } from "../../../src/openai/index.js";
+import { shippedPolicy } from "../../paths.js";
 import type { BenchTask, Domain, Environment, ExecutedCall, Verdict } from "../domain.js";
 import { stateDifferences } from "../state-diff.js";
 import { readTaskArray, requireField } from "../tasks-file.js";
@@ -93,7 +93,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 export const tau2Mock: Domain = {
   name: "tau2-mock",
-  policyPath: benchSource("domains", "tau2-mock", "policy.yaml"),
+  policyPath: shippedPolicy("tau2-mock"),
   manual: (dataDir) => readFileSync(join(mockDir(dataDir), "policy.md"), "utf8").trim(),
   tools: mockTools,
   tasks({ dataDir, tasksFile }) {

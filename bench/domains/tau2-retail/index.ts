@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { MentorError } from "../../../src/errors/index.js";
+import { shippedPolicy } from "../../paths.js";
 import type { Tables } from "../tau2-shared/database.js";
 import { type Action, type TaskCall, tau2Domain } from "../tau2-shared/domain.js";
 import { readJson } from "../tau2-shared/tools.js";
@@ -11,7 +11,7 @@ export const tau2Retail = tau2Domain({
   name: "tau2-retail",
   folder: "retail",
   v1ToolsFile: join("tau-bench-v1", "retail_tools.json"),
-  policyPath: fileURLToPath(new URL("../../../../bench/domains/tau2-retail/policy.yaml", import.meta.url)),
+  policyPath: shippedPolicy("tau2-retail"),
   loadTables: (dataDir) => {
     const file = join(dataDir, "tau2", "retail", "db.json");
     const tables = readJson(file) as Tables;

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MentorError } from "../../../src/errors/index.js";
-import type { ChatTool } from "../../../src/llm/index.js";
+import type { ChatTool } from "../../../src/openai/index.js";
 import type { BenchTask, Domain, Environment, ExecutedCall, Verdict } from "../domain.js";
 import { Database, databaseDifferences, deepFreeze, type Tables } from "./database.js";
 import { argumentProblem, readJson, ToolError, tau2Tools } from "./tools.js";

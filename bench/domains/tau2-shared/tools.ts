@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MentorError } from "../../../src/errors/index.js";
-import type { ParameterSchema } from "../../../src/llm/decoder.js";
-import type { ChatTool } from "../../../src/llm/index.js";
+import type { ChatTool, ParameterSchema } from "../../../src/openai/index.js";
 import type { Database, Row } from "./database.js";
 
 /** A tool's refusal (not found, wrong status, insufficient balance…): returned to the agent as a tool error. */

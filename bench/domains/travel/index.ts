@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
-import type { ParameterSchema } from "../../../src/llm/decoder.js";
-import type { ChatTool } from "../../../src/llm/index.js";
-import { benchSource } from "../../paths.js";
+import type { ChatTool, ParameterSchema } from "../../../src/openai/index.js";
+import { benchSource, shippedPolicy } from "../../paths.js";
 import type { BenchTask, Domain, Environment, ExecutedCall } from "../domain.js";
 import { readTaskArray, requireField } from "../tasks-file.js";
 import { cityNamed, distanceKm, readTravelDatabase, shortRouteKm, type TravelDatabase } from "./database.js";
@@ -14,7 +13,7 @@ export interface TravelTask extends BenchTask {
   trips: Trip[];
 }
 
-const policyPath = benchSource("domains", "travel", "policy.yaml");
+const policyPath = shippedPolicy("travel");
 const databaseFile = benchSource("domains", "travel", "db.json");
 const defaultReply = "I have told you everything you need. Please go ahead as the travel manual says.";
 

@@ -6,8 +6,9 @@ import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { getLlama, type LlamaModel } from "node-llama-cpp";
 import { parseCalls, parseLabel } from "../../src/labeler/answer.js";
-import { Labeler, type LabelModel, LocalLabelModel, type ModelRequest } from "../../src/labeler/index.js";
+import { Labeler, type LabelModel, type ModelRequest } from "../../src/labeler/index.js";
 import { labelRequest, taskRequest } from "../../src/labeler/prompt.js";
+import { LocalLabelModel } from "../../src/llm/index.js";
 import { makeTinyModel, seededRandom } from "../../src/models/tiny-model.js";
 import { traceFromMessages } from "../../src/monitor/index.js";
 import { loadPolicy, parsePolicy, type TaskCallSpec, type ToolSpec } from "../../src/policy/index.js";
@@ -103,7 +104,11 @@ for (const family of ["gemma3", "qwen3"] as const) {
         const raw = await sampled.complete(labelRequest(toolWith(labels), {}, `output number ${run}`));
         const parsed = parseLabel(raw, labels);
         assert.ok(parsed.ok, `${JSON.stringify(raw)} for labels ${labels.join(", ")}`);
-        assert.equal(raw, parsed.value ?? "none", "the answer is exactly the label, nothing around it");
+        assert.equal(
+          JSON.parse(raw),
+          parsed.value ?? "none",
+          "the answer is exactly the label as a JSON string, nothing around it",
+        );
         seen.add(raw);
       }
       assert.ok(seen.size > 1, `sampling explores several labels (saw ${[...seen].join(", ")})`);

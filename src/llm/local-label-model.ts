@@ -6,9 +6,8 @@ import {
   type LlamaModel,
   resolveChatWrapper,
 } from "node-llama-cpp";
-import { chatHistoryFromMessages } from "../llm/index.js";
-import { labelGrammar, taskGrammar } from "./grammar.js";
-import type { LabelModel, ModelRequest } from "./model.js";
+import { type LabelModel, labelSchema, type ModelRequest, taskGrammar } from "../labeler/index.js";
+import { chatHistoryFromMessages } from "./chat.js";
 
 export interface LocalLabelModelOptions {
   /** Default 2048 tokens. */
@@ -21,9 +20,9 @@ export interface LocalLabelModelOptions {
 }
 
 /**
- * The LLM labeler on a loaded local model: its own one-sequence context, the model's chat
- * template, and decoding constrained by a grammar from `grammars/` that admits only the declared
- * labels (or none) / only JSON arrays of the policy's task calls. Requests run one at a time.
+ * The labeler's model (`LabelModel`) on a loaded local model: its own one-sequence context, the model's chat
+ * template, and decoding constrained by a grammar that admits only the declared labels (or none)
+ * as a JSON string / only JSON arrays of the policy's task calls. Requests run one at a time.
  */
 export class LocalLabelModel implements LabelModel {
   readonly name: string;
@@ -62,21 +61,28 @@ export class LocalLabelModel implements LabelModel {
     await this.context.dispose();
   }
 
-  /** The GBNF source the request is decoded with. */
-  static grammarSource(request: ModelRequest): string {
-    return request.output.kind === "label"
-      ? labelGrammar(request.output.labels)
-      : taskGrammar(request.output.calls);
+  /**
+   * The grammar a request is decoded with: a label answer through node-llama-cpp's JSON-schema
+   * grammar (one of the labels or none, as a JSON string), task calls through grammars/task.gbnf.
+   */
+  private grammarFor(request: ModelRequest): Promise<LlamaGrammar> {
+    const output = request.output;
+    const key =
+      output.kind === "label" ? JSON.stringify(labelSchema(output.labels)) : taskGrammar(output.calls);
+    let grammar = this.grammars.get(key);
+    if (!grammar) {
+      grammar =
+        output.kind === "label"
+          ? this.model.llama.createGrammarForJsonSchema(labelSchema(output.labels))
+          : this.model.llama.createGrammar({ grammar: key });
+      this.grammars.set(key, grammar);
+    }
+    return grammar;
   }
 
   private async completeNow(request: ModelRequest, signal?: AbortSignal): Promise<string> {
     signal?.throwIfAborted();
-    const source = LocalLabelModel.grammarSource(request);
-    let grammar = this.grammars.get(source);
-    if (!grammar) {
-      grammar = this.model.llama.createGrammar({ grammar: source });
-      this.grammars.set(source, grammar);
-    }
+    const grammar = this.grammarFor(request);
     const { contextText } = this.wrapper.generateContextState({
       chatHistory: chatHistoryFromMessages([
         { role: "system", content: request.system },

@@ -1,0 +1,185 @@
+import assert from "node:assert/strict";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, beforeEach, describe, it } from "node:test";
+import { UpstreamGenerator } from "../../src/agent/index.js";
+import { MentorError } from "../../src/errors/index.js";
+import type { ChatTool } from "../../src/openai/index.js";
+
+// No model: a real local HTTP server answers with scripted responses; these tests check what the
+// upstream generator sends and how it reads each kind of answer.
+type Script = (response: ServerResponse) => void;
+const requests: { path: string; body: Record<string, unknown>; authorization: string | undefined }[] = [];
+let script: Script[] = [];
+const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+  let text = "";
+  request.on("data", (chunk) => {
+    text += chunk;
+  });
+  request.on("end", () => {
+    requests.push({
+      path: request.url ?? "",
+      body: JSON.parse(text) as Record<string, unknown>,
+      authorization: request.headers.authorization,
+    });
+    const next = script.shift();
+    if (next) next(response);
+    else reply(500, { error: { message: "no scripted response left" } })(response);
+  });
+});
+let url = "";
+before(async () => {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+beforeEach(() => {
+  requests.length = 0;
+  script = [];
+});
+
+function reply(status: number, body: unknown, contentType = "application/json"): Script {
+  return (response) => {
+    response.writeHead(status, { "content-type": contentType });
+    response.end(typeof body === "string" ? body : JSON.stringify(body));
+  };
+}
+
+function completion(message: Record<string, unknown>, finish = "stop"): Script {
+  return reply(200, {
+    id: "c",
+    object: "chat.completion",
+    created: 0,
+    model: "scripted",
+    choices: [{ index: 0, finish_reason: finish, message: { role: "assistant", ...message } }],
+    usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
+  });
+}
+
+const tools: ChatTool[] = [
+  {
+    type: "function",
+    function: {
+      name: "check_distance",
+      parameters: { type: "object", properties: { origin: { type: "string" } } },
+    },
+  },
+];
+const messages = [{ role: "user" as const, content: "Hi", mentor: { task: [] } }];
+
+async function code(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof MentorError, String(error));
+    return `${error.code}: ${error.message}`;
+  }
+  assert.fail("expected an error");
+}
+
+describe("UpstreamGenerator (openai SDK) against a scripted endpoint", () => {
+  it("sends an OpenAI request without mentor's fields, with the key; reads calls and usage", async () => {
+    script = [
+      completion(
+        {
+          content: null,
+          tool_calls: [
+            {
+              id: "a",
+              type: "function",
+              function: { name: "check_distance", arguments: '{"origin":"Oslo"}' },
+            },
+            { id: "b", type: "function", function: { name: "check_distance", arguments: "[1]" } },
+            { id: "c", type: "function", function: { name: "check_distance", arguments: "{" } },
+          ],
+        },
+        "tool_calls",
+      ),
+    ];
+    const generator = new UpstreamGenerator({ url, model: "scripted", apiKey: "secret" });
+    const result = await generator.generate({
+      messages,
+      tools,
+      toolChoice: "auto",
+      temperature: 0,
+      maxTokens: 50,
+      stop: ["END"],
+    });
+    const [request] = requests;
+    assert.equal(request?.path, "/v1/chat/completions");
+    assert.equal(request?.authorization, "Bearer secret");
+    assert.deepEqual(request?.body.messages, [{ role: "user", content: "Hi" }]);
+    assert.deepEqual(
+      [request?.body.model, request?.body.tool_choice, request?.body.max_tokens, request?.body.stop],
+      ["scripted", "auto", 50, ["END"]],
+    );
+    assert.deepEqual(request?.body.tools, tools);
+    assert.equal("top_p" in (request?.body ?? {}), false, "unset options are left out");
+    assert.deepEqual(result.toolCalls, [
+      { name: "check_distance", arguments: { origin: "Oslo" } },
+      { name: "check_distance", arguments: {}, invalid: "the arguments are not a JSON object" },
+      { name: "check_distance", arguments: {}, invalid: "the arguments are not valid JSON" },
+    ]);
+    assert.equal(result.finishReason, "tool_calls");
+    assert.deepEqual(result.usage, { promptTokens: 7, completionTokens: 3 });
+  });
+
+  it("without a key sends no Authorization header; no tools means no tool fields", async () => {
+    script = [completion({ content: "Hello." }, "length")];
+    const result = await new UpstreamGenerator({ url: `${url}/v1/`, model: "m" }).generate({
+      messages,
+      tools: [],
+      toolChoice: "auto",
+    });
+    assert.equal(requests[0]?.authorization, undefined);
+    assert.equal("tools" in (requests[0]?.body ?? {}), false);
+    assert.deepEqual([result.content, result.finishReason], ["Hello.", "length"]);
+  });
+
+  it("an HTTP error, a body that is not JSON, a completion without a message and no endpoint: MNT_ERR_UPSTREAM", async () => {
+    const generator = new UpstreamGenerator({ url, model: "m" });
+    const generate = () => generator.generate({ messages, tools: [], toolChoice: "auto" });
+    script = [reply(503, { error: { message: "overloaded" } })];
+    assert.match(
+      await code(generate()),
+      /^MNT_ERR_UPSTREAM: http:\/\/.*\/v1\/chat\/completions answered 503: .*overloaded/,
+    );
+    assert.equal(requests.length, 1, "no retries by default: the client retries mentor's 502");
+    script = [reply(200, "<html>", "text/html")];
+    assert.match(await code(generate()), /^MNT_ERR_UPSTREAM: .* answered something that is not JSON/);
+    script = [reply(200, "{", "application/json")];
+    assert.match(await code(generate()), /^MNT_ERR_UPSTREAM: .* answered something that is not JSON/);
+    script = [reply(200, { choices: [] })];
+    assert.match(await code(generate()), /^MNT_ERR_UPSTREAM: .* without choices\[0\]\.message/);
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const unreachable = new UpstreamGenerator({ url: `http://127.0.0.1:${port}`, model: "m" });
+    assert.match(
+      await code(unreachable.generate({ messages, tools: [], toolChoice: "auto" })),
+      /^MNT_ERR_UPSTREAM: http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: .*ECONNREFUSED/,
+    );
+  });
+
+  it("a cancelled request is MNT_ERR_CANCELLED; a slow upstream times out after timeoutMs", async () => {
+    script = [() => undefined, () => undefined];
+    const controller = new AbortController();
+    const pending = new UpstreamGenerator({ url, model: "m" }).generate({
+      messages,
+      tools: [],
+      toolChoice: "auto",
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 50);
+    assert.match(await code(pending), /^MNT_ERR_CANCELLED/);
+    const slow = new UpstreamGenerator({ url, model: "m", timeoutMs: 100 });
+    assert.match(
+      await code(slow.generate({ messages, tools: [], toolChoice: "auto" })),
+      /^MNT_ERR_UPSTREAM: .* no answer within 100 ms/,
+    );
+  });
+});
