@@ -8,6 +8,9 @@ import {
   type PropositionSpec,
 } from "../policy/index.js";
 
+/** What a call is at a state: it rules out a compliant finish, brings one closer, or neither. */
+export type CallClass = "unsafe" | "progressing" | "neutral";
+
 /**
  * A concrete call the game considers: one per tool and binding it can name (arguments filled
  * from the binding), plus one per tool whose propositions take no entity.

@@ -1,9 +1,8 @@
 import { MentorError } from "../errors/index.js";
 import type { Instance, Run } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
-import { type CandidateCall, candidateCalls, helpingCandidates } from "./candidates.js";
+import { type CallClass, type CandidateCall, candidateCalls, helpingCandidates } from "./candidates.js";
 import { type Component, componentsOf } from "./components.js";
-import type { CallClass } from "./template.js";
 
 /** What a template needs besides states: it depends only on the instances and on `exclude`. */
 export interface Structure {

@@ -1,9 +1,8 @@
-export type { CandidateCall } from "./candidates.js";
+export type { CallClass, CandidateCall } from "./candidates.js";
 export { Game } from "./game.js";
 export { type LintFinding, type LintOptions, lintPolicy } from "./lint.js";
 export { lintConstraints } from "./lint-constraints.js";
 export {
-  type CallClass,
   type CandidateClasses,
   type GameOptions,
   type Step,

@@ -1,6 +1,5 @@
-import type { CandidateCall } from "./candidates.js";
+import type { CallClass, CandidateCall } from "./candidates.js";
 import type { Component } from "./components.js";
-import type { CallClass } from "./template.js";
 
 /** What a template knows about one state (states are never mutated once built). */
 export interface StateCache {

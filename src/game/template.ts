@@ -1,5 +1,5 @@
 import type { Instance, OutcomeCase, Run, ToolCallEvent } from "../monitor/index.js";
-import type { CandidateCall } from "./candidates.js";
+import type { CallClass, CandidateCall } from "./candidates.js";
 import type { Component } from "./components.js";
 import { Game } from "./game.js";
 import { searchComponent } from "./search.js";
@@ -30,8 +30,6 @@ export interface TemplateOptions extends GameOptions {
    */
   game?: Game;
 }
-
-export type CallClass = "unsafe" | "progressing" | "neutral";
 
 /**
  * The game between agent (chooses a call) and environment (chooses its outcome), played from
