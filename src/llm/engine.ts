@@ -11,6 +11,7 @@ import {
   type Token,
   TokenBias,
 } from "node-llama-cpp";
+import PQueue from "p-queue";
 import { MentorError } from "../errors/index.js";
 import type { ChatMessage, ChatTool, ToolChoice, ToolDefinition } from "../openai/index.js";
 import {
@@ -176,7 +177,8 @@ function loadLlama(threads: number, gpu: GpuChoice = "auto"): Promise<Llama> {
 export class Engine {
   /** Sequences not generating now. */
   private readonly idle: LlamaContextSequence[];
-  private readonly waiting: (() => void)[] = [];
+  /** Generations in arrival order, as many at once as there are sequences. */
+  private readonly queue: PQueue;
 
   private constructor(
     readonly model: LlamaModel,
@@ -186,6 +188,7 @@ export class Engine {
     readonly vocabulary: VocabularyIndex,
   ) {
     this.idle = Array.from({ length: context.totalSequences }, () => context.getSequence());
+    this.queue = new PQueue({ concurrency: context.totalSequences });
   }
 
   /** Sequences in the context (generations that can run at once). */
@@ -297,30 +300,25 @@ export class Engine {
         "MNT_ERR_BAD_INPUT",
         `the prompt (${prompt.length} tokens) and max_tokens (${maxTokens}) do not fit the context (${this.context.contextSize})`,
       );
-    const sequence = await this.acquire(prompt, options.signal);
-    try {
-      return await this.run(sequence, prompt, decoder, options, started);
-    } finally {
-      this.idle.push(sequence);
-      this.waiting.shift()?.();
-    }
+    // p-queue gets no signal: it would free the slot of an aborted generation at once, while
+    // the sequence is still busy until the loop sees the abort.
+    return (await this.queue.add(async () => {
+      if (options.signal?.aborted) throw cancelled();
+      const sequence = this.takeIdle(prompt);
+      try {
+        return await this.run(sequence, prompt, decoder, options, started);
+      } finally {
+        this.idle.push(sequence);
+      }
+    })) as GenerationResult;
   }
 
   /**
-   * A free sequence, the one whose cached tokens share the longest prefix with the prompt (a
-   * follow-up turn of a conversation finds its earlier turns still evaluated).
+   * The free sequence whose cached tokens share the longest prefix with the prompt (a follow-up
+   * turn of a conversation finds its earlier turns still evaluated). The queue runs at most as
+   * many generations as there are sequences, so one is free.
    */
-  private async acquire(
-    prompt: readonly Token[],
-    signal: AbortSignal | undefined,
-  ): Promise<LlamaContextSequence> {
-    while (this.idle.length === 0) {
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-      if (signal?.aborted) {
-        this.waiting.shift()?.();
-        throw cancelled();
-      }
-    }
+  private takeIdle(prompt: readonly Token[]): LlamaContextSequence {
     let best = 0;
     let bestLength = -1;
     this.idle.forEach((sequence, index) => {

@@ -5,6 +5,7 @@ import { Labeler, type LabelModel, OpenAILabelModel } from "../labeler/index.js"
 import { defaultThreads, gpuName } from "../llm/gpu.js";
 import type { Engine } from "../llm/index.js";
 import { loadRegistry, parseModelSpec, resolveModel } from "../models/index.js";
+import { createOpenAIClient, requestFailure } from "../openai/index.js";
 import type { Policy } from "../policy/index.js";
 import type { Backend } from "./context.js";
 import type { ServerSettings } from "./options.js";
@@ -104,21 +105,28 @@ function modelIdOf(model: string): string {
 }
 
 async function upstreamModel(url: string, apiKey: string | undefined): Promise<string> {
-  const endpoint = `${apiBase(url)}/models`;
+  const baseURL = apiBase(url);
+  const client = createOpenAIClient({
+    baseURL,
+    ...(apiKey !== undefined ? { apiKey } : {}),
+    timeoutMs: 30_000,
+    maxRetries: 0,
+  });
+  let id: unknown;
   try {
-    const response = await fetch(
-      endpoint,
-      apiKey !== undefined ? { headers: { authorization: `Bearer ${apiKey}` } } : {},
-    );
-    const listing = (await response.json()) as { data?: { id?: string }[] };
-    const id = listing.data?.[0]?.id;
-    if (!response.ok || typeof id !== "string")
-      throw new Error(`answered ${response.status} without a model`);
-    return id;
+    const page = await client.models.list();
+    id = page.data[0]?.id;
   } catch (error) {
+    const failure = requestFailure(error);
     throw new MentorError(
       "MNT_ERR_UPSTREAM",
-      `cannot list the models of ${endpoint} (${(error as Error).message}); name the upstream model with --model`,
+      `cannot list the models of ${baseURL}/models (${"detail" in failure ? failure.detail : failure.kind}); name the upstream model with --model`,
     );
   }
+  if (typeof id !== "string")
+    throw new MentorError(
+      "MNT_ERR_UPSTREAM",
+      `${baseURL}/models lists no model; name the upstream model with --model`,
+    );
+  return id;
 }
