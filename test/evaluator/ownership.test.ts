@@ -7,7 +7,7 @@ import { Run } from "../../src/monitor/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
 
-const policyFile = fileURLToPath(new URL("../../../bench/domains/travel/policy.yaml", import.meta.url));
+const policyFile = fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url));
 const request = {
   name: "request_travel",
   arguments: { origin: "Toronto", destination: "Chicago", urgent: false },
