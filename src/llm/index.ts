@@ -10,11 +10,9 @@ export {
   assistantMessage,
   Engine,
   type EngineOptions,
-  type GenerateOptions,
   type GenerationResult,
   type GenerationStats,
-  planGeneration,
-  type ShieldOptions,
 } from "./engine.js";
 export { type GpuChoice, gpuChoices, gpuName, parseGpuChoice } from "./gpu.js";
 export { LocalLabelModel, type LocalLabelModelOptions } from "./local-label-model.js";
+export { type GenerateOptions, planGeneration, type ShieldOptions } from "./plan.js";
