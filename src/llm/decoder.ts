@@ -1,3 +1,9 @@
+// Over 500 lines on purpose: `CallDecoder` is one state machine (free text, call prefix, name
+// slot, argument slots, suffix) whose phases share the partial text, the open slot and the veto
+// per sampled token. The properties the tests hold it to (it never emits what it masks; it is
+// token-for-token transparent where it masks nothing) are properties of the whole machine; the
+// helpers that need none of its state (skeleton, number checks, wrapper lines) are at the end.
+
 import { MentorError } from "../errors/index.js";
 import type { ToolDefinition } from "../openai/index.js";
 import {

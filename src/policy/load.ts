@@ -1,3 +1,8 @@
+// Over 500 lines on purpose: one compiler pass over the policy file. Each section reads the ones
+// before it (propositions read tools, the task and entities; rules and constraints read
+// propositions), and every problem of every section is collected with its file, line, column and
+// rule id and reported at once; split into files, that shared state would travel through each.
+
 import { readFileSync } from "node:fs";
 import { type ErrorCode, MentorError, offsetOf, type SourceLocation } from "../errors/index.js";
 import {
