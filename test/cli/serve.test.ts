@@ -76,42 +76,30 @@ describe("mentor serve (command line)", () => {
     assert.equal(record.status, 200);
   });
 
-  it("refuses an unknown --gpu (flag or MENTOR_GPU) before it opens a port", async () => {
-    for (const [args, env] of [
-      [["--gpu", "tpu"], {}],
-      [[], { MENTOR_GPU: "tpu" }],
-    ] as const) {
-      const child = spawn(process.execPath, [main, "serve", "--port", "0", ...args], {
-        env: { ...process.env, MENTOR_MODEL: join(directory, "llama.gguf"), ...env },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stderr = "";
-      child.stderr.on("data", (chunk: Buffer) => {
-        stderr += chunk.toString();
-      });
-      const [code] = await once(child, "exit");
-      assert.equal(code, 2);
-      assert.match(
-        stderr,
-        /MNT_ERR_BAD_INPUT: --gpu \(MENTOR_GPU\) must be one of auto, cpu, cuda, vulkan, metal, not "tpu"/,
-      );
-    }
-  });
+  /** `mentor serve` with settings it must refuse before it opens a port: its exit code and stderr. */
+  async function refusedServe(args: readonly string[], env: Record<string, string> = {}) {
+    const child = spawn(process.execPath, [main, "serve", "--port", "0", ...args], {
+      env: { ...process.env, MENTOR_MODEL: join(directory, "llama.gguf"), ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const [code] = await once(child, "exit");
+    return { code, stderr };
+  }
 
-  it("refuses a malformed --eta or --sequences before it opens a port, naming the flag", async () => {
-    for (const [args, message] of [
-      [["--eta", "abc"], /MNT_ERR_BAD_INPUT: --eta must be a number of at least 0, not abc/],
-      [["--sequences", "0"], /MNT_ERR_BAD_INPUT: --sequences must be an integer of at least 1, not 0/],
+  it("refuses an unknown --gpu (flag or MENTOR_GPU), a malformed --eta or --sequences, naming the flag", async () => {
+    const gpu =
+      /MNT_ERR_BAD_INPUT: --gpu \(MENTOR_GPU\) must be one of auto, cpu, cuda, vulkan, metal, not "tpu"/;
+    for (const [args, env, message] of [
+      [["--gpu", "tpu"], {}, gpu],
+      [[], { MENTOR_GPU: "tpu" }, gpu],
+      [["--eta", "abc"], {}, /MNT_ERR_BAD_INPUT: --eta must be a number of at least 0, not abc/],
+      [["--sequences", "0"], {}, /MNT_ERR_BAD_INPUT: --sequences must be an integer of at least 1, not 0/],
     ] as const) {
-      const child = spawn(process.execPath, [main, "serve", "--port", "0", ...args], {
-        env: { ...process.env, MENTOR_MODEL: join(directory, "llama.gguf") },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stderr = "";
-      child.stderr.on("data", (chunk: Buffer) => {
-        stderr += chunk.toString();
-      });
-      const [code] = await once(child, "exit");
+      const { code, stderr } = await refusedServe(args, env);
       assert.equal(code, 2);
       assert.match(stderr, message);
     }
