@@ -120,6 +120,9 @@ export function registerPolicyCommands(program: Command): void {
           verdict: decision.verdict,
           violations: decision.violations.map((finding) => finding.rule),
           warnings: decision.warnings.map((finding) => finding.rule),
+          // Why a call was blocked without a broken rule, and what the shield would have advised.
+          ...(decision.failClosed !== undefined ? { failClosed: decision.failClosed } : {}),
+          ...(decision.advice ? { advice: decision.advice } : {}),
         };
       });
       const run = Run.fromTrace(policy, trace);

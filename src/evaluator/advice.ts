@@ -67,11 +67,12 @@ export class Advisor {
     if (!tool || tool.repairable.length === 0 || !onlyArguments || decision.advice?.kind === "repair")
       return decision;
     const call = proposedEvent(proposed);
-    const after = run.after(call, []);
+    // The scope `decide` judges the call in: the history before it, the bindings it introduces.
+    const at = run.atCall(call);
     // The solver takes one scope per request: constraints are grouped by the bindings they apply for.
     const groups = new Map<string, { bindings: Binding[]; constraints: ConstraintSpec[] }>();
     for (const constraint of this.judge.policy.constraints) {
-      for (const bindings of this.judge.constraintTargets(after, constraint, call)) {
+      for (const bindings of this.judge.constraintTargets(run, constraint, call)) {
         const key = bindings.map((binding) => binding.id).join(",");
         const group = groups.get(key) ?? { bindings, constraints: [] };
         group.constraints.push(constraint);
@@ -87,7 +88,7 @@ export class Advisor {
           tool: { name: tool.name, parameters: tool.parameters, required: tool.required },
           arguments: proposed.arguments,
           constraints: constraints.map((constraint) => constraint.require),
-          scope: after.scopeFor(bindings, proposed.arguments),
+          scope: at.scopeFor(bindings, proposed.arguments),
           repairable: tool.repairable,
           candidates,
         });
@@ -214,9 +215,7 @@ export class Advisor {
     });
     if (failClosed || this.judge.blocked(lost)) return false;
     if (!this.judge.constrains(call.name)) return true;
-    return this.judge
-      .constraintFindings(run.after(event, []).after(call, []), call)
-      .every((found) => found.mode !== "block");
+    return this.judge.constraintFindings(run.after(event, []), call).every((found) => found.mode !== "block");
   }
 
   /** A candidate's move for one outcome case, read from its concrete arguments (letters may differ from the abstract choice). */

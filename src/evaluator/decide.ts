@@ -69,7 +69,7 @@ export class Judge {
       if (after.every((state) => instance.rule.automaton.colour(state[index] as number) === "PERM_VIOL"))
         findings.addInstance(instance, instance.rule.mode);
     }
-    if (this.constrains(call.name)) findings.addAll(this.constraintFindings(run.after(call, []), call));
+    if (this.constrains(call.name)) findings.addAll(this.constraintFindings(run, call));
     const judged = { proposed, call, findings, failClosed: outcomes.failClosed };
     return this.conclude(run, judged, withAdvice, (verdict) =>
       this.duties.at(template, verdict === "allow" ? after : run.beliefs),
@@ -86,12 +86,16 @@ export class Judge {
     return this.policy.constraints.some((constraint) => constraint.on.tool === tool);
   }
 
-  /** Argument constraints, decided on the concrete arguments (`after` is the run with the call). */
-  constraintFindings(after: Run, call: ToolCallEvent): RuleFinding[] {
+  /**
+   * Argument constraints, decided on the concrete arguments of a call proposed on `run` (the run
+   * before it): their history functions read the calls made before this one, as the rules do.
+   */
+  constraintFindings(run: Run, call: ToolCallEvent): RuleFinding[] {
     const found: RuleFinding[] = [];
+    const at = run.atCall(call);
     for (const constraint of this.policy.constraints) {
-      for (const bindings of this.constraintTargets(after, constraint, call)) {
-        if (!holdsIn(constraint.require, after.scopeFor(bindings, call.arguments))) {
+      for (const bindings of this.constraintTargets(run, constraint, call)) {
+        if (!holdsIn(constraint.require, at.scopeFor(bindings, call.arguments))) {
           found.push(
             this.texts.finding(constraint.id, constraint.sentence, constraint.mode, "constraint", bindings),
           );
@@ -101,10 +105,15 @@ export class Judge {
     return found;
   }
 
-  /** Bindings for which the constraint applies to the call (its proposition's `when` holds). */
-  constraintTargets(run: Run, constraint: ConstraintSpec, call: ToolCallEvent): Binding[][] {
+  /**
+   * Bindings for which the constraint applies to a call proposed on `run` (its proposition's
+   * `when` holds, read on the history before the call, as the rules read it). The bindings
+   * include those the call introduces.
+   */
+  constraintTargets(before: Run, constraint: ConstraintSpec, call: ToolCallEvent): Binding[][] {
     const proposition = constraint.on;
     if (proposition.tool !== call.name) return [];
+    const run = before.atCall(call);
     const combinations = proposition.entities.reduce<Binding[][]>(
       (product, entity) =>
         product.flatMap((prefix) =>
@@ -181,7 +190,7 @@ export class Judge {
       )
         findings.addInstance(instance, instance.rule.mode);
     });
-    findings.addAll(this.constraintFindings(after, call));
+    findings.addAll(this.constraintFindings(run, call));
     return this.conclude(run, { proposed, call, findings, failClosed }, withAdvice, (verdict) => {
       const state = verdict === "allow" ? after : run;
       return this.duties.at(

@@ -34,8 +34,15 @@ export interface CheckEnvironment {
   variables: Record<string, FieldType>;
   /** Task calls and their fields. */
   task: Record<string, Record<string, FieldType>>;
-  /** Tools and their arguments, for `last`, `count` and `values`. */
-  tools: Record<string, { arguments: Record<string, FieldType> }>;
+  /**
+   * Tools: their arguments, for `count` and `values`, and what they return, for the fields after
+   * `last(…)`: declared fields (a text tool's `{label}`), or "any" (free JSON, not checked; also
+   * when undefined).
+   */
+  tools: Record<
+    string,
+    { arguments: Record<string, FieldType>; outcome?: Record<string, FieldType> | "any" }
+  >;
   /** Proposition names, for `held`. */
   propositions: string[];
 }
@@ -124,6 +131,8 @@ interface StaticType {
   name?: string;
   /** Whether the value is surely not null (a literal, a comparison, `count()`…); fields may be absent. */
   neverNull?: boolean;
+  /** For an object whose fields are declared (`last` of a text tool): the fields, and what it is. */
+  fields?: { declared: Record<string, FieldType>; what: string };
 }
 
 const unknownType: StaticType = { base: "unknown" };
@@ -189,6 +198,7 @@ class Checker {
         return this.reference(expression);
       case "member": {
         const object = this.infer(expression.object);
+        if (object.fields !== undefined) return this.declaredField(object.fields, expression);
         if (["string", "number", "boolean"].includes(object.base)) {
           this.report(
             "no-field",
@@ -445,9 +455,32 @@ class Checker {
         return { base: "boolean", neverNull: true };
       case "values":
         return { base: "list", neverNull: true };
-      case "last":
-        return unknownType;
+      case "last": {
+        const outcome = tool === undefined ? undefined : this.environment.tools[tool]?.outcome;
+        if (outcome === undefined || outcome === "any") return unknownType;
+        return {
+          base: "object",
+          fields: { declared: outcome, what: `${formatExpression(expression)} (what ${tool} returned)` },
+        };
+      }
     }
+  }
+
+  /** A field of an object whose fields are declared (`last('t').label`), and its type. */
+  private declaredField(
+    fields: NonNullable<StaticType["fields"]>,
+    expression: Expression & { kind: "member" },
+  ): StaticType {
+    const key = expression.key;
+    if (typeof key !== "string" || !Object.hasOwn(fields.declared, key)) {
+      this.report(
+        "unknown-field",
+        `unknown field ${formatKey(key)} of ${fields.what}; its fields are: ${names(fields.declared)}`,
+        expression,
+      );
+      return unknownType;
+    }
+    return { ...fromFieldType(fields.declared[key] as FieldType), name: formatExpression(expression) };
   }
 
   private reference(expression: ReferenceExpression): StaticType {

@@ -37,11 +37,11 @@ import type { Expression, PathSegment, Value } from "./ast.js";
 
 /** The history a policy's history functions read; supplied by the caller (the monitor). */
 export interface HistoryFunctions {
-  /** The last outcome of the tool for the current binding, or null. */
+  /** The outcome of the tool's latest call before the call judged, for the current binding, or null. */
   last(tool: string): Value;
   /** Whether the named proposition held at some earlier position. */
   held(proposition: string): boolean;
-  /** How many calls of the tool were made so far for this binding. */
+  /** How many calls of the tool were made before the call judged, for this binding. */
   count(tool: string): number;
   /** The values the argument took in earlier calls of the tool. */
   values(tool: string, argument: string): Value[];

@@ -5,11 +5,14 @@ import type { ToolCallEvent } from "./trace.js";
 
 /**
  * The history functions of an expression scope (`last`, `held`, `count`, `values`) for a set of
- * bindings, over the calls `calls` returns (read on demand).
+ * bindings, over the calls `calls` returns (read on demand): the calls made before the call
+ * being judged. `held` evaluates a proposition with the bindings' variables and `task` (the
+ * scope's task fields).
  */
 export function historyFunctions(
   policy: Policy,
   bindings: readonly Binding[],
+  task: Record<string, Value>,
   calls: () => readonly ToolCallEvent[],
 ): NonNullable<Scope["history"]> {
   return {
@@ -23,7 +26,7 @@ export function historyFunctions(
       const variables = Object.assign({}, ...bindings.map((binding) => binding.values));
       return calls().some((event) => {
         if (event.name !== proposition.tool) return false;
-        const scope: Scope = { arguments: event.arguments, variables, outcome: outcomeValue(event) };
+        const scope: Scope = { arguments: event.arguments, variables, task, outcome: outcomeValue(event) };
         return (
           (!proposition.when || holdsIn(proposition.when, scope)) &&
           (!proposition.outcome || holdsIn(proposition.outcome, scope))

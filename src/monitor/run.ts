@@ -153,12 +153,29 @@ export class Run {
     return this.stepped(call, groups, false);
   }
 
-  private stepped(call: ToolCallEvent, groups: readonly (readonly OutcomeCase[])[], rearm: boolean): Run[] {
-    let run: Run = this;
-    for (const binding of this.introducedBindings(call)) {
-      run = run.withBinding(binding.entity, binding.values, false, undefined);
+  /**
+   * The run as a call sees it: with the bindings the call introduces (and their instances), and
+   * its history still without the call. Everything that judges a call reads it here — the rules'
+   * letters, which bindings the call names, a constraint's `when` and `require` — so history
+   * functions read the calls made before it. This run itself when the call introduces nothing.
+   */
+  atCall(call: ToolCallEvent): Run {
+    let run = this.atCallCache.get(call);
+    if (!run) {
+      run = this;
+      for (const binding of this.introducedBindings(call)) {
+        run = run.withBinding(binding.entity, binding.values, false, undefined);
+      }
+      run = run.withInstancesFor(run.bindings.slice(this.bindings.length));
+      this.atCallCache.set(call, run);
     }
-    run = run.withInstancesFor(run.bindings.slice(this.bindings.length));
+    return run;
+  }
+
+  private readonly atCallCache = new WeakMap<ToolCallEvent, Run>();
+
+  private stepped(call: ToolCallEvent, groups: readonly (readonly OutcomeCase[])[], rearm: boolean): Run[] {
+    const run = this.atCall(call);
     const named = new Set(run.namedBindings(call).map((binding) => binding.id));
     const histories = run.parts.histories.map((history, id) =>
       named.has(id) ? [...history, call] : history,
@@ -323,7 +340,7 @@ export class Run {
     }
     let calls: readonly ToolCallEvent[] | undefined;
     // The calls that named `bindings` (all calls for rules without entities), read on demand.
-    const history = historyFunctions(this.policy, bindings, () => {
+    const history = historyFunctions(this.policy, bindings, task, () => {
       calls ??=
         bindings.length === 0
           ? this.calls

@@ -278,7 +278,10 @@ class PolicyCompiler {
       variables,
       task: Object.fromEntries([...taskCalls].map(([name, call]) => [name, fieldTypes(call.parameters)])),
       tools: Object.fromEntries(
-        [...tools].map(([name, tool]) => [name, { arguments: fieldTypes(tool.parameters) }]),
+        [...tools].map(([name, tool]) => [
+          name,
+          { arguments: fieldTypes(tool.parameters), outcome: outcomeFields(tool) },
+        ]),
       ),
       propositions: [...propositionNames],
     };
@@ -372,7 +375,7 @@ class PolicyCompiler {
           : this.compileExpression(declaration.outcome, [...path, "outcome"], {
               ...base,
               arguments: argumentsTypes,
-              outcome: tool.output === "text" ? { label: { enum: Object.keys(tool.labels) } } : "any",
+              outcome: outcomeFields(tool),
             });
       const canonicalKey = entityNames.length > 0 ? `${name}(${entityNames.join(",")})` : name;
       propositions.set(name, {
@@ -584,6 +587,11 @@ class PolicyCompiler {
     for (const [index, constraint] of raw.constraints.entries())
       check(constraint.id, ["constraints", index, "id"]);
   }
+}
+
+/** What a tool returns, as expressions read it: `{label}` for a text tool, free JSON otherwise. */
+function outcomeFields(tool: ToolSpec): Record<string, FieldType> | "any" {
+  return tool.output === "text" ? { label: { enum: Object.keys(tool.labels) } } : "any";
 }
 
 /**

@@ -362,6 +362,55 @@ describe("tau2-airline: policy decisions on hand-made runs", () => {
     assert.deepEqual(rulesOf(messages, "update_reservation_passengers", fewer).violations, ["A8"]);
   });
 
+  test("A5 and A7 compare with the previous change of the reservation (the history before the call)", () => {
+    // A7: after bags were added, fewer bags than that update are blocked, though more than the lookup showed.
+    const reservation = reservationWhere(
+      (candidate) => candidate.total_baggages > 0 && candidate.cabin !== "basic_economy",
+    );
+    const bags = (total_baggages: number) => ({
+      reservation_id: reservation.reservation_id,
+      total_baggages,
+      nonfree_baggages: 0,
+      payment_id: "credit_card_1",
+    });
+    const total = reservation.total_baggages;
+    const added = lookedUp(reservation).call("update_reservation_baggages", bags(total + 2), {
+      json: { ...reservation, total_baggages: total + 2 } as unknown as Value,
+    });
+    assert.deepEqual(rulesOf(added.messages, "update_reservation_baggages", bags(total + 1)).violations, [
+      "A7",
+    ]);
+    assert.equal(rulesOf(added.messages, "update_reservation_baggages", bags(total + 3)).verdict, "allow");
+    // A5: the cabin the last flight change left, not the one the lookup showed.
+    const change = (booked: Reservation, cabin: string) => ({
+      reservation_id: booked.reservation_id,
+      cabin,
+      flights: booked.flights.map(({ flight_number, date }) => ({ flight_number, date })),
+      payment_id: "credit_card_1",
+    });
+    const changed = (booked: Reservation, cabin: string) =>
+      lookedUp(booked).call("update_reservation_flights", change(booked, cabin), {
+        json: { ...booked, cabin } as unknown as Value,
+      });
+    const economy = reservationWhere((candidate) => candidate.cabin === "economy");
+    assert.deepEqual(
+      rulesOf(
+        changed(economy, "basic_economy").messages,
+        "update_reservation_flights",
+        change(economy, "basic_economy"),
+      ).violations,
+      ["A5"],
+    );
+    const basic = reservationWhere((candidate) => candidate.cabin === "basic_economy");
+    assert.ok(
+      !rulesOf(
+        changed(basic, "economy").messages,
+        "update_reservation_flights",
+        change(basic, "basic_economy"),
+      ).violations.includes("A5"),
+    );
+  });
+
   test("cancelling an old economy booking without insurance warns (A10); a business booking does not", () => {
     const plain = reservationWhere(
       (candidate) =>

@@ -5,7 +5,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { Evaluator } from "../../src/evaluator/index.js";
+import { parsePolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
+import { historyPolicy } from "../support/history-policy.js";
 
 const mentor = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 const travel = fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url));
@@ -120,6 +123,66 @@ describe("mentor lint / check / verify", () => {
     assert.ok(badReport.score < 1);
     const p1 = badReport.rules.find((rule: { rule: string }) => rule.rule === "P1");
     assert.equal(p1.colour, "PERM_VIOL");
+  });
+
+  test("verify: a blocked call says why without a broken rule (failClosed) and gives the shield's advice", () => {
+    const conversation = new Conversation(task)
+      .call("book_flight", { ...route, travel_class: "economy" }, { json: { status: "confirmed" } })
+      .call("cancel_everything", {}, { json: { status: "done" } });
+    const result = run([
+      "verify",
+      "--policy",
+      travel,
+      "--messages",
+      messagesFile("undeclared.json", conversation),
+    ]);
+    assert.equal(result.status, 1, result.stderr);
+    const [flight, undeclared] = JSON.parse(result.stdout).calls;
+    assert.deepEqual(flight.advice, {
+      kind: "prerequisite",
+      call: { name: "check_distance", arguments: route },
+      unblocks: true,
+    });
+    assert.equal(flight.failClosed, undefined);
+    assert.equal(undeclared.verdict, "block");
+    assert.deepEqual(undeclared.violations, []);
+    assert.match(undeclared.failClosed, /cancel_everything is not a tool of policy travel/);
+  });
+
+  test("verify judges each call as decide did before it was made (constraints read the history before the call)", () => {
+    const policyFile = join(directory, "history.yaml");
+    writeFileSync(policyFile, historyPolicy);
+    const evaluator = new Evaluator(parsePolicy(historyPolicy, policyFile));
+    const conversation = new Conversation([
+      { name: "request_refund", arguments: { order: "A1", limit: 100 } },
+    ])
+      .call("lookup", { order: "A1" }, { json: { balance: 80 } })
+      .call("check", { order: "A1", amount: 50 }, { json: { ok: true } });
+    const decided: string[][] = [];
+    for (const [amount, reason] of [
+      [30, ""],
+      [40, "late"],
+      [30, "late"],
+      [20, ""],
+    ] as const) {
+      const proposed = { name: "refund", arguments: { order: "A1", amount, reason } };
+      decided.push(evaluator.decide(conversation.messages, proposed).violations.map((found) => found.rule));
+      conversation.call("refund", proposed.arguments, { json: { amount } });
+    }
+    assert.deepEqual(decided, [[], ["H2"], ["H3", "H4"], ["H3", "H5"]]);
+    const result = run([
+      "verify",
+      "--policy",
+      policyFile,
+      "--messages",
+      messagesFile("history.json", conversation),
+    ]);
+    assert.equal(result.status, 1, result.stderr);
+    const calls = JSON.parse(result.stdout).calls as { call: { name: string }; violations: string[] }[];
+    assert.deepEqual(
+      calls.filter((entry) => entry.call.name === "refund").map((entry) => entry.violations),
+      decided,
+    );
   });
 
   test("bad messages name the message and field", () => {

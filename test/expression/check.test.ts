@@ -81,6 +81,48 @@ describe("checkExpression", () => {
     }
   });
 
+  test("fields after last(): checked where the tool declares its output (labels), free for JSON", () => {
+    const declared: CheckEnvironment = {
+      ...environment,
+      tools: {
+        ...environment.tools,
+        check_distance: {
+          ...environment.tools.check_distance,
+          outcome: { label: { enum: ["short", "long"] } },
+        },
+        book_flight: { ...environment.tools.book_flight, outcome: "any" },
+      } as CheckEnvironment["tools"],
+    };
+    assertProblem(
+      "unknown-field",
+      "last('check_distance').lable == 'short'",
+      "last('check_distance').lable",
+      /unknown field 'lable' of last\('check_distance'\) \(what check_distance returned\); its fields are: label/,
+      declared,
+    );
+    assertProblem(
+      "not-a-member",
+      "last('check_distance').label == 'near'",
+      "'near'",
+      /'near' is not one of the values of last\('check_distance'\).label: 'short', 'long'/,
+      declared,
+    );
+    assertProblem(
+      "no-field",
+      "last('check_distance').label.x == 1",
+      "last('check_distance').label.x",
+      /has no field 'x'/,
+      declared,
+    );
+    for (const text of [
+      "last('check_distance').label == 'short' && last('check_distance') == null",
+      "last('check_distance')['label'] in ['short', 'long'] && last('check_distance').label == null",
+      "last('book_flight').stauts == 'ok' && last('book_flight').a.b[0] == 1",
+    ]) {
+      assert.deepEqual(problems(text, declared), [], text);
+    }
+  });
+
   test("unknown variable", () => {
     assertProblem(
       "unknown-variable",

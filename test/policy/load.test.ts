@@ -125,6 +125,29 @@ describe("loadPolicy", () => {
     );
   });
 
+  test("a field after last() of a text tool that it does not have names the rule and the fields", () => {
+    const result = problemsAfter(
+      `require: "a.travel_class == 'economy' || task.request_travel.urgent == true"`,
+      `require: "a.travel_class == 'economy' || last('check_distance').lable == 'short'"`,
+    );
+    assertOne(
+      result,
+      "MNT_ERR_POLICY_REFERENCE",
+      "last('check_distance').lable",
+      /rule P3: unknown field 'lable' of last\('check_distance'\) \(what check_distance returned\); its fields are: label/,
+    );
+    const label = problemsAfter(
+      `require: "a.travel_class == 'economy' || task.request_travel.urgent == true"`,
+      `require: "a.travel_class == 'economy' || last('check_distance').label == 'near'"`,
+    );
+    assertOne(
+      label,
+      "MNT_ERR_POLICY_REFERENCE",
+      "'near'",
+      /rule P3: 'near' is not one of the values of last\('check_distance'\).label: 'short', 'long'/,
+    );
+  });
+
   test("duplicate rule ids", () => {
     const result = problemsAfter("{id: P7, template: notSuccession", "{id: P6, template: notSuccession");
     assert.deepEqual(
