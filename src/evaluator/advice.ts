@@ -3,8 +3,8 @@ import type { CandidateCall, StrategyTemplate } from "../game/index.js";
 import type { Binding, Instance, OutcomeCase, Run, ToolCallEvent } from "../monitor/index.js";
 import type { ConstraintSpec, ToolSpec } from "../policy/index.js";
 import type { SolverClient } from "../smt/index.js";
-import { type Judge, proposedEvent } from "./decide.js";
-import type { Advice, Decision, ProposedCall, RuleFinding } from "./types.js";
+import type { Judge } from "./decide.js";
+import { type Advice, type Decision, type ProposedCall, proposedEvent, type RuleFinding } from "./types.js";
 
 /**
  * Advice for a blocked call: the same call with repaired arguments (from candidate values, or

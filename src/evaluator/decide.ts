@@ -5,7 +5,14 @@ import type { ConstraintSpec, Policy } from "../policy/index.js";
 import { Advisor } from "./advice.js";
 import { Duties } from "./duties.js";
 import { BindingTexts, Findings } from "./findings.js";
-import type { Decision, Duty, EvaluatorOptions, ProposedCall, RuleFinding } from "./types.js";
+import {
+  type Decision,
+  type Duty,
+  type EvaluatorOptions,
+  type ProposedCall,
+  proposedEvent,
+  type RuleFinding,
+} from "./types.js";
 
 /**
  * Decides calls on runs: whether a call may be made, which rules it breaks, and (when asked)
@@ -238,10 +245,6 @@ interface Judged {
   call: ToolCallEvent;
   findings: Findings;
   failClosed: string | undefined;
-}
-
-export function proposedEvent(proposed: ProposedCall): ToolCallEvent {
-  return { id: "proposed", name: proposed.name, arguments: proposed.arguments, outcome: { kind: "pending" } };
 }
 
 /** States without repeats (by content), in first-seen order. */

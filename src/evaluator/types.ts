@@ -1,5 +1,6 @@
 import type { Value } from "../expression/index.js";
 import type { CallClass, GameOptions } from "../game/index.js";
+import type { ToolCallEvent } from "../monitor/index.js";
 import type { Mode } from "../policy/index.js";
 
 export interface ProposedCall {
@@ -80,4 +81,9 @@ export interface EvaluatorOptions extends GameOptions {
    * computation the incremental one is tested against.
    */
   incremental?: boolean;
+}
+
+/** A proposed call as an event of the run: its outcome is not known yet. */
+export function proposedEvent(proposed: ProposedCall): ToolCallEvent {
+  return { id: "proposed", name: proposed.name, arguments: proposed.arguments, outcome: { kind: "pending" } };
 }

@@ -1,3 +1,7 @@
+// Over 500 lines on purpose: the static checker is one type inference over the expression AST,
+// a case per node kind (operators, methods, history functions, references and their fields); the
+// cases must agree on what each type admits, and reading them side by side is how they are kept so.
+
 import { MentorError, type SourceLocation } from "../errors/index.js";
 import {
   type Expression,
