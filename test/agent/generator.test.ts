@@ -1,52 +1,22 @@
 import assert from "node:assert/strict";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { UpstreamGenerator } from "../../src/agent/index.js";
 import { MentorError } from "../../src/errors/index.js";
 import type { ChatTool } from "../../src/openai/index.js";
+import { reply, type Script, ScriptedEndpoint } from "../support/scripted-endpoint.js";
 
 // No model: a real local HTTP server answers with scripted responses; these tests check what the
 // upstream generator sends and how it reads each kind of answer.
-type Script = (response: ServerResponse) => void;
-const requests: { path: string; body: Record<string, unknown>; authorization: string | undefined }[] = [];
-let script: Script[] = [];
-const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-  let text = "";
-  request.on("data", (chunk) => {
-    text += chunk;
-  });
-  request.on("end", () => {
-    requests.push({
-      path: request.url ?? "",
-      body: JSON.parse(text) as Record<string, unknown>,
-      authorization: request.headers.authorization,
-    });
-    const next = script.shift();
-    if (next) next(response);
-    else reply(500, { error: { message: "no scripted response left" } })(response);
-  });
-});
+const endpoint = new ScriptedEndpoint();
+const requests = endpoint.requests;
 let url = "";
 before(async () => {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  url = await endpoint.start();
 });
-after(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
-beforeEach(() => {
-  requests.length = 0;
-  script = [];
-});
-
-function reply(status: number, body: unknown, contentType = "application/json"): Script {
-  return (response) => {
-    response.writeHead(status, { "content-type": contentType });
-    response.end(typeof body === "string" ? body : JSON.stringify(body));
-  };
-}
+after(() => endpoint.close());
+beforeEach(() => endpoint.reset());
 
 function completion(message: Record<string, unknown>, finish = "stop"): Script {
   return reply(200, {
@@ -82,7 +52,7 @@ async function code(promise: Promise<unknown>): Promise<string> {
 
 describe("UpstreamGenerator (openai SDK) against a scripted endpoint", () => {
   it("sends an OpenAI request without mentor's fields, with the key; reads calls and usage", async () => {
-    script = [
+    endpoint.script = [
       completion(
         {
           content: null,
@@ -128,7 +98,7 @@ describe("UpstreamGenerator (openai SDK) against a scripted endpoint", () => {
   });
 
   it("without a key sends no Authorization header; no tools means no tool fields", async () => {
-    script = [completion({ content: "Hello." }, "length")];
+    endpoint.script = [completion({ content: "Hello." }, "length")];
     const result = await new UpstreamGenerator({ url: `${url}/v1/`, model: "m" }).generate({
       messages,
       tools: [],
@@ -142,17 +112,17 @@ describe("UpstreamGenerator (openai SDK) against a scripted endpoint", () => {
   it("an HTTP error, a body that is not JSON, a completion without a message and no endpoint: MNT_ERR_UPSTREAM", async () => {
     const generator = new UpstreamGenerator({ url, model: "m" });
     const generate = () => generator.generate({ messages, tools: [], toolChoice: "auto" });
-    script = [reply(503, { error: { message: "overloaded" } })];
+    endpoint.script = [reply(503, { error: { message: "overloaded" } })];
     assert.match(
       await code(generate()),
       /^MNT_ERR_UPSTREAM: http:\/\/.*\/v1\/chat\/completions answered 503: .*overloaded/,
     );
     assert.equal(requests.length, 1, "no retries by default: the client retries mentor's 502");
-    script = [reply(200, "<html>", "text/html")];
+    endpoint.script = [reply(200, "<html>", "text/html")];
     assert.match(await code(generate()), /^MNT_ERR_UPSTREAM: .* answered something that is not JSON/);
-    script = [reply(200, "{", "application/json")];
+    endpoint.script = [reply(200, "{", "application/json")];
     assert.match(await code(generate()), /^MNT_ERR_UPSTREAM: .* answered something that is not JSON/);
-    script = [reply(200, { choices: [] })];
+    endpoint.script = [reply(200, { choices: [] })];
     assert.match(await code(generate()), /^MNT_ERR_UPSTREAM: .* without choices\[0\]\.message/);
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
@@ -166,7 +136,7 @@ describe("UpstreamGenerator (openai SDK) against a scripted endpoint", () => {
   });
 
   it("a cancelled request is MNT_ERR_CANCELLED; a slow upstream times out after timeoutMs", async () => {
-    script = [() => undefined, () => undefined];
+    endpoint.script = [() => undefined, () => undefined];
     const controller = new AbortController();
     const pending = new UpstreamGenerator({ url, model: "m" }).generate({
       messages,

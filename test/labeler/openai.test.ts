@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { Labeler, OpenAILabelModel } from "../../src/labeler/index.js";
+import { reply, type Script, ScriptedEndpoint } from "../support/scripted-endpoint.js";
 import { travelWithSeatsLlm } from "../support/travel-llm.js";
 
 // Protocol handling only: a real local HTTP server answers with scripted responses, so these tests
@@ -11,53 +12,20 @@ const travel = travelWithSeatsLlm();
 const seats = travel.tools.get("check_seats");
 assert.ok(seats);
 
-type Script = (body: Record<string, unknown>, response: ServerResponse) => void;
-
-const requests: { body: Record<string, unknown>; authorization: string | undefined }[] = [];
-let script: Script[] = [];
-let server: Server;
-let url: string;
-
-function reply(status: number, body: unknown): Script {
-  return (_, response) => {
-    response.writeHead(status, { "content-type": "application/json" });
-    response.end(typeof body === "string" ? body : JSON.stringify(body));
-  };
-}
-
 function answer(content: string): Script {
   return reply(200, {
     choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
   });
 }
 
+const endpoint = new ScriptedEndpoint();
+const requests = endpoint.requests;
+let url: string;
 before(async () => {
-  server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    let text = "";
-    request.on("data", (chunk) => {
-      text += chunk;
-    });
-    request.on("end", () => {
-      const body = JSON.parse(text) as Record<string, unknown>;
-      requests.push({ body, authorization: request.headers.authorization });
-      const next = script.shift();
-      if (next) next(body, response);
-      else reply(500, { error: { message: "no scripted response left" } })(body, response);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  url = `${await endpoint.start()}/v1`;
 });
-
-after(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-});
-
-beforeEach(() => {
-  requests.length = 0;
-  script = [];
-});
+after(() => endpoint.close());
+beforeEach(() => endpoint.reset());
 
 function labeler(options: { timeoutMs?: number; key?: string } = {}) {
   const model = new OpenAILabelModel({
@@ -70,7 +38,7 @@ function labeler(options: { timeoutMs?: number; key?: string } = {}) {
 
 describe("OpenAI-endpoint labeler: protocol handling against a scripted local HTTP server", () => {
   test("sends the model, the prompt, a json_schema of the allowed labels and the key; reads the label", async () => {
-    script = [answer('{"label": "full"}')];
+    endpoint.script = [answer('{"label": "full"}')];
     const result = await labeler({ key: "secret" }).labelOutput(seats, {}, "Plenty of room.");
     assert.deepEqual(result, { value: "full", source: "llm" });
     const [request] = requests;
@@ -94,7 +62,7 @@ describe("OpenAI-endpoint labeler: protocol handling against a scripted local HT
     process.env.OPENAI_API_KEY = "sk-the-users-own-key";
     process.env.OPENAI_BASE_URL = "http://127.0.0.1:9/v1";
     try {
-      script = [answer('{"label": "full"}')];
+      endpoint.script = [answer('{"label": "full"}')];
       assert.deepEqual(await labeler().labelOutput(seats, {}, "Plenty of room."), {
         value: "full",
         source: "llm",
@@ -112,7 +80,7 @@ describe("OpenAI-endpoint labeler: protocol handling against a scripted local HT
   });
 
   test("retries once on an invalid answer and uses a valid second one", async () => {
-    script = [answer("probably full?"), answer('{"label": "none"}')];
+    endpoint.script = [answer("probably full?"), answer('{"label": "none"}')];
     assert.deepEqual(await labeler().labelOutput(seats, {}, "Plenty of room."), {
       value: null,
       source: "llm",
@@ -121,14 +89,14 @@ describe("OpenAI-endpoint labeler: protocol handling against a scripted local HT
   });
 
   test("fails closed after two invalid answers", async () => {
-    script = [answer('{"label": "long"}'), answer("")];
+    endpoint.script = [answer('{"label": "long"}'), answer("")];
     const result = await labeler().labelOutput(seats, {}, "Plenty of room.");
     assert.ok("error" in result);
     assert.match(result.error, /^MNT_ERR_LABELER_OUTPUT: .* answered invalidly twice/);
   });
 
   test("asks again without response_format when the endpoint rejects it", async () => {
-    script = [
+    endpoint.script = [
       reply(400, { error: { message: "response_format json_schema is not supported" } }),
       answer("available"),
     ];
@@ -136,17 +104,17 @@ describe("OpenAI-endpoint labeler: protocol handling against a scripted local HT
     const grounder = new Labeler(travel, { model });
     assert.deepEqual(await grounder.labelOutput(seats, {}, "Room."), { value: "available", source: "llm" });
     assert.equal(requests[1]?.body.response_format, undefined);
-    script = [answer("full")];
+    endpoint.script = [answer("full")];
     await grounder.labelOutput(seats, {}, "Other text.");
     assert.equal(requests[2]?.body.response_format, undefined, "remembers that the endpoint lacks it");
   });
 
   test("an HTTP error, a malformed body and an unreachable endpoint fail closed", async () => {
-    script = [reply(500, { error: { message: "overloaded" } })];
+    endpoint.script = [reply(500, { error: { message: "overloaded" } })];
     let result = await labeler().labelOutput(seats, {}, "A.");
     assert.ok("error" in result);
     assert.match(result.error, /^MNT_ERR_LABELER_ENDPOINT: the endpoint answered HTTP 500/);
-    script = [reply(200, "<html>"), reply(200, { choices: [] })];
+    endpoint.script = [reply(200, "<html>"), reply(200, { choices: [] })];
     result = await labeler().labelOutput(seats, {}, "B.");
     assert.ok("error" in result);
     assert.match(result.error, /^MNT_ERR_LABELER_OUTPUT: .* twice; the endpoint's answer has no choices/);
@@ -166,7 +134,7 @@ describe("OpenAI-endpoint labeler: protocol handling against a scripted local HT
   });
 
   test("an endpoint slower than timeoutMs fails closed with a timeout, and the output stays unlabeled", async () => {
-    script = [() => undefined];
+    endpoint.script = [() => undefined];
     const messages = [
       { role: "user", content: "from Toronto to Chicago" },
       {
@@ -192,7 +160,7 @@ describe("OpenAI-endpoint labeler: protocol handling against a scripted local HT
         travel_class: "any",
       },
     };
-    script = [answer(JSON.stringify({ calls: [good] }))];
+    endpoint.script = [answer(JSON.stringify({ calls: [good] }))];
     assert.deepEqual(await labeler().groundTask("toronto over to chicago", true), {
       value: [good],
       source: "llm",
@@ -228,7 +196,10 @@ describe("OpenAI-endpoint labeler: protocol handling against a scripted local HT
       additionalProperties: false,
     });
     const wrongType = { ...good, arguments: { ...good.arguments, urgent: "no" } };
-    script = [answer(JSON.stringify({ calls: [wrongType] })), answer(JSON.stringify({ calls: [wrongType] }))];
+    endpoint.script = [
+      answer(JSON.stringify({ calls: [wrongType] })),
+      answer(JSON.stringify({ calls: [wrongType] })),
+    ];
     const result = await labeler().groundTask("montreal over to boston", true);
     assert.ok("error" in result);
     assert.match(result.error, /field urgent is not of type "boolean"/);
