@@ -34,10 +34,7 @@ export function errorResponse(error: unknown): { status: number; body: ErrorBody
     return { status: error.status, body: errorBody(error.message, error.status, param, error.code) };
   }
   const known = frameworkErrors[(error as FastifyError).code ?? ""];
-  if (known) {
-    const mentor = new RequestError("body", known.message, known.code);
-    return { status: mentor.status, body: errorBody(mentor.message, mentor.status, "body", known.code) };
-  }
+  if (known) return errorResponse(new RequestError("body", known.message, known.code));
   const status = (error as FastifyError).statusCode;
   if (typeof status === "number" && status >= 400 && status < 500)
     return {
