@@ -116,9 +116,7 @@ export class Advisor {
     const named = new Set(run.namedBindings(call).map((binding) => binding.id));
     const { classes, safe } = template.classesAtBeliefs();
     // A prerequisite acts on the bindings the blocked call names (or on none).
-    const related = safe.filter(
-      (candidate) => candidate.binding === undefined || named.has(candidate.binding.id),
-    );
+    const related = safe.filter((candidate) => candidate.bindings.every((binding) => named.has(binding.id)));
     const proposed = { name: call.name, arguments: call.arguments };
     // The template judges from the run's states when the letters and instances stay those of
     // the run: no history function decides a letter and the call introduces no binding.

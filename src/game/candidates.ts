@@ -1,5 +1,12 @@
 import { holdsIn, referencesOf, type Value } from "../expression/index.js";
-import { type Binding, type Instance, type OutcomeCase, outcomeCaseOf, type Run } from "../monitor/index.js";
+import {
+  type Binding,
+  cartesian,
+  type Instance,
+  type OutcomeCase,
+  outcomeCaseOf,
+  type Run,
+} from "../monitor/index.js";
 import {
   type AbstractMove,
   abstractMoves,
@@ -12,13 +19,15 @@ import {
 export type CallClass = "unsafe" | "progressing" | "neutral";
 
 /**
- * A concrete call the game considers: one per tool and binding it can name (arguments filled
- * from the binding), plus one per tool whose propositions take no entity.
+ * A concrete call the game considers: one per tool and bindings it can name (one binding per
+ * entity of one of its propositions, arguments filled from them), plus one per tool whose
+ * propositions take no entity.
  */
 export interface CandidateCall {
   tool: string;
   arguments: Record<string, Value>;
-  binding: Binding | undefined;
+  /** The bindings the call is aimed at: one per entity of a proposition of its tool, none for propositions without entities. */
+  bindings: readonly Binding[];
   /** For the game's own candidates: the `when` texts of the tool's propositions that hold for the call. */
   whenTrue?: ReadonlySet<string>;
   cases: readonly OutcomeCase[];
@@ -45,26 +54,27 @@ export function candidateCalls(run: Run): CandidateCall[] {
         candidates.push({
           tool: tool.name,
           arguments: {},
-          binding: undefined,
+          bindings: [],
           cases: [{ description: "result", value: null, abstract: undefined }],
           affected: [...everyCallInstances],
           effects: [new Int32Array(everyCallInstances.length)],
         });
       continue;
     }
-    const entities = new Set(own.flatMap((proposition) => proposition.entities));
-    const targets: (Binding | undefined)[] = run.bindings.filter((binding) => entities.has(binding.entity));
-    if (own.some((proposition) => proposition.entities.length === 0)) targets.push(undefined);
+    const targets = targetsOf(run, own);
     const movesByChoice = new Map<string, AbstractMove[]>();
     for (const move of abstractMoves(tool, own)) {
       const key = [...move.whenTrue].sort().join("\u0000");
       movesByChoice.set(key, [...(movesByChoice.get(key) ?? []), move]);
     }
     const everyCall = new Set(run.everyCallInstances());
-    for (const binding of targets) {
-      const args = binding ? argumentsFor(own, binding) : {};
-      const reachable = withEveryCall(run, binding ? run.instancesOf(binding) : run.globalInstances());
-      const fixed = whenFixedBy(run, own, binding, args);
+    for (const target of targets) {
+      const args = argumentsFor(own, target);
+      const reachable = withEveryCall(
+        run,
+        target.length === 0 ? run.globalInstances() : target.flatMap((binding) => run.instancesOf(binding)),
+      );
+      const fixed = whenFixedBy(run, own, target, args);
       for (const moves of movesByChoice.values()) {
         const whenTrue = (moves[0] as AbstractMove).whenTrue;
         if ([...fixed].some(([text, holds]) => whenTrue.has(text) !== holds)) continue;
@@ -76,7 +86,7 @@ export function candidateCalls(run: Run): CandidateCall[] {
             for (const proposition of instance.rule.propositions) {
               if (
                 !matchesForMove(proposition, move) ||
-                !namesInstance(proposition, instance.bindings, binding)
+                !namesInstance(proposition, instance.bindings, target)
               )
                 continue;
               event = true;
@@ -100,11 +110,52 @@ export function candidateCalls(run: Run): CandidateCall[] {
           ),
         );
         const cases = moves.map(outcomeCaseOf);
-        candidates.push({ tool: tool.name, arguments: args, binding, whenTrue, cases, affected, effects });
+        candidates.push({
+          tool: tool.name,
+          arguments: args,
+          bindings: target,
+          whenTrue,
+          cases,
+          affected,
+          effects,
+        });
       }
     }
   }
   return candidates;
+}
+
+/**
+ * The binding combinations a tool's calls can be aimed at: for each of its propositions, one
+ * binding per entity of it (none for a proposition without entities, which comes last). Single
+ * bindings come in run order.
+ */
+function targetsOf(run: Run, propositions: readonly PropositionSpec[]): Binding[][] {
+  const targets = new Map<string, Binding[]>();
+  for (const proposition of propositions) {
+    const choices = proposition.entities.map((entity) =>
+      run.bindings.filter((binding) => binding.entity === entity),
+    );
+    for (const target of cartesian(choices))
+      targets.set(target.map((binding) => binding.id).join(","), target);
+  }
+  const order = (target: readonly Binding[]): number[] =>
+    target.length === 0 ? [Number.POSITIVE_INFINITY] : target.map((binding) => binding.id);
+  return [...targets.values()].sort((left, right) => compareLists(order(left), order(right)));
+}
+
+function compareLists(left: readonly number[], right: readonly number[]): number {
+  for (let index = 0; index < Math.min(left.length, right.length); index++)
+    if (left[index] !== right[index]) return (left[index] as number) - (right[index] as number);
+  return left.length - right.length;
+}
+
+/** Whether a proposition's entities are exactly those of a target. */
+function aimedAt(proposition: PropositionSpec, target: readonly Binding[]): boolean {
+  return (
+    proposition.entities.length === target.length &&
+    proposition.entities.every((entity) => target.some((binding) => binding.entity === entity))
+  );
 }
 
 /** Instance indices with those of the rules that read every call added (sorted). */
@@ -122,17 +173,14 @@ function withEveryCall(run: Run, indices: readonly number[]): number[] {
 function whenFixedBy(
   run: Run,
   propositions: readonly PropositionSpec[],
-  binding: Binding | undefined,
+  target: readonly Binding[],
   args: Record<string, Value>,
 ): Map<string, boolean> {
   const fixed = new Map<string, boolean>();
   for (const proposition of propositions) {
     const { when, whenText } = proposition;
     if (!when || whenText === undefined || fixed.has(whenText)) continue;
-    const aimed = binding
-      ? proposition.entities.length === 1 && proposition.entities[0] === binding.entity
-      : proposition.entities.length === 0;
-    if (!aimed) continue;
+    if (!aimedAt(proposition, target)) continue;
     const patternPaths = Object.values(proposition.bindingPattern).map((path) => path.join("."));
     const decided = referencesOf(when).every(
       (reference) =>
@@ -140,14 +188,15 @@ function whenFixedBy(
         reference.kind === "task" ||
         (reference.kind === "arguments" && patternPaths.includes(reference.path.join("."))),
     );
-    if (decided) fixed.set(whenText, holdsIn(when, run.scopeFor(binding ? [binding] : [], args)));
+    if (decided) fixed.set(whenText, holdsIn(when, run.scopeFor(target, args)));
   }
   // A `when` only propositions over other entities read is no event of the instances a call
-  // aimed at `binding` can reach: its choice would only repeat the same candidate.
+  // aimed at `target` can reach: its choice would only repeat the same candidate.
   const read = new Set(
     propositions.flatMap((proposition) =>
       proposition.whenText !== undefined &&
-      (proposition.entities.length === 0 || (binding && proposition.entities.includes(binding.entity)))
+      (proposition.entities.length === 0 ||
+        proposition.entities.some((entity) => target.some((binding) => binding.entity === entity)))
         ? [proposition.whenText]
         : [],
     ),
@@ -157,28 +206,33 @@ function whenFixedBy(
   return fixed;
 }
 
-/** Whether a call aimed at `target` is an event for a proposition of an instance with `bindings`. */
+/**
+ * Whether a call aimed at `target` is an event for a proposition of an instance with `bindings`:
+ * the target names a binding of each of the proposition's entities, and the instance has them.
+ */
 function namesInstance(
   proposition: PropositionSpec,
   bindings: readonly Binding[],
-  target: Binding | undefined,
+  target: readonly Binding[],
 ): boolean {
-  if (proposition.entities.length === 0) return true;
-  return (
-    target !== undefined &&
-    bindings.some((binding) => binding.id === target.id && proposition.entities.includes(binding.entity))
-  );
+  return proposition.entities.every((entity) => {
+    const aimed = target.find((binding) => binding.entity === entity);
+    return aimed !== undefined && bindings.some((binding) => binding.id === aimed.id);
+  });
 }
 
-/** The arguments that name a binding, read backwards through a binding pattern. */
-function argumentsFor(propositions: readonly PropositionSpec[], binding: Binding): Record<string, Value> {
-  const pattern = propositions.find(
-    (proposition) =>
-      proposition.entities.includes(binding.entity) && Object.keys(proposition.bindingPattern).length > 0,
-  )?.bindingPattern;
+/** The arguments that name a target's bindings, read backwards through a binding pattern. */
+function argumentsFor(
+  propositions: readonly PropositionSpec[],
+  target: readonly Binding[],
+): Record<string, Value> {
   const args: Record<string, Value> = {};
-  for (const [variable, path] of Object.entries(pattern ?? {}))
-    setPath(args, path, binding.values[variable] ?? null);
+  if (target.length === 0) return args;
+  const pattern = propositions.find(
+    (proposition) => aimedAt(proposition, target) && Object.keys(proposition.bindingPattern).length > 0,
+  )?.bindingPattern;
+  const values = Object.assign({}, ...target.map((binding) => binding.values));
+  for (const [variable, path] of Object.entries(pattern ?? {})) setPath(args, path, values[variable] ?? null);
   return args;
 }
 
@@ -205,7 +259,11 @@ export function helpingCandidates(run: Run, candidates: readonly CandidateCall[]
   return run.instances.map((instance, index) => {
     const ids = new Set(instance.bindings.map((binding) => binding.id));
     const positions = candidates.flatMap((candidate, position) =>
-      (candidate.binding === undefined ? candidate.affected.includes(index) : ids.has(candidate.binding.id))
+      (
+        candidate.bindings.length === 0
+          ? candidate.affected.includes(index)
+          : candidate.bindings.every((binding) => ids.has(binding.id))
+      )
         ? [position]
         : [],
     );

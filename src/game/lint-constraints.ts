@@ -200,10 +200,7 @@ function appliesTo(constraint: ConstraintSpec, candidate: CandidateCall): boolea
   const on = constraint.on;
   if (on.tool !== candidate.tool) return false;
   if (on.whenText !== undefined && !candidate.whenTrue?.has(on.whenText)) return false;
-  return (
-    on.entities.length === 0 ||
-    (candidate.binding !== undefined && on.entities.includes(candidate.binding.entity))
-  );
+  return on.entities.every((entity) => candidate.bindings.some((binding) => binding.entity === entity));
 }
 
 /** Type choices tried for a history value whose type the policy does not declare. */

@@ -209,7 +209,7 @@ export class StrategyTemplate {
     const move = {
       tool: call.name,
       arguments: call.arguments,
-      binding: undefined,
+      bindings: [],
       cases,
       affected,
       effects: effects.map((masks) => Int32Array.from(masks)),

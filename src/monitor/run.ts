@@ -276,8 +276,13 @@ export class Run {
    * the call is not an event of the instance (it names none of the instance's bindings) and the
    * rule skips such calls, else the empty letter for such a call.
    */
-  lettersFor(instance: Instance, call: ToolCallEvent, cases: readonly OutcomeCase[]): string[][] | undefined {
-    let context: CallContext | undefined;
+  lettersFor(
+    instance: Instance,
+    call: ToolCallEvent,
+    cases: readonly OutcomeCase[],
+    given?: CallContext,
+  ): string[][] | undefined {
+    let context = given;
     let letters: string[][] | undefined;
     for (const proposition of instance.rule.propositions) {
       if (proposition.tool !== call.name) continue;
@@ -331,7 +336,7 @@ export class Run {
   }
 
   /** Expression scope for a set of bindings: their variables, their task call, their history. */
-  scopeFor(bindings: readonly Binding[], args: Record<string, Value>): Scope {
+  scopeFor(bindings: readonly Binding[], args: Record<string, Value>, before = this.calls.length): Scope {
     const variables: Record<string, Value> = {};
     let task = this.taskFields();
     for (const binding of bindings) {
@@ -339,15 +344,21 @@ export class Run {
       if (binding.taskCall) task = { ...task, [binding.taskCall.name]: binding.taskCall.arguments };
     }
     let calls: readonly ToolCallEvent[] | undefined;
-    // The calls that named `bindings` (all calls for rules without entities), read on demand.
+    // The calls before `before` that named `bindings` (all calls for rules without entities), read on demand.
     const history = historyFunctions(this.policy, bindings, task, () => {
-      calls ??=
-        bindings.length === 0
-          ? this.calls
-          : bindings.flatMap((binding) => this.parts.histories[binding.id] ?? []);
+      calls ??= this.historyOf(bindings, before);
       return calls;
     });
     return { arguments: args, variables, task, history };
+  }
+
+  /** The calls before position `before` that named any of `bindings` (every call for none), in run order. */
+  private historyOf(bindings: readonly Binding[], before: number): readonly ToolCallEvent[] {
+    const whole = before === this.calls.length;
+    if (bindings.length === 0) return whole ? this.calls : this.calls.slice(0, before);
+    if (bindings.length === 1 && whole) return this.parts.histories[(bindings[0] as Binding).id] ?? [];
+    const named = new Set(bindings.flatMap((binding) => this.parts.histories[binding.id] ?? []));
+    return this.calls.slice(0, before).filter((call) => named.has(call));
   }
 
   private taskFieldsCache: Record<string, Value> | undefined;
@@ -368,7 +379,8 @@ export class Run {
   }
 
   /**
-   * The bindings a call names. Where a proposition's `when` pins every variable of its entity
+   * The bindings a call names: for each proposition of its tool, the bindings (one per entity of
+   * the proposition) for which its `when` holds. Where the `when` pins every variable of an entity
    * (`a.origin == x && a.destination == y`), only the binding with those values can match, so it
    * is looked up instead of trying every binding.
    */
@@ -377,27 +389,35 @@ export class Run {
     if (named) return named;
     const found = new Set<Binding>();
     for (const proposition of this.policy.propositions.values()) {
-      if (proposition.tool !== call.name) continue;
-      for (const entityName of proposition.entities) {
-        const entity = this.policy.entities.get(entityName);
-        if (!entity) continue;
-        const pinned = entity.variables.every((variable) => variable in proposition.bindingPattern);
-        const candidates = pinned
-          ? this.parts.bindings.withValues(
-              entityName,
-              patternValues(proposition, entity.variables, call.arguments),
-            )
-          : this.bindings.filter((binding) => binding.entity === entityName);
-        for (const binding of candidates) {
-          if (found.has(binding)) continue;
-          if (!proposition.when || holdsIn(proposition.when, this.scopeFor([binding], call.arguments)))
-            found.add(binding);
-        }
+      if (proposition.tool !== call.name || proposition.entities.length === 0) continue;
+      const choices = proposition.entities.map((entityName) =>
+        this.candidateBindings(proposition, entityName, call),
+      );
+      for (const combination of cartesian(choices)) {
+        if (combination.every((binding) => found.has(binding))) continue;
+        if (!proposition.when || holdsIn(proposition.when, this.scopeFor(combination, call.arguments)))
+          for (const binding of combination) found.add(binding);
       }
     }
     named = [...found].sort((left, right) => left.id - right.id);
     this.namedByCall.set(call, named);
     return named;
+  }
+
+  /** The bindings of one of a proposition's entities a call may name (see `namedBindings`). */
+  private candidateBindings(
+    proposition: PropositionSpec,
+    entityName: string,
+    call: ToolCallEvent,
+  ): Binding[] {
+    const entity = this.policy.entities.get(entityName);
+    if (!entity) return [];
+    return pinsEntity(proposition, entity.variables)
+      ? this.parts.bindings.withValues(
+          entityName,
+          patternValues(proposition, entity.variables, call.arguments),
+        )
+      : this.bindings.filter((binding) => binding.entity === entityName);
   }
 
   private readonly namedByCall = new WeakMap<ToolCallEvent, Binding[]>();
@@ -408,14 +428,16 @@ export class Run {
     if (known) return known;
     const found: NewBinding[] = [];
     for (const proposition of this.policy.propositions.values()) {
-      if (proposition.tool !== call.name || proposition.entities.length !== 1) continue;
-      const entity = this.policy.entities.get(proposition.entities[0] as string);
-      if (!entity?.variables.every((variable) => variable in proposition.bindingPattern)) continue;
-      const values = patternValues(proposition, entity.variables, call.arguments);
-      const seen =
-        this.parts.bindings.withValues(entity.name, values).length > 0 ||
-        found.some((binding) => binding.entity === entity.name && valuesEqual(binding.values, values));
-      if (!seen) found.push({ entity: entity.name, values });
+      if (proposition.tool !== call.name) continue;
+      for (const entityName of proposition.entities) {
+        const entity = this.policy.entities.get(entityName);
+        if (!entity || !pinsEntity(proposition, entity.variables)) continue;
+        const values = patternValues(proposition, entity.variables, call.arguments);
+        const seen =
+          this.parts.bindings.withValues(entity.name, values).length > 0 ||
+          found.some((binding) => binding.entity === entity.name && valuesEqual(binding.values, values));
+        if (!seen) found.push({ entity: entity.name, values });
+      }
     }
     this.introducedByCall.set(call, found);
     return found;
@@ -453,18 +475,64 @@ export class Run {
       }
     }
     if (added.length === 0) return this;
-    const beliefs = this.beliefs.map((belief) => {
-      const next = new Int32Array(belief.length + added.length);
-      next.set(belief);
-      added.forEach((instance, index) => {
-        next[belief.length + index] = startState(instance.rule, this.calls.length);
-      });
-      return next;
+    const broken: BrokenInstance[] = [];
+    // Per added instance, the states it may be in after the calls so far.
+    const starts = added.map((instance, index) => {
+      if (!instance.bindings.some((binding) => (this.parts.histories[binding.id]?.length ?? 0) > 0))
+        return [startState(instance.rule, this.calls.length)];
+      const replay = this.replay(instance);
+      if (replay.brokenAt !== undefined)
+        broken.push({ instance: this.instances.length + index, call: replay.brokenAt });
+      return replay.states;
     });
+    const beliefs = new Map<string, Int32Array>();
+    for (const belief of this.beliefs) {
+      for (const states of cartesian(starts)) {
+        const next = new Int32Array(belief.length + added.length);
+        next.set(belief);
+        next.set(states, belief.length);
+        beliefs.set(next.join(","), next);
+      }
+    }
     return new Run({
       ...this.parts,
       instances: new InstanceTable([...this.instances, ...added]),
-      beliefs,
+      beliefs: [...beliefs.values()],
+      broken: [...this.broken, ...broken],
     });
   }
+
+  /**
+   * The states an instance added now would be in had it been monitored from the start: it
+   * combines a new binding with bindings that earlier calls named (a refund of a new order of a
+   * customer verified before), so it reads the calls made so far as `fromTrace` does (re-armed
+   * where one broke it). It does not know which belief each state goes with: every belief takes
+   * each of them, which can only block more.
+   */
+  private replay(instance: Instance): { states: number[]; brokenAt?: number } {
+    const automaton = instance.rule.automaton;
+    let states = [startState(instance.rule, 0)];
+    let brokenAt: number | undefined;
+    this.calls.forEach((call, position) => {
+      const context = { scope: this.scopeFor(instance.bindings, call.arguments, position), when: new Map() };
+      const letters = this.lettersFor(instance, call, this.outcomeCases(call.name, call.outcome), context);
+      if (!letters) return;
+      const next = new Set<number>();
+      for (const state of states) {
+        for (const letter of letters) {
+          const after = automaton.step(state, automaton.letterMask(letter));
+          const breaks = automaton.colour(after) === "PERM_VIOL" && automaton.colour(state) !== "PERM_VIOL";
+          if (breaks) brokenAt ??= position;
+          next.add(breaks ? state : after);
+        }
+      }
+      states = [...next];
+    });
+    return brokenAt === undefined ? { states } : { states, brokenAt };
+  }
+}
+
+/** Whether a proposition's `when` pins every variable of an entity to an argument. */
+function pinsEntity(proposition: PropositionSpec, variables: readonly string[]): boolean {
+  return variables.every((variable) => variable in proposition.bindingPattern);
 }

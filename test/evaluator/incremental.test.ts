@@ -102,6 +102,20 @@ const domains: Record<string, Domain> = {
     values: { customer: ["c1", "c2", "c3"], amount: [20, 100, 250] },
     results: [{ status: "confirmed" }, { status: "failed" }],
   },
+  // A proposition over two entities: a refund names a customer and an order (test/monitor/two-entities.test.ts).
+  refundsByOrder: {
+    policy: loadPolicy(
+      fileURLToPath(new URL("../../../test/monitor/fixtures/refunds-by-order.yaml", import.meta.url)),
+    ),
+    task: (pick) => [
+      {
+        name: "request_refund",
+        arguments: { customer_id: pick(["c1", "c2"]), order_id: pick(["o1", "o2"]) },
+      },
+    ],
+    values: { customer_id: ["c1", "c2"], order_id: ["o1", "o2", "o3"] },
+    results: [{ status: "confirmed" }, { status: "failed" }],
+  },
   // bench:shield's policy (12 rules over 4 tools, one automaton per rule and item): the
   // workload the incremental computation was tuned on, with items the task does not request.
   synthetic: {
