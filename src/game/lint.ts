@@ -100,7 +100,9 @@ export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFindi
 
 /**
  * Manual sentences no rule or constraint cites (by its id, an id `<sentence>_…`, or the sentence's
- * id named in its own `sentence`), and propositions no rule, constraint or `held()` reads.
+ * id named in its own `sentence`), and propositions no rule, constraint or `held()` reads. A
+ * proposition with entities whose tool `last`, `count` or `values` reads is used: it ties that
+ * tool's calls to bindings, and so decides which calls those functions see.
  */
 function unusedDeclarations(policy: Policy): LintFinding[] {
   const entries = [...policy.rules, ...policy.constraints];
@@ -119,9 +121,17 @@ function unusedDeclarations(policy: Policy): LintFinding[] {
     ...policy.constraints.map((constraint) => constraint.require),
     ...[...policy.propositions.values()].flatMap((proposition) => [proposition.when, proposition.outcome]),
   ];
+  const toolsInHistory = new Set<string>();
   for (const expression of expressions)
-    for (const reference of expression ? referencesOf(expression) : [])
-      if (reference.kind === "held" && typeof reference.path[0] === "string") read.add(reference.path[0]);
+    for (const reference of expression ? referencesOf(expression) : []) {
+      const [name] = reference.path;
+      if (typeof name !== "string") continue;
+      if (reference.kind === "held") read.add(name);
+      else if (reference.kind === "last" || reference.kind === "count" || reference.kind === "values")
+        toolsInHistory.add(name);
+    }
+  for (const proposition of policy.propositions.values())
+    if (proposition.entities.length > 0 && toolsInHistory.has(proposition.tool)) read.add(proposition.name);
   return [
     ...Object.keys(policy.manual)
       .filter((id) => !citesSentence(id))

@@ -105,4 +105,32 @@ describe("lint: unused declarations", () => {
         .every((finding) => finding.severity === "warning"),
     );
   });
+
+  test("a proposition that ties a tool's calls to bindings is used when last, count or values reads that tool", () => {
+    const text = (require: string) => `
+policy: refunds
+manual:
+  R1: Refund at most what the order cost.
+task:
+  request_refund: {parameters: {order_id: string}}
+tools:
+  get_order: {parameters: {order_id: string}}
+  refund: {parameters: {order_id: string, amount: number}}
+entities:
+  order: {from: {request_refund: {oid: order_id}}}
+propositions:
+  looked_up(order): {tool: get_order, when: "a.order_id == oid"}
+  refunded(order): {tool: refund, when: "a.order_id == oid"}
+constraints:
+  - {id: R1, on: refunded(order), require: "${require}"}
+`;
+    const unused = (require: string) =>
+      lintPolicy(parsePolicy(text(require)))
+        .filter((finding) => finding.kind === "unused")
+        .map((finding) => finding.message);
+    assert.deepEqual(unused("a.amount <= last('get_order').price"), []);
+    assert.deepEqual(unused("a.amount <= 100"), [
+      "proposition looked_up(order) is read by no rule or constraint",
+    ]);
+  });
 });
