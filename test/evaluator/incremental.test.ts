@@ -6,6 +6,7 @@ import { Evaluator, type NextAnswer, type ProposedCall } from "../../src/evaluat
 import type { Value } from "../../src/expression/index.js";
 import { loadPolicy, type Policy, parsePolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
+import { seededRandom } from "../support/random.js";
 
 // The incremental evaluator (the run's cached template, stepping only the components a call
 // touches, memoized classes, advice judged from projected component states, duties read through
@@ -56,17 +57,6 @@ constraints:
 `,
   "refunds.yaml",
 );
-
-/** A small seeded generator (mulberry32), so a failure names a reproducible case. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
-    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Domain {
   policy: Policy;
@@ -159,7 +149,7 @@ describe("incremental evaluator agrees with the reference computation", () => {
     for (const strict of [false, true]) {
       test(`${name}${strict ? ", strict" : ""}: 60 random runs`, () => {
         for (let seed = 1; seed <= 60; seed++) {
-          const next = random(seed * (strict ? 7919 : 1));
+          const next = seededRandom(seed * (strict ? 7919 : 1));
           const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)] as T;
           const fast = new Evaluator(domain.policy, { strict });
           const reference = new Evaluator(domain.policy, { strict, incremental: false });

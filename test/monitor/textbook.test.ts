@@ -6,6 +6,7 @@ import { Automaton, holds, parseFormula } from "../../src/logic/index.js";
 import { Run } from "../../src/monitor/index.js";
 import { parsePolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
+import { seededIntegers } from "../support/random.js";
 
 // ltl-harness's refund rulebook re-expressed as a mentor policy: "next" and "first" must keep
 // their textbook meaning over the whole run, not over the calls of the tools a rule mentions.
@@ -134,11 +135,7 @@ describe("rules read the whole run (textbook LTLf semantics)", () => {
       ),
       "refunds.yaml",
     );
-    let seed = 7;
-    const random = (n: number) => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
-    };
+    const random = seededIntegers(7);
     for (let sample = 0; sample < 300; sample++) {
       const names = Array.from({ length: random(7) }, () => tools[random(tools.length)] as string);
       const run = Run.fromTrace(policy, {

@@ -6,6 +6,7 @@ import { holds } from "../../src/logic/index.js";
 import { Run, traceFromMessages } from "../../src/monitor/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
+import { seededIntegers } from "../support/random.js";
 
 // A proposition over two entities: a refund names a customer and one of their orders.
 const policy = loadPolicy(
@@ -135,11 +136,7 @@ describe("a run over a proposition over two entities", () => {
 
 describe("differential: a proposition over two entities", () => {
   test("on random runs, each instance's verdict is its formula's on the run's calls as they concern it", () => {
-    let seed = 11;
-    const random = (n: number) => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return Math.floor((seed / 2 ** 31) * n); // the high bits: the low ones of this generator cycle
-    };
+    const random = seededIntegers(11);
     const keyOf = (tool: string) =>
       [...policy.propositions.values()].find((proposition) => proposition.tool === tool)?.key as string;
     const customers = ["c1", "c2"];
