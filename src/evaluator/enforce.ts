@@ -1,0 +1,196 @@
+import { valuesEqual } from "../expression/index.js";
+import type { Policy, Severity } from "../policy/index.js";
+import type { Action, Decision, ProposedCall, RuleFinding, Stop } from "./types.js";
+
+/**
+ * What severities remember of a run besides its calls: refusals per rule (for `escalate`), the
+ * refusal just before (for `override`), approvals (for `ask`) and a latched stop. It changes only
+ * by the run's entries, so a run's messages (or a monitor's log) rebuild it exactly. Plain data:
+ * it is part of a monitor's JSON.
+ */
+export interface EnforcementState {
+  /** Rule id → refusals of calls that broke it, in the whole run. */
+  cumulative: Record<string, number>;
+  /** Rule id → refusals in a row that broke it (reset by a made call or a refusal that did not). */
+  consecutive: Record<string, number>;
+  /** When the run's last entry is a refusal: the call and the `override` rules it broke. */
+  lastRefusal?: { call: ProposedCall; rules: string[] };
+  /** Calls a person approved since the last made call. */
+  approved: ProposedCall[];
+  stopped?: Stop;
+}
+
+export function emptyEnforcement(): EnforcementState {
+  return { cumulative: {}, consecutive: {}, approved: [] };
+}
+
+/** Most severe first: the action of a call broken by several rules is the first of theirs here. */
+const actionRank: readonly Action[] = ["stop", "block", "retry", "ask", "warn", "allow"];
+
+/** The severities of a policy's rules and constraints, by id (ids are unique across both). */
+export class Severities {
+  private readonly byId = new Map<string, Severity>();
+
+  constructor(policy: Policy) {
+    for (const rule of policy.rules) this.byId.set(rule.id, rule.severity);
+    for (const constraint of policy.constraints) this.byId.set(constraint.id, constraint.severity);
+  }
+
+  of(id: string): Severity {
+    return this.byId.get(id) ?? { kind: "block" };
+  }
+
+  /** Whether any rule needs the refusals of the run (escalate, override), not only its calls. */
+  get countsRefusals(): boolean {
+    return [...this.byId.values()].some(
+      (severity) => severity.kind === "escalate" || severity.kind === "override",
+    );
+  }
+
+  /**
+   * The decision on a call as the severities of the rules it breaks say, given what the run
+   * remembers: the judge's verdict refines into an action, and a refusal may be waived (an
+   * override, an approval).
+   */
+  apply(decision: Decision, state: EnforcementState): Decision {
+    if (state.stopped) {
+      return { ...decision, verdict: "block", action: "stop", stopped: state.stopped };
+    }
+    if (decision.verdict === "allow") return decision;
+    const refusing: RuleFinding[] = [];
+    const overridden: RuleFinding[] = [];
+    const approved: RuleFinding[] = [];
+    const escalated: string[] = [];
+    const actions: Action[] = decision.failClosed !== undefined ? ["block"] : [];
+    for (const finding of decision.violations) {
+      const severity = this.of(finding.rule);
+      let action: Action | undefined;
+      switch (severity.kind) {
+        case "stop":
+          action = "stop";
+          break;
+        case "ask":
+          if (state.approved.some((call) => sameCall(call, decision.call))) approved.push(finding);
+          else action = "ask";
+          break;
+        case "override": {
+          const last = state.lastRefusal;
+          if (last?.rules.includes(finding.rule) && sameCall(last.call, decision.call))
+            overridden.push(finding);
+          else action = "block";
+          break;
+        }
+        case "escalate":
+          if (escalates(severity, state, finding.rule)) {
+            escalated.push(finding.rule);
+            action = severity.to;
+          } else action = "retry";
+          break;
+        default:
+          action = "block";
+      }
+      if (action === undefined) continue;
+      refusing.push(finding);
+      actions.push(action);
+    }
+    const result: Decision = { ...decision, violations: refusing };
+    if (overridden.length > 0) {
+      result.overridden = unique(overridden.map((finding) => finding.rule));
+      result.warnings = [...decision.warnings, ...overridden];
+    }
+    if (approved.length > 0) {
+      result.approved = unique(approved.map((finding) => finding.rule));
+      result.recorded = [...decision.recorded, ...approved];
+    }
+    if (escalated.length > 0) result.escalated = unique(escalated);
+    const overridable = refusing.filter((finding) => this.of(finding.rule).kind === "override");
+    if (overridable.length > 0) result.overridable = unique(overridable.map((finding) => finding.rule));
+    if (actions.length === 0) {
+      result.verdict = "allow";
+      result.action = result.warnings.length > 0 ? "warn" : "allow";
+      delete result.advice;
+      return result;
+    }
+    result.action = actionRank.find((action) => actions.includes(action)) as Action;
+    return result;
+  }
+
+  /** The state after a refused call (its decision as `apply` gave it). */
+  refused(state: EnforcementState, decision: Decision): EnforcementState {
+    const broken = new Set(decision.violations.map((finding) => finding.rule));
+    const consecutive: Record<string, number> = {};
+    const cumulative = { ...state.cumulative };
+    for (const rule of broken) {
+      consecutive[rule] = (state.consecutive[rule] ?? 0) + 1;
+      cumulative[rule] = (cumulative[rule] ?? 0) + 1;
+    }
+    const next: EnforcementState = { ...state, cumulative, consecutive };
+    const overridable = [...broken].filter((rule) => this.of(rule).kind === "override");
+    next.lastRefusal = { call: decision.call, rules: overridable };
+    if (decision.action === "stop" && !state.stopped) {
+      const rules = decision.violations
+        .filter((finding) => this.stops(finding.rule, decision))
+        .map((finding) => finding.rule);
+      next.stopped = { rules: unique(rules), call: decision.call };
+    }
+    return next;
+  }
+
+  /** The state after a made call: refusals in a row end, approvals are used up. */
+  made(state: EnforcementState): EnforcementState {
+    const next: EnforcementState = { ...state, consecutive: {}, approved: [] };
+    delete next.lastRefusal;
+    return next;
+  }
+
+  approve(state: EnforcementState, call: ProposedCall): EnforcementState {
+    return { ...state, approved: [...state.approved, call] };
+  }
+
+  /** A stop with no call: the server's stop message, or a client that stops the run itself. */
+  stop(state: EnforcementState, stop: Stop): EnforcementState {
+    return state.stopped ? state : { ...state, stopped: stop };
+  }
+
+  resume(state: EnforcementState): EnforcementState {
+    const next: EnforcementState = { ...state, consecutive: {} };
+    delete next.stopped;
+    delete next.lastRefusal;
+    return next;
+  }
+
+  /** Whether a rule's severity gave `stop` in a decision. */
+  private stops(rule: string, decision: Decision): boolean {
+    const severity = this.of(rule);
+    return (
+      severity.kind === "stop" || (severity.kind === "escalate" && (decision.escalated ?? []).includes(rule))
+    );
+  }
+}
+
+/** Whether an `escalate` rule's earlier refusals reach its bound (the call proposed now escalates). */
+function escalates(
+  severity: Extract<Severity, { kind: "escalate" }>,
+  state: EnforcementState,
+  rule: string,
+): boolean {
+  const inRow = state.consecutive[rule] ?? 0;
+  const inRun = state.cumulative[rule] ?? 0;
+  switch (severity.counting) {
+    case "consecutive":
+      return inRow >= severity.after;
+    case "cumulative":
+      return inRun >= severity.after;
+    case "hybrid":
+      return inRow >= severity.after || inRun >= severity.total;
+  }
+}
+
+/** The identical call: same tool, same arguments (as JSON values). */
+export function sameCall(left: ProposedCall, right: ProposedCall): boolean {
+  return left.name === right.name && valuesEqual(left.arguments, right.arguments);
+}
+
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}
