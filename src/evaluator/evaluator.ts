@@ -1,12 +1,37 @@
+import { MentorError } from "../errors/index.js";
 import type { Run, TaskCall } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
 import type { SolverClient } from "../smt/index.js";
 import { Judge } from "./decide.js";
 import { Severities } from "./enforce.js";
-import { Monitor } from "./monitor.js";
+import { Monitor, type MonitorJSON } from "./monitor.js";
 import { NextCalls } from "./next.js";
 import { RunCache } from "./run-cache.js";
 import type { Decision, EvaluatorOptions, NextAnswer, ProposedCall } from "./types.js";
+
+export interface MonitorOptions extends EvaluatorOptions {
+  /** The grounded task (`request_travel(…)` pseudo calls); default none. */
+  task?: TaskCall[];
+  /** Resume a monitor from its `toJSON()` (the task comes with it). */
+  state?: MonitorJSON;
+  /** Share this evaluator's game and caches (many monitors of one policy); default a new one. */
+  evaluator?: Evaluator;
+}
+
+/**
+ * A monitor for one run of an agent loop that runs its own tools: `check` each proposed call
+ * before running it, `record` it with its outcome after (docs/server.md, "Embedding").
+ */
+export function createMonitor(policy: Policy, options: MonitorOptions = {}): Monitor {
+  const { task, state, evaluator: shared, ...evaluatorOptions } = options;
+  if (shared && shared.policy !== policy)
+    throw new MentorError(
+      "MNT_ERR_BAD_INPUT",
+      `options.evaluator is for policy ${shared.policy.name}, not ${policy.name}`,
+    );
+  const evaluator = shared ?? new Evaluator(policy, evaluatorOptions);
+  return state ? evaluator.monitorFromJSON(state) : evaluator.monitor(task);
+}
 
 /**
  * The evaluator's two questions, answered from a policy and the run so far (an OpenAI
@@ -58,6 +83,11 @@ export class Evaluator {
   /** A new monitor for an agent loop that runs its own tools (`createMonitor`). */
   monitor(task: readonly TaskCall[] = []): Monitor {
     return new Monitor(this.parts, task);
+  }
+
+  /** A monitor from its JSON (`Monitor.toJSON`): the log replayed once. */
+  monitorFromJSON(json: MonitorJSON): Monitor {
+    return Monitor.fromJSON(this.parts, json);
   }
 
   /** The decision on a call proposed after the conversation, as its rules' severities say. */

@@ -1,6 +1,6 @@
 export { needsSolver } from "./advice.js";
 export { type EnforcementState, sameCall } from "./enforce.js";
-export { Evaluator } from "./evaluator.js";
+export { createMonitor, Evaluator, type MonitorOptions } from "./evaluator.js";
 export { type DoneCheck, type LogEntry, Monitor, type MonitorJSON } from "./monitor.js";
 export type {
   Action,

@@ -20,6 +20,8 @@ export function blockedText(decision: Decision): string {
   if (decision.failClosed)
     parts.push(`The shield could not decide (${decision.failClosed}), so it blocked the call.`);
   if (decision.action === "ask") parts.push("The call needs a person's approval.");
+  if (decision.action === "stop")
+    parts.push("The run is stopped: nothing more may be done until a person resumes it.");
   if (
     decision.overridable?.length &&
     decision.action === "block" &&

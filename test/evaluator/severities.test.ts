@@ -192,6 +192,35 @@ describe("severities", () => {
     );
   });
 
+  it("what the token shield masks: every refusing severity's calls are unsafe, warn and record ones are not", () => {
+    const classes = new Map(
+      ops()
+        .monitor()
+        .next()
+        .tools.map((tool) => [tool.name, tool.class]),
+    );
+    // stop (drop_table), ask (pay), block (deploy before tests): every call of the tool is refused.
+    assert.equal(classes.get("drop_table"), "unsafe");
+    assert.equal(classes.get("pay"), "unsafe");
+    assert.equal(classes.get("deploy"), "unsafe");
+    // warn (S6) and record (S7) refuse no restart.
+    assert.notEqual(classes.get("restart"), "unsafe");
+    // The same rules as warn mask nothing.
+    const tolerant = ops(
+      '{id: S1, ltl: "G !dropped", severity: stop}',
+      '{id: S1, ltl: "G !dropped", severity: warn}',
+    );
+    assert.notEqual(
+      new Map(
+        tolerant
+          .monitor()
+          .next()
+          .tools.map((tool) => [tool.name, tool.class]),
+      ).get("drop_table"),
+      "unsafe",
+    );
+  });
+
   it("the loader names the rule and field of a bad severity", () => {
     const cases: [string, string, RegExp][] = [
       ["severity: stop}", "severity: stop, mode: block}", /rule S1: give `severity` or `mode`, not both/],
