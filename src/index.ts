@@ -58,6 +58,16 @@ export {
 } from "./llm/index.js";
 export { Automaton, type Colour, declareTemplates, parseFormula } from "./logic/index.js";
 export {
+  callOf,
+  type Guarded,
+  type GuardOptions,
+  outcomeOf,
+  shieldAiModel,
+  shieldAiTools,
+  shieldLangChainTools,
+  ToolGuard,
+} from "./middleware/index.js";
+export {
   type Outcome,
   type TaskCall,
   type Trace,
