@@ -24,8 +24,12 @@ export function emptyEnforcement(): EnforcementState {
   return { cumulative: {}, consecutive: {}, approved: [] };
 }
 
-/** Most severe first: the action of a call broken by several rules is the first of theirs here. */
-const actionRank: readonly Action[] = ["stop", "block", "retry", "ask", "warn", "allow"];
+/**
+ * Strongest first (AgentLTL's order): a call broken by rules of several severities gets the
+ * action of the strongest; among rules of one severity, the most severe action.
+ */
+const severityRank: readonly Severity["kind"][] = ["stop", "block", "ask", "escalate", "override"];
+const actionRank: readonly Action[] = ["stop", "block", "ask", "retry", "warn", "allow"];
 
 /** The severities of a policy's rules and constraints, by id (ids are unique across both). */
 export class Severities {
@@ -61,7 +65,8 @@ export class Severities {
     const overridden: RuleFinding[] = [];
     const approved: RuleFinding[] = [];
     const escalated: string[] = [];
-    const actions: Action[] = decision.failClosed !== undefined ? ["block"] : [];
+    const actions: { severity: Severity["kind"]; action: Action }[] =
+      decision.failClosed !== undefined ? [{ severity: "block", action: "block" }] : [];
     for (const finding of decision.violations) {
       const severity = this.of(finding.rule);
       let action: Action | undefined;
@@ -91,7 +96,7 @@ export class Severities {
       }
       if (action === undefined) continue;
       refusing.push(finding);
-      actions.push(action);
+      actions.push({ severity: severity.kind, action });
     }
     const result: Decision = { ...decision, violations: refusing };
     if (overridden.length > 0) {
@@ -111,7 +116,9 @@ export class Severities {
       delete result.advice;
       return result;
     }
-    result.action = actionRank.find((action) => actions.includes(action)) as Action;
+    const strongest = severityRank.find((kind) => actions.some((entry) => entry.severity === kind));
+    const theirs = actions.filter((entry) => entry.severity === strongest).map((entry) => entry.action);
+    result.action = actionRank.find((action) => theirs.includes(action)) as Action;
     return result;
   }
 
@@ -123,6 +130,14 @@ export class Severities {
     for (const rule of broken) {
       consecutive[rule] = (state.consecutive[rule] ?? 0) + 1;
       cumulative[rule] = (cumulative[rule] ?? 0) + 1;
+    }
+    // An escalation to `ask` hands the rule to a person: its count starts again (AgentLTL too).
+    for (const rule of decision.escalated ?? []) {
+      const severity = this.of(rule);
+      if (severity.kind === "escalate" && severity.to === "ask") {
+        consecutive[rule] = 0;
+        cumulative[rule] = 0;
+      }
     }
     const next: EnforcementState = { ...state, cumulative, consecutive };
     const overridable = [...broken].filter((rule) => this.of(rule).kind === "override");

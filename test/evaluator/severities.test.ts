@@ -102,9 +102,13 @@ describe("severities", () => {
       "ask",
     ]);
     const inRow = ops("counting: consecutive", hybrid).monitor();
-    assert.deepEqual(actions(inRow, [emailOut, emailOut, emailOut]), ["retry", "retry", "ask"]);
-    const escalated = inRow.check(emailOut);
-    assert.deepEqual(escalated.escalated, ["S4"]);
+    const decisions = [emailOut, emailOut, emailOut, emailOut].map((call) => inRow.check(call));
+    // The escalation to ask hands the rule to a person: its count starts again.
+    assert.deepEqual(
+      decisions.map((decision) => decision.action),
+      ["retry", "retry", "ask", "retry"],
+    );
+    assert.deepEqual(decisions[2]?.escalated, ["S4"]);
   });
 
   it("override: refused once, the identical call next goes through with a warning; another call in between does not", () => {
@@ -173,7 +177,29 @@ describe("severities", () => {
     assert.equal(monitor.check(payment).action, "ask");
   });
 
-  it("several rules: the most severe action wins, and an approval does not lift a block", () => {
+  it("several rules: the strongest severity decides (stop, block, ask, escalate, override)", () => {
+    // A refund breaking an override rule and an escalate rule: the escalate rule's retry decides.
+    const both = text
+      .replace(
+        "  refunded: {tool: refund}",
+        '  refunded: {tool: refund}\n  refunded_out: {tool: refund, when: "a.amount > 400"}',
+      )
+      .replace(
+        "rules:\n",
+        'rules:\n  - {id: S9, ltl: "G !refunded_out", severity: escalate, escalate: {after: 1}}\n',
+      )
+      .replace("  S7: Restarts are noted.", "  S7: Restarts are noted.\n  S9: No refund above 400.");
+    const monitor = new Evaluator(parsePolicy(both, file)).monitor();
+    const first = monitor.check(bigRefund);
+    assert.deepEqual(
+      [first.action, first.violations.map((finding) => finding.rule).sort()],
+      ["retry", ["S5", "S9"]],
+    );
+    // Insisting overrides S5, but S9 escalates: the run stops.
+    assert.equal(monitor.check(bigRefund).action, "stop");
+  });
+
+  it("several rules: an approval does not lift a block", () => {
     const policy = text
       .replace("  paid: {tool: pay}", '  paid: {tool: pay}\n  big_pay: {tool: pay, when: "a.amount > 1000"}')
       .replace(
