@@ -11,9 +11,9 @@ import type { Action, Decision, ProposedCall, RuleFinding, Stop } from "./types.
 export interface EnforcementState {
   /** Rule id → refusals of calls that broke it, in the whole run. */
   cumulative: Record<string, number>;
-  /** Rule id → refusals in a row that broke it (reset by a made call or a refusal that did not). */
+  /** Rule id → refusals that broke it since the last made call. */
   consecutive: Record<string, number>;
-  /** When the run's last entry is a refusal: the call and the `override` rules it broke. */
+  /** The last refusal an `override` rule decided, until a call is made: the call and those rules. */
   lastRefusal?: { call: ProposedCall; rules: string[] };
   /** Calls a person approved since the last made call. */
   approved: ProposedCall[];
@@ -122,27 +122,37 @@ export class Severities {
     return result;
   }
 
-  /** The state after a refused call (its decision as `apply` gave it). */
+  /**
+   * The state after a refused call (its decision as `apply` gave it). Only the rules of the
+   * strongest severity count (as in AgentLTL): an `escalate` rule's refusal counts when no
+   * stronger rule decided the call, and an `override` refusal can be overridden only when it
+   * decided it. A refusal of a stopped run changes nothing.
+   */
   refused(state: EnforcementState, decision: Decision): EnforcementState {
-    const broken = new Set(decision.violations.map((finding) => finding.rule));
-    const consecutive: Record<string, number> = {};
-    const cumulative = { ...state.cumulative };
-    for (const rule of broken) {
-      consecutive[rule] = (state.consecutive[rule] ?? 0) + 1;
-      cumulative[rule] = (cumulative[rule] ?? 0) + 1;
-    }
-    // An escalation to `ask` hands the rule to a person: its count starts again (AgentLTL too).
-    for (const rule of decision.escalated ?? []) {
-      const severity = this.of(rule);
-      if (severity.kind === "escalate" && severity.to === "ask") {
-        consecutive[rule] = 0;
-        cumulative[rule] = 0;
+    if (state.stopped) return state;
+    const kinds = new Set(decision.violations.map((finding) => this.of(finding.rule).kind));
+    if (decision.failClosed !== undefined) kinds.add("block");
+    const strongest = severityRank.find((kind) => kinds.has(kind));
+    const deciding = unique(
+      decision.violations
+        .filter((finding) => this.of(finding.rule).kind === strongest)
+        .map((finding) => finding.rule),
+    );
+    const next: EnforcementState = { ...state };
+    if (strongest === "escalate") {
+      next.consecutive = { ...state.consecutive };
+      next.cumulative = { ...state.cumulative };
+      for (const rule of deciding) {
+        const severity = this.of(rule);
+        // An escalation to `ask` hands the rule to a person: its count starts again.
+        const restart =
+          severity.kind === "escalate" && severity.to === "ask" && decision.escalated?.includes(rule);
+        next.consecutive[rule] = restart ? 0 : (state.consecutive[rule] ?? 0) + 1;
+        next.cumulative[rule] = restart ? 0 : (state.cumulative[rule] ?? 0) + 1;
       }
     }
-    const next: EnforcementState = { ...state, cumulative, consecutive };
-    const overridable = [...broken].filter((rule) => this.of(rule).kind === "override");
-    next.lastRefusal = { call: decision.call, rules: overridable };
-    if (decision.action === "stop" && !state.stopped) {
+    if (strongest === "override") next.lastRefusal = { call: decision.call, rules: deciding };
+    if (decision.action === "stop") {
       const rules = decision.violations
         .filter((finding) => this.stops(finding.rule, decision))
         .map((finding) => finding.rule);

@@ -111,7 +111,7 @@ describe("severities", () => {
     assert.deepEqual(decisions[2]?.escalated, ["S4"]);
   });
 
-  it("override: refused once, the identical call next goes through with a warning; another call in between does not", () => {
+  it("override: refused once, the identical call proposed again goes through with a warning, unless a call was made in between", () => {
     const monitor = ops().monitor();
     const first = monitor.check(bigRefund);
     assert.equal(first.action, "block");
@@ -125,18 +125,19 @@ describe("severities", () => {
       second.warnings.map((finding) => finding.rule),
       ["S5"],
     );
-    // Another amount is not the identical call; a refusal of another call in between ends the chance.
+    // Another amount is not the identical call.
     const evaluator = ops();
     assert.deepEqual(actions(evaluator.monitor(), [bigRefund, call("refund", { amount: 501 })]), [
       "block",
       "block",
     ]);
+    // A refusal of another call in between leaves the chance (as in AgentLTL: only a made call ends it).
     assert.deepEqual(actions(evaluator.monitor(), [bigRefund, call("deploy"), bigRefund]), [
       "block",
       "block",
-      "block",
+      "warn",
     ]);
-    // A made call in between too.
+    // A made call in between ends the chance.
     assert.deepEqual(actions(evaluator.monitor(), [bigRefund, "+tests", bigRefund]), [
       "block",
       "allow",
