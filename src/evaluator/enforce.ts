@@ -177,10 +177,10 @@ export class Severities {
     return state.stopped ? state : { ...state, stopped: stop };
   }
 
+  /** Lifts a latched stop; the counts and an override's chance stay (as in AgentLTL). */
   resume(state: EnforcementState): EnforcementState {
-    const next: EnforcementState = { ...state, consecutive: {} };
+    const next: EnforcementState = { ...state };
     delete next.stopped;
-    delete next.lastRefusal;
     return next;
   }
 

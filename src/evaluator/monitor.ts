@@ -127,19 +127,25 @@ export class Monitor {
   }
 
   /**
-   * Calls that run together (one message's parallel calls): each is judged after the ones
-   * before it with their outcomes still open. Refused ones are noted as `check` does; none is
-   * recorded.
+   * Calls that run together (one message's parallel calls, a command line), all or nothing: each
+   * is judged after the ones before it with their outcomes still open, up to the first refused
+   * one (noted as `check` notes it; the decisions end there). None is recorded: when every call
+   * is allowed, `record` each as it runs.
    */
   checkChain(calls: readonly ProposedCall[]): Decision[] {
     let run = this.current;
-    return calls.map((call) => {
+    const decisions: Decision[] = [];
+    for (const call of calls) {
       const decision = this.parts.severities.apply(this.parts.judge.decide(run, call, true), this.state);
-      if (decision.verdict === "block") this.refuse(decision);
+      decisions.push(decision);
+      if (decision.verdict === "block") {
+        this.refuse(decision);
+        break;
+      }
       const event = proposedEvent(call);
       run = run.after(event, run.outcomeCases(event.name, event.outcome));
-      return decision;
-    });
+    }
+    return decisions;
   }
 
   /** A call that was made, with its outcome: the run steps by it. */

@@ -235,6 +235,11 @@ describe("the embeddable monitor", () => {
     const [first, second] = monitor.checkChain([check, train]);
     assert.equal(first?.action, "allow");
     assert.equal(second?.action, "block");
+    // All or nothing: the decisions end at the first refused call.
+    assert.deepEqual(
+      monitor.checkChain([train, check]).map((decision) => decision.action),
+      ["block"],
+    );
     monitor.record(check, label("short"));
     assert.equal(monitor.check(train).action, "allow");
     assert.ok(
