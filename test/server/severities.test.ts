@@ -96,6 +96,32 @@ describe("severities through the server", () => {
     assert.equal(again.body.error?.code, "MNT_ERR_APPROVAL_REQUIRED");
   });
 
+  it("ask, streamed: the pending call comes as the stream's error event; the approval streams the call", async () => {
+    const payment = { name: "pay", arguments: { amount: 20 } };
+    const { app } = await build([{ calls: [payment] }]);
+    const stream = async (messages: ChatMessage[]) =>
+      app.inject({
+        method: "POST",
+        url: "/v1/chat/completions",
+        payload: { model: "scripted", messages, tools, stream: true },
+      });
+    const held = await stream([user]);
+    const events = held.body
+      .split("\n\n")
+      .filter((block) => block.startsWith("data: {"))
+      .map((block) => JSON.parse(block.slice(6)) as { error?: { code: string; pending?: unknown } });
+    const error = events.find((event) => event.error)?.error;
+    assert.equal(error?.code, "MNT_ERR_APPROVAL_REQUIRED");
+    assert.deepEqual(error?.pending, { ...payment, rules: ["S3"] });
+    assert.doesNotMatch(held.body, /"tool_calls"/, "the held call is never streamed");
+    const approved = await stream([
+      user,
+      { role: "user", content: "Approved.", mentor: { approve: payment } },
+    ]);
+    assert.match(approved.body, /"name":"pay"/);
+    assert.match(approved.body, /"finish_reason":"tool_calls"/);
+  });
+
   it("stop: the turn ends with the stop message; later requests get 409 until a resume", async () => {
     const { app, generator } = await build([
       { calls: [{ name: "drop_table", arguments: { name: "users" } }] },
