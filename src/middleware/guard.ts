@@ -1,5 +1,6 @@
 import type { Decision, Monitor, ProposedCall } from "../evaluator/index.js";
 import type { Value } from "../expression/index.js";
+// The rules alone: the labeler's index also loads the endpoint model (the openai client).
 import { labelByRules } from "../labeler/rules.js";
 import type { Outcome } from "../monitor/index.js";
 import { blockedText, doneRefusedText, reminderText } from "../shield/index.js";
@@ -64,7 +65,15 @@ export class ToolGuard {
       this.options.onDecision?.(decision);
     }
     if (decision.verdict === "block") return { refused: true, feedback: blockedText(decision), decision };
-    const result = await execute();
+    let result: unknown;
+    try {
+      result = await execute();
+    } catch (error) {
+      // It may have acted before it failed: recorded as made, every outcome possible.
+      const reason = `${call.name} failed: ${(error as Error)?.message ?? String(error)}`;
+      this.monitor.record(call, { kind: "unknown", reason });
+      throw error;
+    }
     this.monitor.record(call, outcomeOf(this.monitor, call.name, result));
     if (this.options.reminders && typeof result === "string") {
       const reminder = reminderText({ ...decision, openDuties: this.monitor.checkDone().openDuties });
