@@ -17,6 +17,16 @@ interface ModelResult {
 interface Model {
   doGenerate: (call: never) => PromiseLike<unknown>;
 }
+interface StreamPart {
+  type: string;
+  delta?: string;
+}
+interface StreamResult {
+  stream: ReadableStream<StreamPart>;
+}
+interface StreamingModel {
+  doStream: (call: never) => PromiseLike<unknown>;
+}
 
 /**
  * The prompt shield for an AI SDK `generateText` / `streamText` call: every tool's `execute` is
@@ -43,11 +53,22 @@ export function shieldAiTools<T extends Record<string, AiTool>>(tools: T, guard:
   return wrapped as T;
 }
 
+/** The text parts of a generation, as an assistant message of the prompt (none if it said nothing). */
+function said(texts: readonly string[]): unknown[] {
+  const text = texts.join("");
+  return text === "" ? [] : [{ role: "assistant", content: [{ type: "text", text }] }];
+}
+
+function refusal(feedback: string): unknown {
+  return { role: "user", content: [{ type: "text", text: feedback }] };
+}
+
 /**
  * A language model middleware (`wrapLanguageModel({model, middleware})`) that refuses to let the
  * run end while duties are open: an answer without a tool call is answered with the shield's
  * feedback as a user message, and the model generates again, up to the policy's
- * `done.max_refusals`. Generation only (`generateText`); `streamText` streams as the model wrote.
+ * `done.max_refusals`. In `streamText` each generation is read whole before any of it is passed
+ * on (whether it ends the run is known only at its end), so the stream arrives at once.
  */
 export function shieldAiModel(guard: ToolGuard) {
   return {
@@ -66,17 +87,52 @@ export function shieldAiModel(guard: ToolGuard) {
       while (!result.content.some((part) => part.type === "tool-call")) {
         const feedback = guard.doneRefusal();
         if (feedback === undefined) break;
-        const said = result.content.filter((part) => part.type === "text" && part.text);
-        prompt = [
-          ...prompt,
-          ...(said.length > 0
-            ? [{ role: "assistant", content: said.map((part) => ({ type: "text", text: part.text })) }]
-            : []),
-          { role: "user", content: [{ type: "text", text: feedback }] },
-        ];
+        const texts = result.content.filter((part) => part.type === "text").map((part) => part.text ?? "");
+        prompt = [...prompt, ...said(texts), refusal(feedback)];
         result = (await model.doGenerate({ ...params, prompt } as never)) as ModelResult;
       }
       return result as never;
     },
+    wrapStream: async ({
+      doStream,
+      params,
+      model,
+    }: {
+      doStream: () => PromiseLike<unknown>;
+      params: ModelCall;
+      model: StreamingModel;
+    }): Promise<never> => {
+      let result = (await doStream()) as StreamResult;
+      let parts = await readAll(result.stream);
+      let prompt = params.prompt;
+      while (!parts.some((part) => part.type === "tool-call")) {
+        const feedback = guard.doneRefusal();
+        if (feedback === undefined) break;
+        const texts = parts.filter((part) => part.type === "text-delta").map((part) => part.delta ?? "");
+        prompt = [...prompt, ...said(texts), refusal(feedback)];
+        result = (await model.doStream({ ...params, prompt } as never)) as StreamResult;
+        parts = await readAll(result.stream);
+      }
+      const replay = parts;
+      return {
+        ...result,
+        stream: new ReadableStream({
+          start(controller) {
+            for (const part of replay) controller.enqueue(part);
+            controller.close();
+          },
+        }),
+      } as never;
+    },
   };
+}
+
+async function readAll(stream: ReadableStream<StreamPart>): Promise<StreamPart[]> {
+  const parts: StreamPart[] = [];
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return parts;
+    parts.push(value);
+  }
 }

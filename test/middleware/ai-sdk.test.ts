@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { LanguageModelV3GenerateResult, LanguageModelV3Prompt } from "@ai-sdk/provider";
-import { generateText, jsonSchema, stepCountIs, tool, wrapLanguageModel } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
+import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
+import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
 import { createMonitor } from "../../src/evaluator/index.js";
 import { shieldAiModel, shieldAiTools, ToolGuard } from "../../src/middleware/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
@@ -51,6 +51,26 @@ function answer(text: string): LanguageModelV3GenerateResult {
     finishReason: { unified: "stop", raw: undefined },
     usage,
     warnings: [],
+  };
+}
+
+/** A generation as the model streams it. */
+function streamed(result: LanguageModelV3GenerateResult) {
+  const parts = result.content.flatMap((part): unknown[] =>
+    part.type === "text"
+      ? [
+          { type: "text-start" as const, id: "t" },
+          { type: "text-delta" as const, id: "t", delta: part.text },
+          { type: "text-end" as const, id: "t" },
+        ]
+      : [part],
+  );
+  return {
+    stream: convertArrayToReadableStream([
+      { type: "stream-start" as const, warnings: [] },
+      ...parts,
+      { type: "finish" as const, finishReason: result.finishReason, usage },
+    ] as never[]),
   };
 }
 
@@ -155,6 +175,33 @@ describe("the AI SDK middleware (MockLanguageModelV3)", () => {
     assert.equal(refusals.length, 3);
     assert.equal(result.text, "Still done.");
     assert.equal(guard.monitor.checkDone().allowed, false);
+  });
+
+  it("streamText: the same refusals; a refused answer is never streamed", async () => {
+    const model = new MockLanguageModelV3({
+      doStream: [
+        streamed(answer("Done!")),
+        streamed(calls({ name: "book_train", arguments: route })),
+        streamed(calls({ name: "check_distance", arguments: route })),
+        streamed(calls({ name: "book_train", arguments: route })),
+        streamed(answer("Booked.")),
+      ],
+    });
+    const ran: string[] = [];
+    const guard = new ToolGuard(createMonitor(travel, { task }));
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: shieldAiModel(guard) }),
+      tools: shieldAiTools(travelTools(ran), guard),
+      stopWhen: stepCountIs(6),
+      prompt: "Book me a train from Toronto to Chicago.",
+    });
+    let text = "";
+    for await (const delta of result.textStream) text += delta;
+    assert.equal(text, "Booked.", "the refused 'Done!' never reached the stream");
+    assert.deepEqual(ran, ["check_distance", "book_train"]);
+    assert.match(lastText(model.doStreamCalls[1]?.prompt ?? []), /^\[SHIELD\] You cannot finish yet/);
+    assert.match(lastText(model.doStreamCalls[2]?.prompt ?? []), /^\[SHIELD\] Blocked book_train/);
+    assert.equal(guard.monitor.checkDone().allowed, true);
   });
 
   it("severities: ask goes to onAsk; a stop refuses every later call and lets the run end", async () => {
