@@ -3,15 +3,15 @@ import type { Policy, Severity } from "../policy/index.js";
 import type { Action, Decision, ProposedCall, RuleFinding, Stop } from "./types.js";
 
 /**
- * What severities remember of a run besides its calls: refusals per rule (for `escalate`), the
- * refusal just before (for `override`), approvals (for `ask`) and a latched stop. It changes only
+ * What severities remember of a run besides its calls: refusals per `escalate` rule, the last
+ * refusal an `override` rule decided, approvals (for `ask`) and a latched stop. It changes only
  * by the run's entries, so a run's messages (or a monitor's log) rebuild it exactly. Plain data:
  * it is part of a monitor's JSON.
  */
 export interface EnforcementState {
-  /** Rule id → refusals of calls that broke it, in the whole run. */
+  /** `escalate` rule id → the refusals it decided in the whole run (since an escalation to ask). */
   cumulative: Record<string, number>;
-  /** Rule id → refusals that broke it since the last made call. */
+  /** `escalate` rule id → the refusals it decided since the last made call. */
   consecutive: Record<string, number>;
   /** The last refusal an `override` rule decided, until a call is made: the call and those rules. */
   lastRefusal?: { call: ProposedCall; rules: string[] };
