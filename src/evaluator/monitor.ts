@@ -93,13 +93,18 @@ export class Monitor {
         `the monitor's JSON is for policy ${json.policy}, not ${parts.judge.policy.name}`,
       );
     const monitor = new Monitor(parts, json.task);
-    for (const entry of json.log) {
-      if (entry.kind === "made") monitor.record(entry.call, entry.outcome);
-      else if (entry.kind === "refused") monitor.replayRefusal(entry.call);
-      else if (entry.kind === "approved") monitor.approve(entry.call);
-      else if (entry.kind === "stopped") monitor.stop(entry.reason);
-      else if (entry.kind === "resumed") monitor.resume();
-    }
+    json.log.forEach((entry, index) => {
+      if (entry?.kind === "made") monitor.record(entry.call, entry.outcome);
+      else if (entry?.kind === "refused") monitor.replayRefusal(entry.call);
+      else if (entry?.kind === "approved") monitor.approve(entry.call);
+      else if (entry?.kind === "stopped") monitor.stop(entry.reason);
+      else if (entry?.kind === "resumed") monitor.resume();
+      else
+        throw new MentorError(
+          "MNT_ERR_BAD_INPUT",
+          `log[${index}] of the monitor's JSON has kind ${JSON.stringify((entry as { kind?: unknown })?.kind)}; expected made, refused, approved, stopped or resumed`,
+        );
+    });
     return monitor;
   }
 
