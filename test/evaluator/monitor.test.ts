@@ -259,5 +259,10 @@ describe("the embeddable monitor", () => {
       () => createMonitor(travelPolicy, { evaluator: new Evaluator(opsPolicy) }),
       /options.evaluator is for policy ops, not travel/,
     );
+    const broken = { ...monitor.toJSON(), log: [{ kind: "ran" }] } as never;
+    assert.throws(
+      () => createMonitor(opsPolicy, { state: broken }),
+      /log\[0\] of the monitor's JSON has kind "ran"/,
+    );
   });
 });
