@@ -20,14 +20,22 @@ export {
 } from "./agent/index.js";
 export { type ErrorCode, errorCodes, MentorError, type SourceLocation } from "./errors/index.js";
 export {
+  type Action,
   type Advice,
+  createMonitor,
   type Decision,
+  type DoneCheck,
   type Duty,
   Evaluator,
   type EvaluatorOptions,
+  type LogEntry,
+  Monitor,
+  type MonitorJSON,
+  type MonitorOptions,
   type NextAnswer,
   type ProposedCall,
   type RuleFinding,
+  type Stop,
 } from "./evaluator/index.js";
 export { type LintFinding, lintConstraints, lintPolicy } from "./game/index.js";
 export {
@@ -49,7 +57,23 @@ export {
   type ShieldOptions,
 } from "./llm/index.js";
 export { Automaton, type Colour, declareTemplates, parseFormula } from "./logic/index.js";
-export { type Trace, traceFromMessages } from "./monitor/index.js";
+export {
+  callOf,
+  type Guarded,
+  type GuardOptions,
+  outcomeOf,
+  shieldAiModel,
+  shieldAiTools,
+  shieldLangChainTools,
+  ToolGuard,
+} from "./middleware/index.js";
+export {
+  type Outcome,
+  type TaskCall,
+  type Trace,
+  type TraceNote,
+  traceFromMessages,
+} from "./monitor/index.js";
 export {
   type ChatMessage,
   type ChatTool,
@@ -57,7 +81,7 @@ export {
   type ToolChoice,
   type ToolDefinition,
 } from "./openai/index.js";
-export { loadPolicy, type Policy, parsePolicy } from "./policy/index.js";
+export { loadPolicy, type Policy, parsePolicy, type Severity } from "./policy/index.js";
 export {
   type Backend,
   buildServer,
@@ -66,7 +90,7 @@ export {
   type ServerOptions,
   startServer,
 } from "./server/index.js";
-export { blockedText, doneRefusedText, formatCall, reminderText } from "./shield/index.js";
+export { blockedText, doneRefusedText, formatCall, reminderText, stoppedText } from "./shield/index.js";
 export {
   computeTokenMask,
   type ShieldSets,

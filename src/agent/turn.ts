@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { MentorError } from "../errors/index.js";
 import {
+  type Action,
   type Advice,
   type Decision,
   type Duty,
@@ -8,10 +9,11 @@ import {
   type NextAnswer,
   needsSolver,
   type ProposedCall,
+  type Stop,
 } from "../evaluator/index.js";
 import type { Value } from "../expression/index.js";
 import { type ChatMessage, type ChatTool, messageText, type ToolChoice } from "../openai/index.js";
-import { blockedText, doneRefusedText, reminderText } from "../shield/index.js";
+import { blockedText, doneRefusedText, reminderText, stoppedText } from "../shield/index.js";
 import { type ShieldSets, shieldSetsFor, shieldSetsFromNextAnswer } from "../shield/token/index.js";
 import type { SolverClient } from "../smt/index.js";
 import type { GeneratedCall, Generation, TurnGenerator, Usage } from "./generator.js";
@@ -72,6 +74,8 @@ export interface TurnOptions {
 export interface AttemptCall {
   call: ProposedCall;
   verdict: "allow" | "block";
+  /** What the rules' severities make of it (docs/policy.md, "Severities"). */
+  action: Action;
   /** Rules the call breaks (block mode: why it is blocked). */
   rules: string[];
   /** Warn-mode rules the call breaks (allowed with a warning). */
@@ -112,6 +116,10 @@ export interface TurnRecord {
   game?: NextAnswer["gameStates"];
   /** The game search hit its limit: unclassified calls counted as unsafe. */
   failClosed?: string;
+  /** A `stop` rule stopped the run in this turn: the message is the shield's stop text. */
+  stopped?: Stop;
+  /** The call a person approved (`mentor.approve`), returned without generating. */
+  approved?: ProposedCall;
   grounding: GroundingNote[];
   /** Grounding; the evaluator's questions before the first generation (next, reminder); the whole turn. */
   timings: { groundMs: number; prepareMs: number; totalMs: number };
@@ -181,6 +189,25 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     return { message, finishReason, usage, mentor: record };
   };
 
+  if (shielded) {
+    const monitor = (evaluator as Evaluator).monitorOf(history);
+    if (monitor.stopped) throw stoppedError(monitor.stopped);
+    const approved = approvedCall(history);
+    const decision = approved && monitor.decide(approved);
+    if (approved && decision?.verdict === "allow") {
+      record.approved = approved;
+      const call = attemptOf(decision);
+      record.attempts.push({
+        content: null,
+        calls: [call],
+        finishReason: "tool_calls",
+        usage: { promptTokens: 0, completionTokens: 0 },
+        generateMs: 0,
+        decideMs: 0,
+      });
+      return finish(toolCallMessage(null, [call]), "tool_calls");
+    }
+  }
   if (shielded && next !== undefined) {
     const refusal = nothingAllowed(next, tools, toolChoice, evaluator as Evaluator);
     if (refusal !== undefined) throw new MentorError("MNT_ERR_NOTHING_ALLOWED", refusal);
@@ -233,12 +260,21 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       throw new MentorError("MNT_ERR_NOTHING_ALLOWED", generation.refusal ?? "the shield allows nothing");
 
     if (generation.toolCalls.length > 0) {
-      entry.calls = await judgeInOrder(evaluator, history, generation.toolCalls, options.solver);
+      // Severities that count refusals (escalate, override) read this turn's refusals too.
+      const judgedOn = evaluator?.severities.countsRefusals ? working : history;
+      entry.calls = await judgeInOrder(evaluator, judgedOn, generation.toolCalls, options.solver);
       entry.decideMs = performance.now() - decideStarted;
       const blocked = entry.calls.filter((call) => call.verdict === "block");
       if (!shielded || blocked.length === 0)
         return finish(toolCallMessage(generation.content, entry.calls), "tool_calls");
       record.blocked += blocked.length;
+      const stop = blocked.find((call) => call.action === "stop");
+      if (stop) {
+        record.stopped = { rules: stop.rules, call: stop.call };
+        return finish({ role: "assistant", content: stop.feedback as string }, "stop");
+      }
+      const ask = blocked.find((call) => call.action === "ask");
+      if (ask) throw approvalError(ask);
       for (const call of blocked) if (call.advice?.kind === "repair") record.repairs.push(call.advice);
       // The model sees its blocked calls answered by the shield; allowed calls of the same
       // message are dropped with them (it proposes again with the feedback in view: the allowed
@@ -313,25 +349,64 @@ async function judge(
     return {
       call: proposed,
       verdict: "block",
+      action: "block",
       rules: [],
       warnings: [],
       failClosed: call.invalid,
       feedback: `[SHIELD] Blocked ${call.name}: ${call.invalid}. Write the arguments as a JSON object.`,
     };
-  if (evaluator === undefined) return { call: proposed, verdict: "allow", rules: [], warnings: [] };
+  if (evaluator === undefined)
+    return { call: proposed, verdict: "allow", action: "allow", rules: [], warnings: [] };
   let decision = evaluator.decide(history, proposed);
   if (solver && needsSolver(decision))
     decision = await evaluator.decideWithRepair(history, proposed, solver());
+  return attemptOf(decision);
+}
+
+/** A decision as the turn records it, with the feedback the model reads if the call is refused. */
+function attemptOf(decision: Decision): AttemptCall {
   const judged: AttemptCall = {
-    call: proposed,
+    call: decision.call,
     verdict: decision.verdict,
+    action: decision.action,
     rules: decision.violations.map((finding) => finding.rule),
     warnings: decision.warnings.map((finding) => finding.rule),
   };
   if (decision.advice) judged.advice = decision.advice;
   if (decision.failClosed !== undefined) judged.failClosed = decision.failClosed;
-  if (decision.verdict === "block") judged.feedback = blockedText(decision);
+  if (decision.verdict === "block")
+    judged.feedback = decision.action === "stop" ? stoppedText(decision) : blockedText(decision);
   return judged;
+}
+
+/** The call the conversation's last message approves (a user message with `mentor.approve`), if any. */
+function approvedCall(history: readonly ChatMessage[]): ProposedCall | undefined {
+  const last = history.at(-1);
+  const approve = (last?.mentor as { approve?: ProposedCall } | undefined)?.approve;
+  // The trace reader has checked its shape (a tool of the policy, arguments an object).
+  return last?.role === "user" && approve !== undefined
+    ? { name: approve.name, arguments: approve.arguments }
+    : undefined;
+}
+
+/** The answer to a call an `ask` rule holds: a pending decision the client turns into a question. */
+function approvalError(ask: AttemptCall): MentorError {
+  const error = new MentorError(
+    "MNT_ERR_APPROVAL_REQUIRED",
+    `${ask.call.name} needs a person's approval (rule ${ask.rules.join(", ")}); approve it with a user message carrying mentor.approve`,
+  );
+  error.details = { pending: { name: ask.call.name, arguments: ask.call.arguments, rules: ask.rules } };
+  return error;
+}
+
+function stoppedError(stop: Stop): MentorError {
+  const by = stop.rules.length > 0 ? ` by rule ${stop.rules.join(", ")}` : "";
+  const error = new MentorError(
+    "MNT_ERR_RUN_STOPPED",
+    `the run was stopped${by}; a person resumes it with a user message carrying mentor: {resume: true}`,
+  );
+  error.details = { stopped: stop };
+  return error;
 }
 
 /**

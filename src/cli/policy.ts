@@ -109,10 +109,12 @@ export function registerPolicyCommands(program: Command): void {
       const evaluator = new Evaluator(policy);
       const { messages, ungrounded } = await grounded(policy, readMessages(options.messages), options);
       const trace = traceFromMessages(messages, policy);
-      // Each call judged on the trace before it, as the shield would have judged it.
+      // Each call judged on the trace before it (refusals, approvals and stops before it too),
+      // as the shield would have judged it.
       const calls = trace.calls.map((call, index) => {
+        const notes = (trace.notes ?? []).filter((note) => note.position <= index);
         const decision: Decision = evaluator.decide(
-          { task: trace.task, calls: trace.calls.slice(0, index) },
+          { task: trace.task, calls: trace.calls.slice(0, index), notes },
           { name: call.name, arguments: call.arguments },
         );
         return {

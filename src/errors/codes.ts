@@ -139,6 +139,14 @@ export const errorCodes = {
     status: 422,
     fix: "The shield allows nothing the request asks for (tool_choice intersected with the policy's safe calls is empty); relax tool_choice, or send the conversation the policy expects.",
   },
+  MNT_ERR_APPROVAL_REQUIRED: {
+    status: 409,
+    fix: "A rule of severity `ask` holds the proposed call (the body's `error.pending`) for a person: ask them, and to approve send the same messages plus a user message with `mentor: {approve: <pending call>}` (the server then returns that call); otherwise send their answer as an ordinary message.",
+  },
+  MNT_ERR_RUN_STOPPED: {
+    status: 409,
+    fix: "A rule of severity `stop` stopped this run (an assistant message beginning `[SHIELD] Stopped`); nothing more is generated until a person resumes it with a user message carrying `mentor: {resume: true}`.",
+  },
   MNT_ERR_TOKEN_SHIELD_UNAVAILABLE: {
     status: 400,
     fix: "The token shield needs the local engine; with an upstream endpoint use the prompt shield (`shield: prompt`).",

@@ -18,6 +18,8 @@ export class MentorError extends Error {
   readonly location: SourceLocation | undefined;
   /** For errors that gather several problems (a policy file): each problem with its own code and place. */
   readonly problems: readonly MentorError[];
+  /** Fields the server adds to its error body (e.g. `pending` for MNT_ERR_APPROVAL_REQUIRED). */
+  details: Record<string, unknown> | undefined;
 
   constructor(
     code: ErrorCode,
@@ -31,6 +33,7 @@ export class MentorError extends Error {
     this.status = errorCodes[code].status;
     this.location = location;
     this.problems = problems;
+    this.details = undefined;
   }
 }
 

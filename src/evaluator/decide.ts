@@ -137,6 +137,7 @@ export class Judge {
   private undeclared(run: Run, proposed: ProposedCall, withAdvice: boolean): Decision {
     return {
       verdict: "block",
+      action: "block",
       call: proposed,
       violations: [],
       warnings: [],
@@ -216,11 +217,13 @@ export class Judge {
     const all = findings.list();
     const violations = all.filter((finding) => finding.mode === "block");
     const verdict = violations.length > 0 || failClosed !== undefined ? "block" : "allow";
+    const warnings = all.filter((finding) => finding.mode === "warn");
     const decision: Decision = {
       verdict,
+      action: verdict === "block" ? "block" : warnings.length > 0 ? "warn" : "allow",
       call: proposed,
       violations,
-      warnings: all.filter((finding) => finding.mode === "warn"),
+      warnings,
       recorded: all.filter((finding) => finding.mode === "record"),
       openDuties: [],
     };

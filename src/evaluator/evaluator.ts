@@ -1,10 +1,37 @@
-import type { Run } from "../monitor/index.js";
+import { MentorError } from "../errors/index.js";
+import type { Run, TaskCall } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
 import type { SolverClient } from "../smt/index.js";
 import { Judge } from "./decide.js";
+import { Severities } from "./enforce.js";
+import { Monitor, type MonitorJSON } from "./monitor.js";
 import { NextCalls } from "./next.js";
 import { RunCache } from "./run-cache.js";
 import type { Decision, EvaluatorOptions, NextAnswer, ProposedCall } from "./types.js";
+
+export interface MonitorOptions extends EvaluatorOptions {
+  /** The grounded task (`request_travel(…)` pseudo calls); default none. */
+  task?: TaskCall[];
+  /** Resume a monitor from its `toJSON()` (the task comes with it). */
+  state?: MonitorJSON;
+  /** Share this evaluator's game and caches (many monitors of one policy); default a new one. */
+  evaluator?: Evaluator;
+}
+
+/**
+ * A monitor for one run of an agent loop that runs its own tools: `check` each proposed call
+ * before running it, `record` it with its outcome after (docs/server.md, "Embedding").
+ */
+export function createMonitor(policy: Policy, options: MonitorOptions = {}): Monitor {
+  const { task, state, evaluator: shared, ...evaluatorOptions } = options;
+  if (shared && shared.policy !== policy)
+    throw new MentorError(
+      "MNT_ERR_BAD_INPUT",
+      `options.evaluator is for policy ${shared.policy.name}, not ${policy.name}`,
+    );
+  const evaluator = shared ?? new Evaluator(policy, evaluatorOptions);
+  return state ? evaluator.monitorFromJSON(state) : evaluator.monitor(task);
+}
 
 /**
  * The evaluator's two questions, answered from a policy and the run so far (an OpenAI
@@ -20,14 +47,20 @@ export class Evaluator {
   private readonly runs: RunCache;
   private readonly judge: Judge;
   private readonly nextCalls: NextCalls;
+  readonly severities: Severities;
 
   constructor(
     readonly policy: Policy,
     readonly options: EvaluatorOptions = {},
   ) {
-    this.runs = new RunCache(policy);
     this.judge = new Judge(policy, options);
     this.nextCalls = new NextCalls(this.judge);
+    this.severities = new Severities(policy);
+    this.runs = new RunCache(policy, this.parts);
+  }
+
+  private get parts() {
+    return { judge: this.judge, nextCalls: this.nextCalls, severities: this.severities };
   }
 
   /**
@@ -36,11 +69,30 @@ export class Evaluator {
    * each attempt), so recent runs are kept by content.
    */
   run(history: unknown): Run {
+    return this.runs.get(history).run;
+  }
+
+  /**
+   * The monitor after a conversation: its run, and what the severities remember (refusals,
+   * approvals, a stop). Shared by the questions about that conversation: ask it, do not change it.
+   */
+  monitorOf(history: unknown): Monitor {
     return this.runs.get(history);
   }
 
+  /** A new monitor for an agent loop that runs its own tools (`createMonitor`). */
+  monitor(task: readonly TaskCall[] = []): Monitor {
+    return new Monitor(this.parts, task);
+  }
+
+  /** A monitor from its JSON (`Monitor.toJSON`): the log replayed once. */
+  monitorFromJSON(json: MonitorJSON): Monitor {
+    return Monitor.fromJSON(this.parts, json);
+  }
+
+  /** The decision on a call proposed after the conversation, as its rules' severities say. */
   decide(history: unknown, proposed: ProposedCall): Decision {
-    return this.judge.decide(this.run(history), proposed, true);
+    return this.monitorOf(history).decide(proposed);
   }
 
   /**
@@ -51,9 +103,9 @@ export class Evaluator {
    * blocked and says so in `failClosed`.
    */
   async decideWithRepair(history: unknown, proposed: ProposedCall, solver: SolverClient): Promise<Decision> {
-    const run = this.run(history);
-    const decision = this.judge.decide(run, proposed, true);
-    return this.judge.advisor.repairWithSolver(run, proposed, decision, solver);
+    const monitor = this.monitorOf(history);
+    const decision = monitor.decide(proposed);
+    return this.judge.advisor.repairWithSolver(monitor.run, proposed, decision, solver);
   }
 
   next(history: unknown): NextAnswer {

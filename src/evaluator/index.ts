@@ -1,6 +1,9 @@
 export { needsSolver } from "./advice.js";
-export { Evaluator } from "./evaluator.js";
+export { type EnforcementState, sameCall } from "./enforce.js";
+export { createMonitor, Evaluator, type MonitorOptions } from "./evaluator.js";
+export { type DoneCheck, type LogEntry, Monitor, type MonitorJSON } from "./monitor.js";
 export type {
+  Action,
   Advice,
   CallVerdict,
   Decision,
@@ -9,4 +12,5 @@ export type {
   NextAnswer,
   ProposedCall,
   RuleFinding,
+  Stop,
 } from "./types.js";

@@ -1,28 +1,32 @@
 import { LRUCache } from "lru-cache";
-import { Run, type Trace, traceFromMessages } from "../monitor/index.js";
+import { type Trace, traceFromMessages } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
+import { Monitor, type MonitorParts } from "./monitor.js";
 
 /** Runs kept by conversation content (see `RunCache`). */
 const RUN_CACHE_SIZE = 32;
 
 /**
- * The runs after recent conversations. The server rebuilds the run on every request and asks
+ * The monitors of recent conversations. The server rebuilds the run on every request and asks
  * several questions about the same conversation (next, then decide on each attempt), so the
- * most recently asked runs are kept by content.
+ * most recently asked runs are kept by content. A cached monitor is only asked, never changed.
  */
 export class RunCache {
-  private readonly runs = new LRUCache<string, Run>({ max: RUN_CACHE_SIZE });
+  private readonly runs = new LRUCache<string, Monitor>({ max: RUN_CACHE_SIZE });
 
-  constructor(private readonly policy: Policy) {}
+  constructor(
+    private readonly policy: Policy,
+    private readonly parts: MonitorParts,
+  ) {}
 
-  /** The run after a conversation (an OpenAI `messages` array or a trace). */
-  get(history: unknown): Run {
+  /** The monitor after a conversation (an OpenAI `messages` array or a trace). */
+  get(history: unknown): Monitor {
     // Keyed by the history as given: reading the trace from messages costs more than the key.
     const key = historyKey(history);
     const cached = key === undefined ? undefined : this.runs.get(key);
     if (cached) return cached;
     const trace = isTrace(history) ? history : traceFromMessages(history, this.policy);
-    const run = Run.fromTrace(this.policy, trace);
+    const run = Monitor.fromTrace(this.parts, trace);
     if (key !== undefined) this.runs.set(key, run);
     return run;
   }

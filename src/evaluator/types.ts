@@ -38,8 +38,23 @@ export interface Duty {
   fulfil?: ProposedCall;
 }
 
+/**
+ * What the caller does with a call (AgentLTL's actions): `allow` it, allow it with a `warn`ing,
+ * refuse it and let the agent `retry` (an `escalate` rule not yet escalated), hold it and `ask` a
+ * person, refuse it (`block`), or refuse it and `stop` the run. Every action but `allow` and `warn`
+ * has the verdict `block`.
+ */
+export type Action = "allow" | "warn" | "retry" | "ask" | "block" | "stop";
+
+/** A latched stop: the rules that stopped the run and the call they refused (docs/policy.md, "Severities"). */
+export interface Stop {
+  rules: string[];
+  call?: ProposedCall;
+}
+
 export interface Decision {
   verdict: "allow" | "block";
+  action: Action;
   call: ProposedCall;
   /** Broken block-mode rules (why the call is blocked). */
   violations: RuleFinding[];
@@ -52,6 +67,16 @@ export interface Decision {
   openDuties: Duty[];
   /** Set when the shield could not decide and blocked to stay safe. */
   failClosed?: string;
+  /** `escalate` rules whose refusals ran out: the call got their `to` action. */
+  escalated?: string[];
+  /** `override` rules that refused the call: the identical call proposed next overrides them. */
+  overridable?: string[];
+  /** `override` rules the call overrode (the identical call refused just before): now warnings. */
+  overridden?: string[];
+  /** `ask` rules a person approved for this call: now only recorded. */
+  approved?: string[];
+  /** The run is stopped (latched) until resumed: every call gets `stop`. */
+  stopped?: Stop;
 }
 
 export interface CallVerdict {

@@ -6,8 +6,11 @@ export {
   contentText,
   type Outcome,
   parseArguments,
+  refusedPrefix,
+  stoppedPrefix,
   type TaskCall,
   type ToolCallEvent,
   type Trace,
+  type TraceNote,
   traceFromMessages,
 } from "./trace.js";

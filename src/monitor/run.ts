@@ -106,7 +106,7 @@ export class Run {
    */
   static fromTrace(policy: Policy, trace: Trace): Run {
     let run = Run.start(policy, trace.task);
-    for (const call of trace.calls) run = run.afterMade(call);
+    for (const call of trace.calls) run = run.made(call);
     return run;
   }
 
@@ -135,8 +135,11 @@ export class Run {
 
   private lost: ReadonlySet<number> | undefined;
 
-  /** The run after a call that was made (its outcome as known), re-armed as `fromTrace` says. */
-  private afterMade(call: ToolCallEvent): Run {
+  /**
+   * The run after a call that was made (its outcome as known), re-armed as `fromTrace` says:
+   * one step, so a monitor extends its run by each new call instead of rebuilding it.
+   */
+  made(call: ToolCallEvent): Run {
     return this.stepped(call, [this.outcomeCases(call.name, call.outcome)], true)[0] as Run;
   }
 

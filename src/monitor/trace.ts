@@ -26,11 +26,35 @@ export interface ToolCallEvent {
   outcome: Outcome;
 }
 
+/**
+ * What happened in a run besides its made calls, for severities (docs/policy.md, "Severities"):
+ * a call the shield refused (its tool result is the shield's `[SHIELD] Blocked` feedback), a
+ * person's approval of a call (`mentor.approve` on a user message), a stop (an assistant message
+ * that begins `[SHIELD] Stopped`) and a resume (`mentor.resume: true` on a user message).
+ * `position` is the number of made calls before it.
+ */
+export type TraceNote =
+  | { kind: "refused"; position: number; call: ToolCallEvent }
+  | { kind: "approved"; position: number; call: TaskCall }
+  | { kind: "stopped"; position: number; reason: string }
+  | { kind: "resumed"; position: number };
+
 /** The run so far: the grounded task and every tool call with its outcome, in order. */
 export interface Trace {
   task: TaskCall[];
   calls: ToolCallEvent[];
+  /** In order; absent means none. */
+  notes?: TraceNote[];
 }
+
+/** A note before its position is known. */
+type UnplacedNote = {
+  [K in TraceNote["kind"]]: Omit<Extract<TraceNote, { kind: K }>, "position">;
+}[TraceNote["kind"]];
+
+/** The start of the shield's feedback for a refused call, and of its message for a stopped run. */
+export const refusedPrefix = "[SHIELD] Blocked";
+export const stoppedPrefix = "[SHIELD] Stopped";
 
 /** The parts of an OpenAI chat message the evaluator reads; `mentor` carries grounded facts. */
 interface ChatMessage {
@@ -38,8 +62,11 @@ interface ChatMessage {
   content?: unknown;
   tool_calls?: unknown;
   tool_call_id?: unknown;
-  /** User message: `{task: [{name, arguments}]}`. Tool message: `{label: "short"}`. */
-  mentor?: { task?: unknown; label?: unknown };
+  /**
+   * User message: `{task: [{name, arguments}]}`, `{approve: {name, arguments}}`, `{resume: true}`.
+   * Tool message: `{label: "short"}`.
+   */
+  mentor?: { task?: unknown; label?: unknown; approve?: unknown; resume?: unknown };
 }
 
 /**
@@ -51,7 +78,9 @@ interface ChatMessage {
 export function traceFromMessages(messages: unknown, policy: Policy): Trace {
   if (!Array.isArray(messages)) throw messagesError("messages must be an array");
   const task: TaskCall[] = [];
-  const calls: ToolCallEvent[] = [];
+  // Calls and notes in message order; a call is refused once its tool message says so.
+  const order: (ToolCallEvent | UnplacedNote)[] = [];
+  const refused = new Set<ToolCallEvent>();
   const byId = new Map<string, ToolCallEvent>();
   messages.forEach((raw, index) => {
     const where = `messages[${index}]`;
@@ -60,11 +89,18 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
     if (message.role === "user" && message.mentor?.task !== undefined) {
       task.push(...readTaskCalls(message.mentor.task, `${where}.mentor.task`, policy));
     }
+    if (message.role === "user" && message.mentor?.approve !== undefined) {
+      const call = readCall(message.mentor.approve, `${where}.mentor.approve`, policy.tools, "tool");
+      order.push({ kind: "approved", call });
+    }
+    if (message.role === "user" && message.mentor?.resume === true) order.push({ kind: "resumed" });
+    if (message.role === "assistant" && contentText(message.content).startsWith(stoppedPrefix))
+      order.push({ kind: "stopped", reason: contentText(message.content) });
     if (message.role === "assistant" && message.tool_calls !== undefined && message.tool_calls !== null) {
       if (!Array.isArray(message.tool_calls)) throw messagesError(`${where}.tool_calls must be an array`);
       message.tool_calls.forEach((call, callIndex) => {
         const event = readToolCall(call, `${where}.tool_calls[${callIndex}]`);
-        calls.push(event);
+        order.push(event);
         byId.set(event.id, event);
       });
     }
@@ -77,23 +113,34 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
           `${where}.tool_call_id ${JSON.stringify(message.tool_call_id)} answers no earlier tool call`,
         );
       }
-      event.outcome = readOutcome(event, message, policy, where);
+      if (contentText(message.content).startsWith(refusedPrefix)) refused.add(event);
+      else event.outcome = readOutcome(event, message, policy, where);
     }
   });
-  return { task, calls };
+  const calls: ToolCallEvent[] = [];
+  const notes: TraceNote[] = [];
+  for (const entry of order) {
+    if (!("kind" in entry)) {
+      if (refused.has(entry)) notes.push({ kind: "refused", position: calls.length, call: entry });
+      else calls.push(entry);
+    } else notes.push({ ...entry, position: calls.length } as TraceNote);
+  }
+  return notes.length > 0 ? { task, calls, notes } : { task, calls };
 }
 
 function readTaskCalls(raw: unknown, where: string, policy: Policy): TaskCall[] {
   if (!Array.isArray(raw)) throw messagesError(`${where} must be an array of {name, arguments}`);
-  return raw.map((item, index) => {
-    const call = item as { name?: unknown; arguments?: unknown };
-    if (typeof call?.name !== "string" || !policy.taskCalls.has(call.name)) {
-      const known = [...policy.taskCalls.keys()].join(", ");
-      throw messagesError(`${where}[${index}].name must be a task call of the policy (${known})`);
-    }
-    if (!isRecord(call.arguments)) throw messagesError(`${where}[${index}].arguments must be an object`);
-    return { name: call.name, arguments: call.arguments };
-  });
+  return raw.map((item, index) => readCall(item, `${where}[${index}]`, policy.taskCalls, "task call"));
+}
+
+/** A `{name, arguments}` object naming one of `known` (a task call, or a tool for an approval). */
+function readCall(raw: unknown, where: string, known: Map<string, unknown>, what: string): TaskCall {
+  const call = raw as { name?: unknown; arguments?: unknown };
+  if (typeof call?.name !== "string" || !known.has(call.name)) {
+    throw messagesError(`${where}.name must be a ${what} of the policy (${[...known.keys()].join(", ")})`);
+  }
+  if (!isRecord(call.arguments)) throw messagesError(`${where}.arguments must be an object`);
+  return { name: call.name, arguments: call.arguments };
 }
 
 function readToolCall(raw: unknown, where: string): ToolCallEvent {

@@ -14,6 +14,7 @@ export type {
   Policy,
   PropositionSpec,
   RuleSpec,
+  Severity,
   TaskCallSpec,
   TaskGrounding,
   ToolSpec,

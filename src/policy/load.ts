@@ -16,15 +16,17 @@ import {
 import { Automaton, atomsOf, declareTemplates, type Formula, parseFormula } from "../logic/index.js";
 import { compileOutputLabeler, compileTaskGrounding, type Report } from "./labeling.js";
 import { abstractMoves, holdsForMove, matchesForMove } from "./moves.js";
-import { policySchema, type RawParameter, type RawPolicy } from "./schema.js";
+import { policySchema, type RawEscalate, type RawParameter, type RawPolicy } from "./schema.js";
 import { PolicySource, type YamlPath } from "./source.js";
 import type {
   ConstraintSpec,
   EntitySpec,
+  Mode,
   Parameter,
   Policy,
   PropositionSpec,
   RuleSpec,
+  Severity,
   TaskCallSpec,
   ToolSpec,
 } from "./types.js";
@@ -468,14 +470,16 @@ class PolicyCompiler {
           [...path, "id"],
         );
       }
-      if (!atomsOk || sentence === undefined) return;
+      const severity = this.severity(rule, path, rule.id);
+      if (!atomsOk || sentence === undefined || !severity) return;
       const rulePropositions = atomsOf(formula).map((atom) => propositions.get(atom.name) as PropositionSpec);
       try {
         rules.push({
           id: rule.id,
           formula,
           entities: [...ruleEntities],
-          mode: rule.mode,
+          mode: modeOf(severity),
+          severity,
           appliesTo: rule.applies_to,
           sentence,
           location: this.source.locate(path),
@@ -563,18 +567,74 @@ class PolicyCompiler {
           [...path, "id"],
         );
       }
-      if (!require || sentence === undefined) return;
+      const severity = this.severity(constraint, path, constraint.id);
+      if (!require || sentence === undefined || !severity) return;
       constraints.push({
         id: constraint.id,
         on: proposition,
         require,
         requireText: constraint.require,
         location: this.source.locate([...path, "require"]),
-        mode: constraint.mode,
+        mode: modeOf(severity),
+        severity,
         sentence,
       });
     });
     return constraints;
+  }
+
+  /** A rule's or constraint's severity: from `severity` (with `escalate`), or from `mode` (default `block`). */
+  private severity(
+    raw: {
+      mode?: Mode | undefined;
+      severity?: Severity["kind"] | undefined;
+      escalate?: RawEscalate | undefined;
+    },
+    path: YamlPath,
+    id: string,
+  ): Severity | undefined {
+    if (raw.mode !== undefined && raw.severity !== undefined) {
+      this.problem("MNT_ERR_POLICY_SCHEMA", "give `severity` or `mode`, not both", [...path, "mode"], {
+        rule: id,
+      });
+      return undefined;
+    }
+    const kind = raw.severity ?? raw.mode ?? "block";
+    if (kind !== "escalate") {
+      if (raw.escalate === undefined) return { kind };
+      this.problem("MNT_ERR_POLICY_SCHEMA", "`escalate` needs `severity: escalate`", [...path, "escalate"], {
+        rule: id,
+      });
+      return undefined;
+    }
+    const escalate = raw.escalate;
+    if (escalate === undefined) {
+      this.problem(
+        "MNT_ERR_POLICY_SCHEMA",
+        "`severity: escalate` needs `escalate: {after: N}` (how many refusals before it escalates)",
+        [...path, "severity"],
+        { rule: id },
+      );
+      return undefined;
+    }
+    if (escalate.total !== undefined && escalate.counting !== "hybrid") {
+      this.problem(
+        "MNT_ERR_POLICY_SCHEMA",
+        "`escalate.total` is only for `counting: hybrid`",
+        [...path, "escalate", "total"],
+        {
+          rule: id,
+        },
+      );
+      return undefined;
+    }
+    return {
+      kind,
+      after: escalate.after,
+      counting: escalate.counting,
+      total: escalate.total ?? 2 * escalate.after,
+      to: escalate.to,
+    };
   }
 
   private checkDuplicateIds(raw: RawPolicy): void {
@@ -587,6 +647,11 @@ class PolicyCompiler {
     for (const [index, constraint] of raw.constraints.entries())
       check(constraint.id, ["constraints", index, "id"]);
   }
+}
+
+/** The mode the game and the findings use: every refusing severity counts as `block`. */
+function modeOf(severity: Severity): Mode {
+  return severity.kind === "warn" || severity.kind === "record" ? severity.kind : "block";
 }
 
 /** What a tool returns, as expressions read it: `{label}` for a text tool, free JSON otherwise. */

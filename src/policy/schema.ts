@@ -133,6 +133,20 @@ export const propositionSchema = z
 
 const modeSchema = z.enum(["record", "warn", "block"]);
 
+/** What a broken rule does (docs/policy.md, "Severities"); `mode` is the older, smaller choice. */
+export const severitySchema = z.enum(["stop", "block", "ask", "escalate", "override", "warn", "record"]);
+
+/** For `severity: escalate`: refused as `block` `after` times, then the next attempt escalates `to` stop or ask. */
+export const escalateSchema = z
+  .object({
+    after: z.number().int().min(1),
+    /** `consecutive`: attempts in a row; `cumulative`: in the whole run; `hybrid`: either (`total` for the run). */
+    counting: z.enum(["consecutive", "cumulative", "hybrid"]).default("consecutive"),
+    total: z.number().int().min(1).optional(),
+    to: z.enum(["stop", "ask"]).default("stop"),
+  })
+  .strict();
+
 export const ruleSchema = z
   .object({
     id: identifier,
@@ -160,7 +174,9 @@ export const ruleSchema = z
     a: z.string().optional(),
     b: z.string().optional(),
     n: z.number().int().min(0).optional(),
-    mode: modeSchema.default("block"),
+    mode: modeSchema.optional(),
+    severity: severitySchema.optional(),
+    escalate: escalateSchema.optional(),
     /** `requested`: only bindings the task introduced (e.g. "book the trip you were asked for"); `unrequested`: only the others. */
     applies_to: z.enum(["all", "requested", "unrequested"]).default("all"),
     /** Overrides the manual sentence quoted in feedback. */
@@ -173,7 +189,9 @@ export const constraintSchema = z
     id: identifier,
     on: z.string(),
     require: z.string(),
-    mode: modeSchema.default("block"),
+    mode: modeSchema.optional(),
+    severity: severitySchema.optional(),
+    escalate: escalateSchema.optional(),
     sentence: z.string().optional(),
   })
   .strict();
@@ -201,6 +219,7 @@ export const policySchema = z
   .strict();
 
 export type RawPolicy = z.infer<typeof policySchema>;
+export type RawEscalate = z.infer<typeof escalateSchema>;
 export type RawParameter = z.infer<typeof parameterSchema>;
 export type RawOutputLabeler = z.infer<typeof outputLabelerSchema>;
 export type RawTaskGrounding = z.infer<typeof taskGroundingSchema>;

@@ -5,6 +5,24 @@ import type { Automaton, Formula } from "../logic/index.js";
 /** What happens when a rule would be broken: only recorded, a warning added, or the call blocked. */
 export type Mode = "record" | "warn" | "block";
 
+/**
+ * What a broken rule does to the call (docs/policy.md, "Severities"): `stop` refuses it and stops
+ * the run until resumed; `block` refuses it every time; `ask` holds it for a person; `escalate`
+ * refuses it, and after enough attempts escalates `to` stop or ask; `override` refuses it once, and the
+ * identical call proposed next goes through with a warning; `warn` and `record` allow it. Every
+ * severity but `warn` and `record` refuses, so the game (and the token shield) treats it as `block`.
+ */
+export type Severity =
+  | { kind: "stop" | "block" | "ask" | "override" | "warn" | "record" }
+  | {
+      kind: "escalate";
+      after: number;
+      counting: "consecutive" | "cumulative" | "hybrid";
+      /** For `hybrid`: attempts in the whole run that escalate. */
+      total: number;
+      to: "stop" | "ask";
+    };
+
 export interface Parameter {
   name: string;
   type: FieldType;
@@ -107,6 +125,7 @@ export interface RuleSpec {
   /** The entities the rule is sliced by (one automaton instance per binding). */
   entities: string[];
   mode: Mode;
+  severity: Severity;
   appliesTo: "all" | "requested" | "unrequested";
   /** The manual's sentence, quoted in feedback. */
   sentence: string;
@@ -126,6 +145,7 @@ export interface ConstraintSpec {
   /** Where `require` is written in the policy file. */
   location: SourceLocation;
   mode: Mode;
+  severity: Severity;
   sentence: string;
 }
 

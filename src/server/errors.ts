@@ -3,7 +3,7 @@ import { type ErrorCode, MentorError } from "../errors/index.js";
 import { RequestError } from "./request.js";
 
 export interface ErrorBody {
-  error: { message: string; type: string; param: string | null; code: ErrorCode };
+  error: { message: string; type: string; param: string | null; code: ErrorCode; [detail: string]: unknown };
 }
 
 /** Fastify's own request errors, answered with mentor's codes (docs/server.md, "Errors"). */
@@ -31,7 +31,9 @@ export function errorResponse(error: unknown): { status: number; body: ErrorBody
     const named =
       error.code === "MNT_ERR_MESSAGES" ? /^messages(\[\d+\]|\.[\w]+)*/.exec(error.message) : null;
     const param = error instanceof RequestError ? error.param : (named?.[0] ?? null);
-    return { status: error.status, body: errorBody(error.message, error.status, param, error.code) };
+    const body = errorBody(error.message, error.status, param, error.code);
+    if (error.details) body.error = { ...error.details, ...body.error };
+    return { status: error.status, body };
   }
   const known = frameworkErrors[(error as FastifyError).code ?? ""];
   if (known) return errorResponse(new RequestError("body", known.message, known.code));

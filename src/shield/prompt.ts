@@ -1,4 +1,5 @@
 import type { Decision, Duty, ProposedCall } from "../evaluator/index.js";
+import { refusedPrefix, stoppedPrefix } from "../monitor/index.js";
 
 /**
  * The prompt shield's texts: what the model reads in a tool result when the shield blocks a
@@ -14,15 +15,40 @@ export function formatCall(call: ProposedCall): string {
 /** For a blocked call: the call, each broken rule with its sentence, and the suggested call. */
 export function blockedText(decision: Decision): string {
   const rules = decision.violations.map((finding) => `Rule ${finding.rule}: ${finding.sentence}`);
-  const parts = [`[SHIELD] Blocked ${formatCall(decision.call)}.`, ...rules];
+  // The prefix marks the call as refused when the conversation comes back (monitor/trace.ts).
+  const parts = [`${refusedPrefix} ${formatCall(decision.call)}.`, ...rules];
   if (decision.failClosed)
     parts.push(`The shield could not decide (${decision.failClosed}), so it blocked the call.`);
+  if (decision.action === "ask") parts.push("The call needs a person's approval.");
+  if (decision.action === "stop")
+    parts.push("The run is stopped: nothing more may be done until a person resumes it.");
+  if (
+    decision.overridable?.length &&
+    decision.action === "block" &&
+    decision.violations.length === decision.overridable.length
+  )
+    parts.push(
+      `To override ${decision.overridable.join(", ")} deliberately, make the identical call again next.`,
+    );
   if (decision.advice) {
     parts.push(
       `${decision.advice.kind === "repair" ? "Instead:" : "First:"} ${formatCall(decision.advice.call)}`,
     );
   }
   return parts.join(" ");
+}
+
+/**
+ * The assistant message that ends a run a `stop` rule stopped (its first words mark the stop in
+ * the conversation, so later requests find the run stopped until a person resumes it).
+ */
+export function stoppedText(decision: Decision): string {
+  const rules = decision.violations.map((finding) => `Rule ${finding.rule}: ${finding.sentence}`);
+  return [
+    `${stoppedPrefix} the run at ${formatCall(decision.call)}.`,
+    ...rules,
+    "Nothing more may be done until a person resumes the run.",
+  ].join(" ");
 }
 
 /** Appended to an allowed call's result: warnings, then the open duties and one call that helps. */

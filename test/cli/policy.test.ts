@@ -206,6 +206,41 @@ describe("mentor lint / check / verify", () => {
   });
 });
 
+describe("verify reads what the run remembers besides its calls", () => {
+  test("an approved ask call is judged allowed, and a refused call is not a made call", () => {
+    const ops = fileURLToPath(new URL("../../../test/evaluator/fixtures/ops.yaml", import.meta.url));
+    const pay = { name: "pay", arguments: { amount: 20 } };
+    const messages = [
+      { role: "user", content: "Pay." },
+      { role: "user", content: "Yes, pay 20.", mentor: { approve: pay } },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "pay", arguments: '{"amount":20}' } }],
+      },
+      { role: "tool", tool_call_id: "c1", content: '{"paid":true}' },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c2", type: "function", function: { name: "deploy", arguments: "{}" } }],
+      },
+      {
+        role: "tool",
+        tool_call_id: "c2",
+        content: "[SHIELD] Blocked deploy(). Rule S2: Run the tests before every deploy.",
+      },
+    ];
+    const file = join(directory, "approved.json");
+    writeFileSync(file, JSON.stringify(messages));
+    const result = run(["verify", "--policy", ops, "--messages", file]);
+    const report = JSON.parse(result.stdout) as { calls: { call: { name: string }; verdict: string }[] };
+    assert.deepEqual(
+      report.calls.map((entry) => [entry.call.name, entry.verdict]),
+      [["pay", "allow"]],
+    );
+  });
+});
+
 describe("check and verify ground plain conversations", () => {
   test("a plain request gets its duty: finishing without the booking is not compliant", () => {
     const plain = join(directory, "plain.json");

@@ -1,0 +1,227 @@
+import { MentorError } from "../errors/index.js";
+import { type Outcome, Run, type TaskCall, type ToolCallEvent, type Trace } from "../monitor/index.js";
+import type { Judge } from "./decide.js";
+import { type EnforcementState, emptyEnforcement, type Severities } from "./enforce.js";
+import type { NextCalls } from "./next.js";
+import {
+  type Decision,
+  type Duty,
+  type NextAnswer,
+  type ProposedCall,
+  proposedEvent,
+  type Stop,
+} from "./types.js";
+
+/** What a monitor is built on: one evaluator's judge, its answers to `next`, the policy's severities. */
+export interface MonitorParts {
+  judge: Judge;
+  nextCalls: NextCalls;
+  severities: Severities;
+}
+
+/** One entry of a monitor's log, as `toJSON` writes it. */
+export type LogEntry =
+  | { kind: "made"; call: ProposedCall; outcome: Outcome }
+  | { kind: "refused"; call: ProposedCall }
+  | { kind: "approved"; call: ProposedCall }
+  | { kind: "stopped"; reason: string }
+  | { kind: "resumed" };
+
+/** A monitor as JSON: the policy's name, the task and the log (`fromJSON` replays it). */
+export interface MonitorJSON {
+  version: 1;
+  policy: string;
+  task: TaskCall[];
+  log: LogEntry[];
+}
+
+/** Whether the run may end now, and why not. */
+export interface DoneCheck {
+  allowed: boolean;
+  openDuties: Duty[];
+  stopped?: Stop;
+}
+
+/**
+ * A run's monitor for an agent loop that runs its own tools (docs/server.md, "Embedding"):
+ * `check` a proposed call before running it, `record` it with its outcome after, ask `next` and
+ * `checkDone`. Each `record` steps the run by that one call (the run is not rebuilt from the
+ * history), and the severities' counters by that one entry. `toJSON` / `fromJSON` carry a run
+ * between processes (`fromJSON` replays the log once).
+ */
+export class Monitor {
+  private current: Run;
+  private state: EnforcementState = emptyEnforcement();
+  private readonly entries: LogEntry[] = [];
+
+  constructor(
+    private readonly parts: MonitorParts,
+    task: readonly TaskCall[] = [],
+  ) {
+    this.current = Run.start(parts.judge.policy, task);
+  }
+
+  /** A monitor after a trace (the made calls and, in order with them, its notes). */
+  static fromTrace(parts: MonitorParts, trace: Trace): Monitor {
+    const monitor = new Monitor(parts, trace.task);
+    const notes = trace.notes ?? [];
+    let next = 0;
+    const notesUpTo = (position: number): void => {
+      for (; next < notes.length && (notes[next]?.position ?? 0) <= position; next++) {
+        const note = notes[next];
+        if (note?.kind === "refused")
+          monitor.replayRefusal({ name: note.call.name, arguments: note.call.arguments });
+        else if (note?.kind === "approved") monitor.approve(note.call);
+        else if (note?.kind === "stopped") monitor.stop(note.reason);
+        else if (note?.kind === "resumed") monitor.resume();
+      }
+    };
+    trace.calls.forEach((call, position) => {
+      notesUpTo(position);
+      monitor.recordEvent(call);
+    });
+    notesUpTo(trace.calls.length);
+    return monitor;
+  }
+
+  static fromJSON(parts: MonitorParts, json: MonitorJSON): Monitor {
+    if (json?.version !== 1 || !Array.isArray(json.log) || !Array.isArray(json.task))
+      throw new MentorError("MNT_ERR_BAD_INPUT", "a monitor's JSON must be {version: 1, policy, task, log}");
+    if (json.policy !== parts.judge.policy.name)
+      throw new MentorError(
+        "MNT_ERR_BAD_INPUT",
+        `the monitor's JSON is for policy ${json.policy}, not ${parts.judge.policy.name}`,
+      );
+    const monitor = new Monitor(parts, json.task);
+    json.log.forEach((entry, index) => {
+      if (entry?.kind === "made") monitor.record(entry.call, entry.outcome);
+      else if (entry?.kind === "refused") monitor.replayRefusal(entry.call);
+      else if (entry?.kind === "approved") monitor.approve(entry.call);
+      else if (entry?.kind === "stopped") monitor.stop(entry.reason);
+      else if (entry?.kind === "resumed") monitor.resume();
+      else
+        throw new MentorError(
+          "MNT_ERR_BAD_INPUT",
+          `log[${index}] of the monitor's JSON has kind ${JSON.stringify((entry as { kind?: unknown })?.kind)}; expected made, refused, approved, stopped or resumed`,
+        );
+    });
+    return monitor;
+  }
+
+  get run(): Run {
+    return this.current;
+  }
+
+  get stopped(): Stop | undefined {
+    return this.state.stopped;
+  }
+
+  /** The decision on a call proposed now, changing nothing (the server's question). */
+  decide(call: ProposedCall, withAdvice = true): Decision {
+    return this.parts.severities.apply(this.parts.judge.decide(this.current, call, withAdvice), this.state);
+  }
+
+  /**
+   * The decision on a call proposed now. A refused call is noted (it counts for `escalate`, may
+   * be overridden next, latches a stop); an allowed one changes nothing until it is `record`ed.
+   */
+  check(call: ProposedCall): Decision {
+    const decision = this.decide(call);
+    if (decision.verdict === "block") this.refuse(decision);
+    return decision;
+  }
+
+  /**
+   * Calls that run together (one message's parallel calls, a command line), all or nothing: each
+   * is judged after the ones before it with their outcomes still open, up to the first refused
+   * one (noted as `check` notes it; the decisions end there). None is recorded: when every call
+   * is allowed, `record` each as it runs.
+   */
+  checkChain(calls: readonly ProposedCall[]): Decision[] {
+    let run = this.current;
+    const decisions: Decision[] = [];
+    for (const call of calls) {
+      const decision = this.parts.severities.apply(this.parts.judge.decide(run, call, true), this.state);
+      decisions.push(decision);
+      if (decision.verdict === "block") {
+        this.refuse(decision);
+        break;
+      }
+      const event = proposedEvent(call);
+      run = run.after(event, run.outcomeCases(event.name, event.outcome));
+    }
+    return decisions;
+  }
+
+  /** A call that was made, with its outcome: the run steps by it. */
+  record(call: ProposedCall & { id?: string }, outcome: Outcome): void {
+    this.recordEvent({
+      id: call.id ?? `call_${this.entries.length}`,
+      name: call.name,
+      arguments: call.arguments,
+      outcome,
+    });
+  }
+
+  /** Whether the run may end now (no refusing duty open, and not stopped). */
+  checkDone(): DoneCheck {
+    const next = this.next();
+    if (this.state.stopped)
+      return { allowed: false, openDuties: next.openDuties, stopped: this.state.stopped };
+    return { allowed: next.done.allowed, openDuties: next.openDuties };
+  }
+
+  next(): NextAnswer {
+    return this.parts.nextCalls.answer(this.current);
+  }
+
+  /** A person approves a call an `ask` rule held: the identical call is allowed until the next made call. */
+  approve(call: ProposedCall): void {
+    this.state = this.parts.severities.approve(this.state, call);
+    this.entries.push({ kind: "approved", call });
+  }
+
+  /** Stops the run (latched): every call is refused with `stop` until `resume`. */
+  stop(reason: string): void {
+    this.state = this.parts.severities.stop(this.state, { rules: [] });
+    this.entries.push({ kind: "stopped", reason });
+  }
+
+  resume(): void {
+    this.state = this.parts.severities.resume(this.state);
+    this.entries.push({ kind: "resumed" });
+  }
+
+  toJSON(): MonitorJSON {
+    return {
+      version: 1,
+      policy: this.parts.judge.policy.name,
+      task: [...this.current.task],
+      log: [...this.entries],
+    };
+  }
+
+  /**
+   * A refusal read from a history, judged again (without advice) where it was made: it counts only
+   * if this policy refuses it there too.
+   */
+  private replayRefusal(call: ProposedCall): void {
+    const decision = this.decide(call, false);
+    if (decision.verdict === "block") this.refuse(decision);
+  }
+
+  private refuse(decision: Decision): void {
+    this.state = this.parts.severities.refused(this.state, decision);
+    this.entries.push({ kind: "refused", call: decision.call });
+  }
+
+  private recordEvent(event: ToolCallEvent): void {
+    this.current = this.current.made(event);
+    this.state = this.parts.severities.made(this.state);
+    this.entries.push({
+      kind: "made",
+      call: { name: event.name, arguments: event.arguments },
+      outcome: event.outcome,
+    });
+  }
+}
