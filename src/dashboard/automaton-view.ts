@@ -71,7 +71,7 @@ export function automatonDot(view: AutomatonView, path: readonly number[] = []):
       `label=${quote(`${state.state}: ${shorten(state.residual, 48)}`)}`,
       `fillcolor=${quote(colourFill[state.colour])}`,
       `tooltip=${quote(`state ${state.state} (${state.colour}${state.accepting ? ", accepting" : ""}): ${state.residual}`)}`,
-      `id=${quote(`state-${state.state}`)}`,
+      `id=${quote(`state_${state.state}`)}`,
       `class=${quote(visited.has(state.state) ? "visited" : "unvisited")}`,
     ];
     if (state.accepting) attributes.push("peripheries=2");
@@ -87,7 +87,7 @@ export function automatonDot(view: AutomatonView, path: readonly number[] = []):
     const attributes = [
       `label=${quote(shown.join("\n"))}`,
       `tooltip=${quote(edge.letters.join(" "))}`,
-      `id=${quote(`edge-${edge.from}-${edge.to}`)}`,
+      `id=${quote(`edge_${edge.from}_${edge.to}`)}`,
     ];
     if (taken.has(`${edge.from}->${edge.to}`))
       attributes.push('color="#2b6cb0"', "penwidth=2.5", 'class="taken"');
