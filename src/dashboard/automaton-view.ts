@@ -51,11 +51,17 @@ export function automatonView(rule: RuleSpec): AutomatonView {
 /**
  * The automaton in Graphviz DOT: states filled with their colour, accepting states with a double
  * border; the states of `path` (in the order a run visited them) and the transitions between
- * them drawn bold, the last one marked as where the run is.
+ * them drawn bold, the last one marked as where the run is. With `blockedLast`, the path's last
+ * step is a blocked call: drawn dashed in red, to where the call would have led.
  */
-export function automatonDot(view: AutomatonView, path: readonly number[] = []): string {
+export function automatonDot(
+  view: AutomatonView,
+  path: readonly number[] = [],
+  options: { blockedLast?: boolean } = {},
+): string {
   const visited = new Set(path);
   const taken = new Set<string>();
+  const last = path.length >= 2 ? `${path.at(-2)}->${path.at(-1)}` : undefined;
   for (let index = 1; index < path.length; index++) taken.add(`${path[index - 1]}->${path[index]}`);
   const current = path.at(-1);
   const lines = [
@@ -89,8 +95,10 @@ export function automatonDot(view: AutomatonView, path: readonly number[] = []):
       `tooltip=${quote(edge.letters.join(" "))}`,
       `id=${quote(`edge_${edge.from}_${edge.to}`)}`,
     ];
-    if (taken.has(`${edge.from}->${edge.to}`))
-      attributes.push('color="#2b6cb0"', "penwidth=2.5", 'class="taken"');
+    const key = `${edge.from}->${edge.to}`;
+    if (options.blockedLast && key === last)
+      attributes.push('color="#e53e3e"', "penwidth=2.5", 'style="dashed"', 'class="blocked"');
+    else if (taken.has(key)) attributes.push('color="#2b6cb0"', "penwidth=2.5", 'class="taken"');
     lines.push(`  s${edge.from} -> s${edge.to} [${attributes.join(", ")}];`);
   }
   lines.push("}");

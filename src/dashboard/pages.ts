@@ -123,12 +123,17 @@ export function runPage(record: FlightRecord, view: RunView | undefined, why: st
   );
   const header = view.columns
     .map((column, index) => {
-      const label =
+      const call = column.call as { name: string; arguments: Record<string, unknown> };
+      const label = column.kind === "answer" ? `answer${column.refused ? " (refused)" : ""}` : callText(call);
+      // The header names the call and its values; the whole call is the tooltip.
+      const short =
         column.kind === "answer"
-          ? `answer${column.refused ? " (refused)" : ""}`
-          : callText(column.call as { name: string; arguments: Record<string, unknown> });
+          ? label
+          : `${call.name}(${Object.values(call.arguments)
+              .map((value) => (typeof value === "string" ? value : JSON.stringify(value)))
+              .join(", ")})`;
       const classes = ["column", column.kind, column.verdict === "block" ? "blocked" : ""].join(" ");
-      return `<th class="${classes}" data-column="${index}" title="${escapeHtml(label)}">${index + 1}. ${escapeHtml(label.length > 42 ? `${label.slice(0, 41)}…` : label)}</th>`;
+      return `<th class="${classes}" data-column="${index}" title="${escapeHtml(label)}">${index + 1}. ${escapeHtml(short.length > 40 ? `${short.slice(0, 39)}…` : short)}</th>`;
     })
     .join("");
   const cellHtml = (cell: RunView["start"][number], row: number, column: number | "start") => {

@@ -214,6 +214,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     const query = request.query as Record<string, string | undefined>;
     let path: number[] = [];
     let pathNote: string | undefined;
+    let blockedLast = false;
     if (query.run !== undefined && query.row !== undefined) {
       const { view } = viewOf(query.run);
       const rowIndex = Number(query.row);
@@ -230,11 +231,15 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
             ? -1
             : Number(query.column);
       path = pathOf(view, rowIndex, upTo);
-      pathNote = `${row.key} in run ${query.run}, ${upTo < 0 ? "before any call" : `up to call ${upTo + 1}`}`;
+      const column = view.columns[upTo];
+      blockedLast = column?.kind === "proposed" && column.verdict === "block";
+      pathNote = `${row.key} in run ${query.run}, ${upTo < 0 ? "before any call" : `up to call ${upTo + 1}`}${blockedLast ? " (blocked: the last step, dashed, was not taken)" : ""}`;
     }
     const view = automatonView(rule);
     const svg =
-      view.states.length <= MAX_DRAWN_STATES ? await renderer.render(automatonDot(view, path)) : undefined;
+      view.states.length <= MAX_DRAWN_STATES
+        ? await renderer.render(automatonDot(view, path, { blockedLast }))
+        : undefined;
     return html(reply, rulePage({ policy, rule, view, svg, path, pathNote }));
   });
 

@@ -78,7 +78,8 @@ const worst: Colour[] = ["PERM_VIOL", "CURR_VIOL", "CURR_SAT", "PERM_SAT"];
  * generations proposed. Each made call is judged on the run before it (as `mentor verify` does);
  * proposed calls keep the verdicts the turn recorded, and their colours are those of the run with
  * the call added, its outcome pending (each after the earlier calls of its generation, as the turn
- * judged them). Blocked calls are not made: later columns start from the conversation again.
+ * judged them), and show where the call would lead (a blocked call: permanently violated). Blocked
+ * calls are not made: later columns start from the conversation again.
  */
 export function runView(policy: Policy, record: FlightRecord): RunView {
   const notes: string[] = [];
@@ -157,7 +158,10 @@ export function runView(policy: Policy, record: FlightRecord): RunView {
         ...(judged.feedback !== undefined ? { feedback: judged.feedback } : {}),
         ...(judged.failClosed !== undefined ? { failClosed: judged.failClosed } : {}),
       });
-      runs.push(Run.fromTrace(policy, { task, calls: [...made, ...events.slice(0, callIndex + 1)] }));
+      // Not re-armed (unlike a made call): the colours show where the call would lead.
+      const before = Run.fromTrace(policy, { task, calls: [...made, ...events.slice(0, callIndex)] });
+      const event = events[callIndex] as ToolCallEvent;
+      runs.push(before.after(event, before.outcomeCases(event.name, event.outcome)));
     });
   });
 
@@ -210,10 +214,8 @@ function cellAt(row: MatrixRow, column: MatrixColumn, run: Run, columnIndex: num
     if (!broken || column.kind === "answer") return null;
     return { colour: "PERM_VIOL", states: [], broken: true };
   }
-  // The position of the column's call in its run: made calls in order; a proposed call is the last one.
-  const position =
-    column.kind === "made" ? columnIndex : column.kind === "proposed" ? run.calls.length - 1 : -1;
-  const cell = colourOf(run, row.key, position);
+  // A made call that broke the rule is in the run's `broken` at its position (the monitor re-armed the instance).
+  const cell = colourOf(run, row.key, column.kind === "made" ? columnIndex : undefined);
   if (!cell) return null;
   if (column.kind === "answer") {
     // A refused answer: the rules whose duties were open are why.

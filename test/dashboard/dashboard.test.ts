@@ -207,6 +207,18 @@ describe("the dashboard's routes", () => {
     const path = [view.start[p1]?.states[0], view.cells[p1]?.[0]?.states[0]];
     assert.match(page.body, new RegExp(`<p id="path">Path: .*: states ${path.join(" → ")}</p>`));
     assert.match(page.body, new RegExp(`<g id="edge_${path[0]}_${path[1]}" class="edge taken">`));
+    // Up to the blocked flight: P5's last step (to false) is drawn dashed in red, not taken.
+    const p5 = row(view, `P5 for ${route}`);
+    const blocked = await dashboard.inject(
+      `/dashboard/policy/travel/rule/P5?run=${ids[1]}&row=${p5}&column=1`,
+    );
+    const lost = view.cells[p5]?.[1]?.states[0] as number;
+    assert.equal(policy.rules.find((rule) => rule.id === "P5")?.automaton.colour(lost), "PERM_VIOL");
+    assert.match(
+      blocked.body,
+      new RegExp(`<g id="edge_${view.start[p5]?.states[0]}_${lost}" class="edge blocked">`),
+    );
+    assert.match(blocked.body, /\(blocked: the last step, dashed, was not taken\)/);
     const unknown = await dashboard.inject("/dashboard/policy/travel/rule/P99");
     assert.equal(unknown.statusCode, 404);
   });

@@ -50,10 +50,13 @@ export const secondRequestMessages: ChatMessage[] = [
  * shield, the policy's rules grounding the text) answering two requests with a scripted
  * generator: (1) the task alone; the model first books a business flight (blocked: P1, P5, P3),
  * then checks the distance (returned); (2) after the distance check, it books an economy flight
- * (blocked: P5, seats not checked), then checks the seats (returned). Returns the directory.
+ * (blocked: P5, seats not checked), then checks the seats (returned). Each call starts a server,
+ * which adds one file to the directory (a fresh temporary one by default).
  */
-export async function recordTravelRuns(): Promise<{ directory: string; ids: string[] }> {
-  const directory = mkdtempSync(join(tmpdir(), "mentor-dashboard-"));
+export async function recordTravelRuns(
+  directory = mkdtempSync(join(tmpdir(), "mentor-dashboard-")),
+): Promise<{ directory: string; ids: string[] }> {
+  const before = readdirSync(directory).length;
   const steps: Step[] = [
     { calls: [{ name: "book_flight", arguments: { ...route, travel_class: "business" } }] },
     { calls: [{ name: "check_distance", arguments: route }] },
@@ -82,6 +85,7 @@ export async function recordTravelRuns(): Promise<{ directory: string; ids: stri
   } finally {
     await app.close();
   }
-  if (readdirSync(directory).length !== 1) throw new Error(`expected one recorder file in ${directory}`);
+  if (readdirSync(directory).length !== before + 1)
+    throw new Error(`expected one more recorder file in ${directory}`);
   return { directory, ids };
 }
