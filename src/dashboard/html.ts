@@ -37,7 +37,7 @@ code,pre{background:#f7fafc;font-size:12px}pre{padding:6px;white-space:pre-wrap}
 .problems{color:#822727}
 table.matrix td.cell{width:34px;min-width:34px;height:24px;text-align:center;cursor:pointer;font-weight:bold;color:#1a202c}
 table.matrix td.none{background:repeating-linear-gradient(45deg,#fff,#fff 3px,#edf2f7 3px,#edf2f7 6px)}
-table.matrix th.column{cursor:pointer;font-size:11px;writing-mode:vertical-rl;transform:rotate(180deg);max-height:190px;white-space:nowrap;text-align:left}
+table.matrix th.column{cursor:pointer;font-size:11px;writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;text-align:left;padding:6px 3px}
 table.matrix th.column.blocked{background:#fed7d7}
 table.matrix th.column.proposed{border-top:3px solid #2b6cb0}
 table.matrix .selected{outline:3px solid #2b6cb0;outline-offset:-2px}

@@ -133,7 +133,7 @@ export function runPage(record: FlightRecord, view: RunView | undefined, why: st
               .map((value) => (typeof value === "string" ? value : JSON.stringify(value)))
               .join(", ")})`;
       const classes = ["column", column.kind, column.verdict === "block" ? "blocked" : ""].join(" ");
-      return `<th class="${classes}" data-column="${index}" title="${escapeHtml(label)}">${index + 1}. ${escapeHtml(short.length > 40 ? `${short.slice(0, 39)}…` : short)}</th>`;
+      return `<th class="${classes}" data-column="${index}" title="${escapeHtml(label)}">${index + 1}. ${escapeHtml(short.length > 42 ? `${short.slice(0, 41)}…` : short)}</th>`;
     })
     .join("");
   const cellHtml = (cell: RunView["start"][number], row: number, column: number | "start") => {

@@ -18,6 +18,8 @@ const executable = process.env.MENTOR_CHROMIUM ?? "/usr/bin/chromium";
 const missing = existsSync(executable)
   ? false
   : `no Chromium at ${executable} (apt-get install chromium, or set MENTOR_CHROMIUM)`;
+// CI (.ci/run) sets MENTOR_REQUIRE_CHROMIUM: there a missing browser fails instead of skipping.
+if (missing && process.env.MENTOR_REQUIRE_CHROMIUM === "1") throw new Error(missing);
 
 /** Whether a PNG has more than a few colours: its pixel rows (after inflating) hold many distinct bytes. */
 export function pngLooksDrawn(png: Buffer): boolean {
