@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { inflateSync } from "node:zlib";
 import type { FastifyInstance } from "fastify";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 import { buildDashboard } from "../../src/dashboard/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { recordTravelRuns } from "../support/recorded-runs.js";
@@ -20,6 +20,11 @@ const missing = existsSync(executable)
   : `no Chromium at ${executable} (apt-get install chromium, or set MENTOR_CHROMIUM)`;
 // CI (.ci/run) sets MENTOR_REQUIRE_CHROMIUM: there a missing browser fails instead of skipping.
 if (missing && process.env.MENTOR_REQUIRE_CHROMIUM === "1") throw new Error(missing);
+
+/** A node's text (its DOM text content). */
+async function text(locator: Locator): Promise<string> {
+  return (await locator.textContent()) ?? "";
+}
 
 /** Whether a PNG has more than a few colours: its pixel rows (after inflating) hold many distinct bytes. */
 export function pngLooksDrawn(png: Buffer): boolean {
@@ -78,8 +83,8 @@ describe("the dashboard in headless Chromium", { skip: missing }, () => {
     await page.waitForSelector("#matrix");
     const header = page.locator('#matrix th.column[data-column="1"]');
     assert.match((await header.getAttribute("class")) ?? "", /\bblocked\b/);
-    assert.match(await header.innerText(), /book_flight/);
-    const rows = await page.locator("#matrix tbody tr td.row").allInnerTexts();
+    assert.match(await text(header), /book_flight/);
+    const rows = await page.locator("#matrix tbody tr td.row").allTextContents();
     const p5 = rows.findIndex((text) => text.startsWith("P5 for route"));
     const p1 = rows.findIndex((text) => text.startsWith("P1 for route"));
     assert.ok(p5 >= 0 && p1 >= 0);
@@ -97,23 +102,23 @@ describe("the dashboard in headless Chromium", { skip: missing }, () => {
       "rgb(229, 62, 62)",
       "P5 permanently violated by the blocked flight",
     );
-    assert.equal(await cell(p5, 1).innerText(), "✕");
+    assert.equal(await text(cell(p5, 1)), "✕");
     assert.equal(await background(p1, 1), "rgb(56, 161, 105)", "P1 holds for good: the distance was checked");
-    assert.equal(await cell(p1, 1).innerText(), "");
+    assert.equal(await text(cell(p1, 1)), "");
 
     await header.click();
-    assert.equal(await page.locator("#verdict").innerText(), "block");
-    const blocked = await page.locator("#details").innerText();
+    assert.equal(await text(page.locator("#verdict")), "block");
+    const blocked = await text(page.locator("#details"));
     assert.match(blocked, /book_flight\(origin="Toronto", destination="Chicago", travel_class="economy"\)/);
     assert.match(blocked, /P5: Check seat availability for a flight before booking it\./);
     assert.match(blocked, /Advice \(prerequisite\): check_seats/);
     const afterRow = (rule: string) =>
-      page.locator("#after tr", { hasText: rule }).locator("td").nth(1).innerText();
+      text(page.locator("#after tr", { hasText: rule }).locator("td").nth(1));
     assert.equal(await afterRow("P5 for route"), "PERM_VIOL ✕");
 
     await page.locator('#matrix th.column[data-column="0"]').click();
-    assert.equal(await page.locator("#verdict").innerText(), "allow");
-    assert.match(await page.locator("#details").innerText(), /check_distance[\s\S]*outcome: label: long/);
+    assert.equal(await text(page.locator("#verdict")), "allow");
+    assert.match(await text(page.locator("#details")), /check_distance[\s\S]*outcome: label: long/);
     assert.equal(await afterRow("P5 for route"), "CURR_SAT");
     assert.equal(await page.locator('#matrix th.column.selected[data-column="0"]').count(), 1);
     assert.equal(await page.locator('#matrix .selected[data-column="1"]').count(), 0);
