@@ -189,6 +189,7 @@ function select(column) {
     lines.push("<h3>" + (Number(column) + 1) + ". " + what + "</h3>");
     lines.push("<p>" + (c.kind === "made" ? "made in the conversation" : c.kind === "proposed" ? "proposed in the recorded turn (generation " + (c.attempt + 1) + ")" + (c.returned ? ", returned to the client" : "") : "answer in generation " + (c.attempt + 1)) +
       (c.outcome ? " · outcome: " + esc(c.outcome) : "") + ' · verdict <span class="badge ' + c.verdict + '" id="verdict">' + (c.refused ? "refused" : c.verdict) + "</span></p>");
+    if (c.kind === "answer") lines.push("<pre>" + esc(c.content) + "</pre>");
     if (c.rules.length > 0) lines.push("<p>" + (c.kind === "answer" ? "Duties open" : "Breaks") + ":</p><ul>" + c.rules.map((rule) => "<li><b>" + esc(rule) + "</b>: " + esc(sentenceOf(rule)) + "</li>").join("") + "</ul>");
     if (c.warnings.length > 0) lines.push("<p>Warnings: " + c.warnings.map(esc).join(", ") + "</p>");
     if (c.failClosed) lines.push("<p>Failed closed: " + esc(c.failClosed) + "</p>");

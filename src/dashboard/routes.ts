@@ -112,7 +112,13 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     if (!policy) return { why: `policy ${name} is not loaded here (start the dashboard with --policy FILE)` };
     let view = views.get(id);
     if (!view) {
-      view = runView(policy, record);
+      try {
+        view = runView(policy, record);
+      } catch (error) {
+        // A conversation the policy cannot read (a tool or task call it does not know): say so on the page.
+        if (!(error instanceof MentorError)) throw error;
+        return { why: `the run cannot be rebuilt with policy ${name}: ${error.code}: ${error.message}` };
+      }
       views.set(id, view);
     }
     return { view };

@@ -41,6 +41,8 @@ export interface MatrixColumn {
   failClosed?: string;
   /** An answer the shield refused while duties were open. */
   refused?: boolean;
+  /** An answer's text. */
+  content?: string;
   /** Proposed calls only: returned to the client (allowed, in the turn's last generation). */
   returned?: boolean;
 }
@@ -127,6 +129,7 @@ export function runView(policy: Policy, record: FlightRecord): RunView {
         attempt: attemptIndex,
         verdict: refused ? "block" : "allow",
         refused,
+        content: attempt.content ?? "",
         rules: refused ? openRules(afterMade) : [],
         warnings: [],
         ...(attempt.done?.feedback !== undefined ? { feedback: attempt.done.feedback } : {}),

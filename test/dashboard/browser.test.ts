@@ -69,13 +69,13 @@ describe("the dashboard in headless Chromium", { skip: missing }, () => {
 
   it("Runs lists the recorded requests and follows new ones as they are written", async () => {
     await page.goto(`${base}/dashboard/`);
-    assert.equal(await page.locator("tr.run").count(), 2);
-    assert.equal(await page.locator("tr.run").first().getAttribute("data-id"), ids[1]);
+    assert.equal(await page.locator("tr.run").count(), 3);
+    assert.equal(await page.locator("tr.run").first().getAttribute("data-id"), ids[2]);
     // Another server writes a record into the same directory: the open page shows it.
     const more = await recordTravelRuns(directory);
-    await page.locator("tr.run").nth(3).waitFor({ timeout: 10_000 });
-    assert.equal(await page.locator("tr.run").count(), 4);
-    assert.equal(await page.locator("tr.run").first().getAttribute("data-id"), more.ids[1]);
+    await page.locator("tr.run").nth(5).waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator("tr.run").count(), 6);
+    assert.equal(await page.locator("tr.run").first().getAttribute("data-id"), more.ids[2]);
   });
 
   it("a run's matrix shows the blocked call in its rule's cell, red and crossed; clicking a call changes the view", async () => {
@@ -127,7 +127,20 @@ describe("the dashboard in headless Chromium", { skip: missing }, () => {
     assert.ok(pngLooksDrawn(png), "the screenshot is not blank");
   });
 
+  it("a refused answer is a column of its own, P4's open duty crossed", async () => {
+    await page.goto(`${base}/dashboard/run/${ids[2]}`);
+    const header = page.locator('#matrix th.column[data-column="2"]');
+    assert.match(await text(header), /answer \(refused\)/);
+    await header.click();
+    assert.equal(await text(page.locator("#verdict")), "refused");
+    const details = await text(page.locator("#details"));
+    assert.match(details, /All set: your trip is arranged\./);
+    assert.match(details, /Duties open:P4: The requested trip must be booked before you finish\./);
+  });
+
   it("a rule's automaton renders as SVG with the run's path", async () => {
+    // The run page opened at a call (its address ends with the call's column) shows its details.
+    await page.goto(`${base}/dashboard/run/${ids[1]}#0`);
     await page.locator("#after tr", { hasText: "P1 for route" }).locator("a").click();
     await page.waitForSelector("#automaton svg");
     const states = (await page.locator("#states tr").count()) - 1;

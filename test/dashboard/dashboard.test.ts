@@ -15,7 +15,7 @@ import {
 } from "../../src/dashboard/index.js";
 import { Labeler } from "../../src/labeler/index.js";
 import { describeInstance, Run, traceFromMessages } from "../../src/monitor/index.js";
-import { loadPolicy } from "../../src/policy/index.js";
+import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 import { buildServer } from "../../src/server/index.js";
 import { recordTravelRuns, secondRequestMessages } from "../support/recorded-runs.js";
 import { ScriptedGenerator } from "../support/scripted-generator.js";
@@ -51,7 +51,7 @@ const route = 'route(x="Toronto", y="Chicago")';
 describe("flight records", () => {
   it("keep the messages the turn judged, and are listed newest first", () => {
     const store = new RecordStore(directory);
-    assert.equal(store.refresh(), 2);
+    assert.equal(store.refresh(), 3);
     assert.deepEqual(
       store.newestFirst().map((stored) => stored.record.id),
       [...ids].reverse(),
@@ -153,6 +153,27 @@ describe("a run's rules × calls matrix", () => {
     });
   });
 
+  it("the third request: an answer refused while P4 is open, marked in P4's cell; then the booking returned", () => {
+    const view = runView(policy, recordOf(ids[2] as string));
+    assert.deepEqual(
+      view.columns.map((column) => [column.kind, column.call?.name, column.verdict, column.refused]),
+      [
+        ["made", "check_distance", "allow", undefined],
+        ["made", "check_seats", "allow", undefined],
+        ["answer", undefined, "block", true],
+        ["proposed", "book_flight", "allow", undefined],
+      ],
+    );
+    assert.deepEqual(view.columns[2]?.rules, ["P4"]);
+    assert.equal(view.columns[2]?.content, "All set: your trip is arranged.");
+    assert.match(view.columns[2]?.feedback ?? "", /You cannot finish yet\. Open duties: P4/);
+    const p4 = row(view, `P4 for ${route}`);
+    assert.deepEqual([view.cells[p4]?.[2]?.colour, view.cells[p4]?.[2]?.broken], ["CURR_VIOL", true]);
+    assert.equal(view.cells[row(view, `P1 for ${route}`)]?.[2]?.broken, undefined);
+    // The seat check made P5 hold for good before the flight.
+    assert.equal(view.cells[row(view, `P5 for ${route}`)]?.[1]?.colour, "PERM_SAT");
+  });
+
   it("a record without messages shows the turn's calls and says why the conversation is missing", () => {
     const { messages: _messages, ...record } = recordOf(ids[1] as string);
     const view = runView(policy, record);
@@ -168,8 +189,9 @@ describe("the dashboard's routes", () => {
         (run) => run.id,
       );
     assert.deepEqual(await listed(""), [...ids].reverse());
-    assert.deepEqual(await listed("?outcome=blocked"), [...ids].reverse());
-    assert.deepEqual(await listed("?outcome=refused"), []);
+    assert.deepEqual(await listed("?outcome=blocked"), [ids[1], ids[0]]);
+    assert.deepEqual(await listed("?outcome=refused"), [ids[2]]);
+    assert.deepEqual(await listed("?outcome=exhausted"), []);
     assert.deepEqual(await listed("?mode=token"), []);
     assert.deepEqual(await listed("?policy=travel&mode=prompt"), [...ids].reverse());
     const bad = await dashboard.inject("/dashboard/api/runs?outcome=lost");
@@ -178,6 +200,10 @@ describe("the dashboard's routes", () => {
     const page = await dashboard.inject("/dashboard/?outcome=blocked");
     assert.equal(page.statusCode, 200);
     assert.equal(page.body.match(/<tr class="run"/g)?.length, 2);
+    assert.equal(
+      (await dashboard.inject("/dashboard/?rows=1&outcome=refused")).body.match(/<tr class="run"/g)?.length,
+      1,
+    );
   });
 
   it("A run: the matrix with the blocked call's cell marked, the grounding and the open duties", async () => {
@@ -221,6 +247,28 @@ describe("the dashboard's routes", () => {
     assert.match(blocked.body, /\(blocked: the last step, dashed, was not taken\)/);
     const unknown = await dashboard.inject("/dashboard/policy/travel/rule/P99");
     assert.equal(unknown.statusCode, 404);
+  });
+
+  it("A policy's lint findings with their counterexample", async () => {
+    const trap = parsePolicy(`
+policy: trapped
+manual: {A: Refund the customer., B: Never refund after an escalation.}
+tools: {refund: {}, escalate: {}}
+propositions: {refund: {tool: refund}, escalate: {tool: escalate}}
+rules:
+  - {id: A, template: existence, a: refund}
+  - {id: B, template: notSuccession, a: escalate, b: refund}
+`);
+    const app = await buildDashboard({ policies: [trap] });
+    try {
+      const page = (await app.inject("/dashboard/policy/trapped")).body;
+      assert.match(
+        page,
+        /<tr><td><span class="badge error">error<\/span><\/td><td>trap<\/td><td>A, B<\/td><td>[^<]+<\/td><td><code>escalate\(\)<\/code><\/td><\/tr>/,
+      );
+    } finally {
+      await app.close();
+    }
   });
 
   it("A policy: rules with state counts and sentences, constraints, lint findings", async () => {

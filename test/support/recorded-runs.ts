@@ -45,12 +45,27 @@ export const secondRequestMessages: ChatMessage[] = [
   { role: "tool", tool_call_id: "call_1", content: "The distance is 700 km." },
 ];
 
+/** The conversation of the third request: the second one, then a seat check (12 seats: available). */
+export const thirdRequestMessages: ChatMessage[] = [
+  ...secondRequestMessages,
+  {
+    role: "assistant",
+    content: null,
+    tool_calls: [
+      { id: "call_2", type: "function", function: { name: "check_seats", arguments: JSON.stringify(route) } },
+    ],
+  },
+  { role: "tool", tool_call_id: "call_2", content: "12 seats available on the flight." },
+];
+
 /**
  * Flight records written by a real server (`buildServer` with `recorderDirectory`, prompt
  * shield, the policy's rules grounding the text) answering two requests with a scripted
  * generator: (1) the task alone; the model first books a business flight (blocked: P1, P5, P3),
  * then checks the distance (returned); (2) after the distance check, it books an economy flight
- * (blocked: P5, seats not checked), then checks the seats (returned). Each call starts a server,
+ * (blocked: P5, seats not checked), then checks the seats (returned); (3) after the seat check
+ * (`tool_choice: auto`), it answers that all is done (refused: P4, nothing booked yet), then books
+ * the economy flight (returned). Each call starts a server,
  * which adds one file to the directory (a fresh temporary one by default).
  */
 export async function recordTravelRuns(
@@ -62,6 +77,8 @@ export async function recordTravelRuns(
     { calls: [{ name: "check_distance", arguments: route }] },
     { calls: [{ name: "book_flight", arguments: { ...route, travel_class: "economy" } }] },
     { calls: [{ name: "check_seats", arguments: route }] },
+    "All set: your trip is arranged.",
+    { calls: [{ name: "book_flight", arguments: { ...route, travel_class: "economy" } }] },
   ];
   const app = await buildServer({
     generator: new ScriptedGenerator(steps),
@@ -73,11 +90,16 @@ export async function recordTravelRuns(
   });
   const ids: string[] = [];
   try {
-    for (const messages of [secondRequestMessages.slice(0, 1), secondRequestMessages]) {
+    const requests: [ChatMessage[], string][] = [
+      [secondRequestMessages.slice(0, 1), "required"],
+      [secondRequestMessages, "required"],
+      [thirdRequestMessages, "auto"],
+    ];
+    for (const [messages, toolChoice] of requests) {
       const response = await app.inject({
         method: "POST",
         url: "/v1/chat/completions",
-        payload: { model: "scripted", messages, tools: travelTools, tool_choice: "required" },
+        payload: { model: "scripted", messages, tools: travelTools, tool_choice: toolChoice },
       });
       if (response.statusCode !== 200) throw new Error(`recording a run failed: ${response.body}`);
       ids.push((response.json() as { id: string }).id);
