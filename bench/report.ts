@@ -1,7 +1,7 @@
 import {
   barChart,
   benchmarkSections,
-  type Estimate,
+  benchmarkTables,
   escapeHtml,
   formatNumber,
   multiPanelChart,
@@ -54,38 +54,10 @@ export interface BenchResults {
 
 /** The self-contained HTML report: a section of charts per domain, the summary table, the per-task table. */
 export function renderReport(results: BenchResults): string {
-  const { meta, summary, runs } = results;
+  const { meta, summary } = results;
   const domains = [...new Set(summary.map((row) => row.domain))];
-  const conditions = [...new Set(summary.map((row) => row.condition))];
   const sections = benchmarkSections(results);
-  const summaryRows = summary.map(
-    (row) =>
-      `<tr><td>${escapeHtml(row.domain)}</td><td>${escapeHtml(row.condition)}</td><td>${row.tasks}</td><td>${row.runs}</td><td>${estimateText(row.passAt1)}</td><td>${estimateText(row.passAtK)}</td><td>${estimateText(row.passHatK)}</td><td>${estimateText(row.proposedPerTask)}</td><td>${estimateText(row.blockedPerTask)}</td><td>${estimateText(row.repairedPerTask)}</td><td>${formatNumber(row.secondsPerCall)}</td><td>${formatNumber(row.overheadPerCall)}</td><td>${formatNumber(row.shieldSecondsPerCall)}</td></tr>`,
-  );
-  const taskRows: string[] = [];
-  const taskKeys = [...new Set(runs.map((run) => `${run.domain}\u0000${run.task}`))];
-  for (const key of taskKeys) {
-    const [domain, task] = key.split("\u0000") as [string, string];
-    const ofTask = runs.filter((run) => run.domain === domain && run.task === task);
-    const first = ofTask[0] as RunRecord;
-    const cells = conditions.map((condition) => {
-      const group = ofTask.filter((run) => run.condition === condition);
-      if (group.length === 0) return "<td>–</td>";
-      const passes = group.filter((run) => run.pass).length;
-      const proposed = group.reduce((sum, run) => sum + run.proposed, 0) / group.length;
-      const blocked = group.reduce((sum, run) => sum + run.blocked, 0) / group.length;
-      const failure = group.find((run) => !run.pass);
-      const why = failure ? (failure.error ?? failure.reasons[0] ?? "") : "";
-      const css = passes === group.length ? "pass" : passes === 0 ? "fail" : "mixed";
-      return `<td class="${css}" title="${escapeHtml(why)}">${passes}/${group.length} · ${formatNumber(proposed)} calls · ${formatNumber(blocked)} blocked</td>`;
-    });
-    const note = first.solvable
-      ? ""
-      : ` <em>(not scored: ${escapeHtml(first.unsolvableReason ?? "not solvable")})</em>`;
-    taskRows.push(
-      `<tr><td>${escapeHtml(domain)}</td><td>${escapeHtml(task)}${note}</td>${cells.join("")}</tr>`,
-    );
-  }
+  const tables = benchmarkTables(results);
   const contents = domains
     .map((domain, index) => `<a href="#domain-${index}">${escapeHtml(domain)}</a>`)
     .concat(['<a href="#summary">summary table</a>', '<a href="#tasks">per-task table</a>']);
@@ -107,20 +79,11 @@ svg{display:block;margin:8px 0}
 <p>Contents: ${contents.join(" · ")}. Each condition keeps its colour in every chart; hover a bar for its value.</p>
 ${sections.join("\n")}
 <h2>Summary</h2>
-<table id="summary"><tr><th>domain</th><th>condition</th><th>tasks</th><th>runs</th><th>Pass@1</th><th>Pass@k</th><th>Pass^k</th><th>calls/task</th><th>blocked/task</th><th>repaired/task</th><th>s/call</th><th>overhead s/call</th><th>shield s/call</th></tr>
-${summaryRows.join("\n")}
-</table>
+${tables.summary}
 <p>Pass estimates are unbiased over n runs per task (Pass^k = C(c,k)/C(n,k), Pass@k = 1 − C(n−c,k)/C(n,k)), averaged over the solvable tasks, ± one standard error over tasks. Overhead = s/call minus that of condition <code>none</code> of the same domain. In the per-task charts, <code>done</code> refusals are answers without a tool call that the shield refused while duties were open.</p>
 <h2>Per task</h2>
-<table id="tasks"><tr><th>domain</th><th>task</th>${conditions.map((condition) => `<th>${escapeHtml(condition)}</th>`).join("")}</tr>
-${taskRows.join("\n")}
-</table>
+${tables.tasks}
 <p>Each cell: passing runs / runs · mean calls proposed · mean calls blocked; hover a cell for the first failure's reason. The traces are in results.json.</p>
 </body></html>
 `;
-}
-
-function estimateText(estimate: Estimate): string {
-  if (!Number.isFinite(estimate.mean)) return "–";
-  return `${formatNumber(estimate.mean)} ± ${formatNumber(estimate.standardError)}`;
 }

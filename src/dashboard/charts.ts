@@ -27,7 +27,11 @@ export interface ChartResults {
     passAt1: Estimate;
     passAtK: Estimate;
     passHatK: Estimate;
+    proposedPerTask: Estimate;
+    blockedPerTask: Estimate;
+    repairedPerTask: Estimate;
     secondsPerCall: number;
+    overheadPerCall: number;
     shieldSecondsPerCall: number;
   }[];
   runs: {
@@ -35,6 +39,11 @@ export interface ChartResults {
     task: string;
     condition: string;
     solvable: boolean;
+    unsolvableReason?: string;
+    pass: boolean;
+    /** Why the run failed (the evaluator's reasons), or the request's error. */
+    reasons: string[];
+    error?: string;
     proposed: number;
     blocked: number;
     doneRefusals: number;
@@ -384,6 +393,53 @@ ${secondsChart}
 ${taskChart}
 </section>`;
   });
+}
+
+/** The summary table (a row per domain and condition) and the per-task table (passing runs per condition). */
+export function benchmarkTables(results: ChartResults): { summary: string; tasks: string } {
+  const { summary, runs } = results;
+  const conditions = [...new Set(summary.map((row) => row.condition))];
+  const summaryRows = summary.map(
+    (row) =>
+      `<tr><td>${escapeHtml(row.domain)}</td><td>${escapeHtml(row.condition)}</td><td>${row.tasks}</td><td>${row.runs}</td><td>${estimateText(row.passAt1)}</td><td>${estimateText(row.passAtK)}</td><td>${estimateText(row.passHatK)}</td><td>${estimateText(row.proposedPerTask)}</td><td>${estimateText(row.blockedPerTask)}</td><td>${estimateText(row.repairedPerTask)}</td><td>${formatNumber(row.secondsPerCall)}</td><td>${formatNumber(row.overheadPerCall)}</td><td>${formatNumber(row.shieldSecondsPerCall)}</td></tr>`,
+  );
+  const taskRows: string[] = [];
+  const taskKeys = [...new Set(runs.map((run) => `${run.domain}\u0000${run.task}`))];
+  for (const key of taskKeys) {
+    const [domain, task] = key.split("\u0000") as [string, string];
+    const ofTask = runs.filter((run) => run.domain === domain && run.task === task);
+    const first = ofTask[0] as ChartResults["runs"][number];
+    const cells = conditions.map((condition) => {
+      const group = ofTask.filter((run) => run.condition === condition);
+      if (group.length === 0) return "<td>–</td>";
+      const passes = group.filter((run) => run.pass).length;
+      const proposed = group.reduce((sum, run) => sum + run.proposed, 0) / group.length;
+      const blocked = group.reduce((sum, run) => sum + run.blocked, 0) / group.length;
+      const failure = group.find((run) => !run.pass);
+      const why = failure ? (failure.error ?? failure.reasons[0] ?? "") : "";
+      const css = passes === group.length ? "pass" : passes === 0 ? "fail" : "mixed";
+      return `<td class="${css}" title="${escapeHtml(why)}">${passes}/${group.length} · ${formatNumber(proposed)} calls · ${formatNumber(blocked)} blocked</td>`;
+    });
+    const note = first.solvable
+      ? ""
+      : ` <em>(not scored: ${escapeHtml(first.unsolvableReason ?? "not solvable")})</em>`;
+    taskRows.push(
+      `<tr><td>${escapeHtml(domain)}</td><td>${escapeHtml(task)}${note}</td>${cells.join("")}</tr>`,
+    );
+  }
+  return {
+    summary: `<table id="summary"><tr><th>domain</th><th>condition</th><th>tasks</th><th>runs</th><th>Pass@1</th><th>Pass@k</th><th>Pass^k</th><th>calls/task</th><th>blocked/task</th><th>repaired/task</th><th>s/call</th><th>overhead s/call</th><th>shield s/call</th></tr>
+${summaryRows.join("\n")}
+</table>`,
+    tasks: `<table id="tasks"><tr><th>domain</th><th>task</th>${conditions.map((condition) => `<th>${escapeHtml(condition)}</th>`).join("")}</tr>
+${taskRows.join("\n")}
+</table>`,
+  };
+}
+
+function estimateText(estimate: Estimate): string {
+  if (!Number.isFinite(estimate.mean)) return "–";
+  return `${formatNumber(estimate.mean)} ± ${formatNumber(estimate.standardError)}`;
 }
 
 /** A tick's value as written: no trailing zeros. */

@@ -35,6 +35,8 @@ code,pre{background:#f7fafc;font-size:12px}pre{padding:6px;white-space:pre-wrap}
 .chip{display:inline-block;width:14px;height:14px;border:1px solid #718096;vertical-align:middle;margin-right:4px}
 .legend span{margin-right:14px;font-size:13px}
 .problems{color:#822727}
+td.pass{background:#e6ffed}td.fail{background:#ffeef0}td.mixed{background:#fff8e1}
+.row{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}
 table.matrix td.cell{width:34px;min-width:34px;height:24px;text-align:center;cursor:pointer;font-weight:bold;color:#1a202c}
 table.matrix td.none{background:repeating-linear-gradient(45deg,#fff,#fff 3px,#edf2f7 3px,#edf2f7 6px)}
 table.matrix th.column{cursor:pointer;font-size:11px;writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;text-align:left;padding:6px 3px}

@@ -2,7 +2,7 @@ import type { LintFinding } from "../game/index.js";
 import { formatFormula } from "../logic/index.js";
 import type { Policy, RuleSpec } from "../policy/index.js";
 import type { AutomatonView } from "./automaton-view.js";
-import { benchmarkSections, type ChartResults } from "./charts.js";
+import { benchmarkSections, benchmarkTables, type ChartResults } from "./charts.js";
 import { callText, colourFill, colourLegend, embeddedJson, escapeHtml, page } from "./html.js";
 import { type FlightRecord, type Outcome, outcomesOf, type StoredRecord } from "./records.js";
 import type { RunView } from "./run-view.js";
@@ -318,8 +318,10 @@ export function comparePage(
   else if (entry.error !== undefined) body += `<p class="problems">${escapeHtml(entry.error)}</p>`;
   else if (entry.results) {
     const meta = entry.results.meta ?? {};
-    body += `<p>Agent <b>${escapeHtml(String(meta.agent ?? "?"))}</b>, model <b>${escapeHtml(String(meta.model ?? "?"))}</b>, ${escapeHtml(String(meta.runs ?? "?"))} run(s) per task; command <code>${escapeHtml(String(meta.command ?? ""))}</code>. The same charts as the benchmark's report.html.</p>`;
+    body += `<p>Agent <b>${escapeHtml(String(meta.agent ?? "?"))}</b>, model <b>${escapeHtml(String(meta.model ?? "?"))}</b>, ${escapeHtml(String(meta.runs ?? "?"))} run(s) per task; command <code>${escapeHtml(String(meta.command ?? ""))}</code>. The same charts and tables as the benchmark's report.html.</p>`;
+    const tables = benchmarkTables(entry.results);
     body += benchmarkSections(entry.results).join("\n");
+    body += `<h2>Summary</h2>${tables.summary}<h2>Per task</h2>${tables.tasks}<p>Each cell: passing runs / runs · mean calls proposed · mean calls blocked; hover a cell for the first failure's reason.</p>`;
   }
   return page("Compare", body);
 }

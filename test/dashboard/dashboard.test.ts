@@ -282,7 +282,7 @@ rules:
     assert.match(page.body, /<h2>Lint<\/h2>(<table id="lint">|<p>No findings\.<\/p>)/);
   });
 
-  it("Compare: the same charts as the benchmark's report.html for the same results.json", async () => {
+  it("Compare: the same charts and tables as the benchmark's report.html for the same results.json", async () => {
     const runs = [0, 1].flatMap((run) =>
       ["none", "token"].map((condition) => ({
         domain: "travel",
@@ -332,7 +332,17 @@ rules:
       const section = (html: string) =>
         html.slice(html.indexOf('<section class="domain"'), html.indexOf("</section>"));
       assert.ok(section(page).length > 100);
-      assert.equal(section(page), section(renderReport(results)));
+      const report = renderReport(results);
+      assert.equal(section(page), section(report));
+      const table = (html: string, id: string) =>
+        html.slice(
+          html.indexOf(`<table id="${id}">`),
+          html.indexOf("</table>", html.indexOf(`<table id="${id}">`)),
+        );
+      for (const id of ["summary", "tasks"]) {
+        assert.ok(table(page, id).length > 100, id);
+        assert.equal(table(page, id), table(report, id), id);
+      }
       const missing = (await app.inject("/dashboard/compare?file=1")).body;
       assert.match(missing, /results\.json\.missing: ENOENT/);
     } finally {
