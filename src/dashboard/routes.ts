@@ -68,6 +68,11 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
   const solver = options.solver ?? (() => (ownSolver ??= new SolverClient()));
   const views = new LRUCache<string, RunView>({ max: 200 });
   const pollMs = options.pollMs ?? 1000;
+  // Event streams stay open while a page is; they end when the server closes (else its close would wait for them).
+  const streams = new Set<() => void>();
+  app.addHook("preClose", async () => {
+    for (const end of streams) end();
+  });
   app.addHook("onClose", async () => {
     await ownSolver?.close();
   });
@@ -193,7 +198,13 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
       const added = store?.refresh() ?? 0;
       if (added > 0) reply.raw.write(`event: records\ndata: ${JSON.stringify({ added })}\n\n`);
     }, pollMs);
-    request.raw.on("close", () => clearInterval(timer));
+    const end = (): void => {
+      clearInterval(timer);
+      streams.delete(end);
+      reply.raw.end();
+    };
+    streams.add(end);
+    request.raw.on("close", end);
   });
 
   app.get("/policies", async (_request, reply) => html(reply, policiesPage([...policies.values()])));

@@ -350,6 +350,52 @@ rules:
     }
   });
 
+  it("events: a server-sent event when a record is written; an open stream does not hold up the server's close", async () => {
+    const own = mkdtempSync(join(tmpdir(), "mentor-events-"));
+    const app = await buildServer({
+      generator: new ScriptedGenerator(["Hello."]),
+      shield: "prompt",
+      policies: [],
+      logger: false,
+      recorderDirectory: own,
+      dashboard: true,
+    });
+    let closing: Promise<void> | undefined;
+    let closed = false;
+    try {
+      const base = await app.listen({ host: "127.0.0.1", port: 0 });
+      const response = await fetch(`${base}/dashboard/events`);
+      assert.match(response.headers.get("content-type") ?? "", /^text\/event-stream/);
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      const decoder = new TextDecoder();
+      let received = "";
+      // A request through the server writes a record into the directory the dashboard reads.
+      const chat = await fetch(`${base}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "local", messages: [{ role: "user", content: "Hello" }] }),
+      });
+      assert.equal(chat.status, 200, await chat.text());
+      while (!received.includes("event: records")) {
+        const { value, done } = await reader.read();
+        assert.equal(done, false, `the stream ended early: ${received}`);
+        received += decoder.decode(value);
+      }
+      assert.match(received, /event: records\ndata: \{"added":1\}/);
+      closing = app.close();
+      const waited = new Promise((resolve) => setTimeout(() => resolve("still open"), 5000).unref());
+      const outcome = await Promise.race([closing.then(() => "closed"), waited]);
+      closed = outcome === "closed";
+      assert.equal(outcome, "closed");
+    } finally {
+      // After a failure above: force the stream's connection shut so the test run can end.
+      if (!closed) {
+        app.server.closeAllConnections();
+        await (closing ?? app.close());
+      }
+    }
+  });
+
   it("under mentor serve: off unless enabled, and behind the API key (header, ?key= then its cookie)", async () => {
     const base = { generator: new ScriptedGenerator([]), logger: false as const };
     const off = await buildServer({ ...base, recorderDirectory: directory });
