@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -65,6 +65,7 @@ describe("the dashboard in headless Chromium", { skip: missing }, () => {
   after(async () => {
     await browser?.close();
     await dashboard?.close();
+    if (directory) rmSync(directory, { recursive: true, force: true });
   });
 
   it("Runs lists the recorded requests and follows new ones as they are written", async () => {

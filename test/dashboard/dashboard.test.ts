@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -35,6 +35,7 @@ before(async () => {
 });
 after(async () => {
   await dashboard?.close();
+  rmSync(directory, { recursive: true, force: true });
 });
 
 function recordOf(id: string): FlightRecord {
