@@ -17,7 +17,7 @@ import { Labeler } from "../../src/labeler/index.js";
 import { describeInstance, Run, traceFromMessages } from "../../src/monitor/index.js";
 import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 import { buildServer } from "../../src/server/index.js";
-import { recordTravelRuns, secondRequestMessages } from "../support/recorded-runs.js";
+import { recordRuns, recordTravelRuns, secondRequestMessages } from "../support/recorded-runs.js";
 import { ScriptedGenerator } from "../support/scripted-generator.js";
 import { travelPolicyFile } from "../support/tiny-travel.js";
 
@@ -173,6 +173,67 @@ describe("a run's rules × calls matrix", () => {
     assert.equal(view.cells[row(view, `P1 for ${route}`)]?.[2]?.broken, undefined);
     // The seat check made P5 hold for good before the flight.
     assert.equal(view.cells[row(view, `P5 for ${route}`)]?.[1]?.colour, "PERM_SAT");
+  });
+
+  it("one row per rule and binding: a train blocked for the route not checked, the checked route's P1 untouched", async () => {
+    const two = 'route(x="Paris", y="Lyon")';
+    const one = 'route(x="Toronto", y="Montreal")';
+    const trip = { origin: "Toronto", destination: "Montreal" };
+    const {
+      directory: own,
+      ids: [id],
+    } = await recordRuns({
+      steps: [
+        { calls: [{ name: "book_train", arguments: { origin: "Paris", destination: "Lyon" } }] },
+        { calls: [{ name: "check_distance", arguments: { origin: "Paris", destination: "Lyon" } }] },
+      ],
+      requests: [
+        {
+          messages: [
+            {
+              role: "user",
+              content: "Book a trip from Toronto to Montreal, then another one from Paris to Lyon.",
+            },
+            {
+              role: "assistant",
+              content: null,
+              tool_calls: [
+                {
+                  id: "c1",
+                  type: "function",
+                  function: { name: "check_distance", arguments: JSON.stringify(trip) },
+                },
+              ],
+            },
+            { role: "tool", tool_call_id: "c1", content: "540 km" },
+          ],
+          toolChoice: "required",
+        },
+      ],
+    });
+    try {
+      const store = new RecordStore(own);
+      store.refresh();
+      const view = runView(policy, store.get(id as string)?.record as FlightRecord);
+      assert.deepEqual(
+        view.rows.filter((entry) => entry.rule === "P1").map((entry) => entry.key),
+        [`P1 for ${one}`, `P1 for ${two}`],
+      );
+      assert.deepEqual(view.columns[1]?.rules, ["P1"]);
+      const cell = (key: string, column: number) => view.cells[row(view, key)]?.[column];
+      assert.deepEqual(
+        [cell(`P1 for ${two}`, 1)?.colour, cell(`P1 for ${two}`, 1)?.broken],
+        ["PERM_VIOL", true],
+      );
+      assert.deepEqual(
+        [cell(`P1 for ${one}`, 1)?.colour, cell(`P1 for ${one}`, 1)?.broken],
+        ["PERM_SAT", undefined],
+      );
+      assert.equal(cell(`P1 for ${one}`, 0)?.colour, "PERM_SAT", "the Toronto–Montreal distance is checked");
+      assert.equal(cell(`P1 for ${two}`, 0)?.colour, "CURR_SAT", "Paris–Lyon's check is still to come");
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 
   it("a record without messages shows the turn's calls and says why the conversation is missing", () => {

@@ -60,28 +60,19 @@ export const thirdRequestMessages: ChatMessage[] = [
 
 /**
  * Flight records written by a real server (`buildServer` with `recorderDirectory`, prompt
- * shield, the policy's rules grounding the text) answering two requests with a scripted
- * generator: (1) the task alone; the model first books a business flight (blocked: P1, P5, P3),
- * then checks the distance (returned); (2) after the distance check, it books an economy flight
- * (blocked: P5, seats not checked), then checks the seats (returned); (3) after the seat check
- * (`tool_choice: auto`), it answers that all is done (refused: P4, nothing booked yet), then books
- * the economy flight (returned). Each call starts a server,
- * which adds one file to the directory (a fresh temporary one by default).
+ * shield, the travel policy's rules grounding the text) answering `requests` in order with a
+ * scripted generator (`steps`: one per generation, across the requests). The server adds one file
+ * to the directory (a fresh temporary one by default). Returns the records' ids.
  */
-export async function recordTravelRuns(
-  directory = mkdtempSync(join(tmpdir(), "mentor-dashboard-")),
-): Promise<{ directory: string; ids: string[] }> {
+export async function recordRuns(options: {
+  steps: Step[];
+  requests: { messages: ChatMessage[]; toolChoice: "auto" | "required" }[];
+  directory?: string;
+}): Promise<{ directory: string; ids: string[] }> {
+  const directory = options.directory ?? mkdtempSync(join(tmpdir(), "mentor-dashboard-"));
   const before = readdirSync(directory).length;
-  const steps: Step[] = [
-    { calls: [{ name: "book_flight", arguments: { ...route, travel_class: "business" } }] },
-    { calls: [{ name: "check_distance", arguments: route }] },
-    { calls: [{ name: "book_flight", arguments: { ...route, travel_class: "economy" } }] },
-    { calls: [{ name: "check_seats", arguments: route }] },
-    "All set: your trip is arranged.",
-    { calls: [{ name: "book_flight", arguments: { ...route, travel_class: "economy" } }] },
-  ];
   const app = await buildServer({
-    generator: new ScriptedGenerator(steps),
+    generator: new ScriptedGenerator(options.steps),
     modelId: "scripted",
     shield: "prompt",
     labeler: "rules",
@@ -90,12 +81,7 @@ export async function recordTravelRuns(
   });
   const ids: string[] = [];
   try {
-    const requests: [ChatMessage[], string][] = [
-      [secondRequestMessages.slice(0, 1), "required"],
-      [secondRequestMessages, "required"],
-      [thirdRequestMessages, "auto"],
-    ];
-    for (const [messages, toolChoice] of requests) {
+    for (const { messages, toolChoice } of options.requests) {
       const response = await app.inject({
         method: "POST",
         url: "/v1/chat/completions",
@@ -110,4 +96,30 @@ export async function recordTravelRuns(
   if (readdirSync(directory).length !== before + 1)
     throw new Error(`expected one more recorder file in ${directory}`);
   return { directory, ids };
+}
+
+/**
+ * The travel runs of the dashboard's tests and screenshot (`recordRuns`): (1) the task alone; the
+ * model first books a business flight (blocked: P1, P5, P3), then checks the distance (returned);
+ * (2) after the distance check, it books an economy flight (blocked: P5, seats not checked), then
+ * checks the seats (returned); (3) after the seat check (`tool_choice: auto`), it answers that all
+ * is done (refused: P4, nothing booked yet), then books the economy flight (returned).
+ */
+export function recordTravelRuns(directory?: string): Promise<{ directory: string; ids: string[] }> {
+  return recordRuns({
+    steps: [
+      { calls: [{ name: "book_flight", arguments: { ...route, travel_class: "business" } }] },
+      { calls: [{ name: "check_distance", arguments: route }] },
+      { calls: [{ name: "book_flight", arguments: { ...route, travel_class: "economy" } }] },
+      { calls: [{ name: "check_seats", arguments: route }] },
+      "All set: your trip is arranged.",
+      { calls: [{ name: "book_flight", arguments: { ...route, travel_class: "economy" } }] },
+    ],
+    requests: [
+      { messages: secondRequestMessages.slice(0, 1), toolChoice: "required" },
+      { messages: secondRequestMessages, toolChoice: "required" },
+      { messages: thirdRequestMessages, toolChoice: "auto" },
+    ],
+    ...(directory !== undefined ? { directory } : {}),
+  });
 }
