@@ -7,6 +7,7 @@ import type { Policy } from "../policy/index.js";
 import { SolverClient } from "../smt/index.js";
 import { automatonDot, automatonView, MAX_DRAWN_STATES, SvgRenderer } from "./automaton-view.js";
 import type { ChartResults } from "./charts.js";
+import { escapeHtml, page } from "./html.js";
 import {
   comparePage,
   matchesFilter,
@@ -87,6 +88,22 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
   });
 
   const html = (reply: FastifyReply, text: string) => reply.type("text/html; charset=utf-8").send(text);
+  // A page that fails is a page saying why; the JSON routes answer `{error: {message, code}}`.
+  app.setErrorHandler((error, request, reply) => {
+    const known = error instanceof MentorError;
+    const status = known ? error.status : 500;
+    const code = known ? error.code : "MNT_ERR_INTERNAL";
+    const message = (error as Error).message;
+    reply.status(status);
+    if (request.url.includes("/api/")) return reply.send({ error: { message, code } });
+    return html(
+      reply,
+      page(
+        `Error ${status}`,
+        `<p class="problems" id="error">${escapeHtml(code)}: ${escapeHtml(message)}</p>`,
+      ),
+    );
+  });
   const filterOf = (query: Record<string, string | undefined>): RunFilter => {
     const filter: RunFilter = {};
     if (query.policy) filter.policy = query.policy;

@@ -281,7 +281,13 @@ describe("the dashboard's routes", () => {
     assert.match(page.body, /<ul id="duties"><li><b>P4<\/b>/);
     const missing = await dashboard.inject("/dashboard/run/chatcmpl-none");
     assert.equal(missing.statusCode, 404);
-    assert.equal((missing.json() as { error: { code: string } }).error.code, "MNT_ERR_NOT_FOUND");
+    assert.match(
+      missing.body,
+      /<p class="problems" id="error">MNT_ERR_NOT_FOUND: no flight record chatcmpl-none<\/p>/,
+    );
+    const missingJson = await dashboard.inject("/dashboard/api/run/chatcmpl-none");
+    assert.equal(missingJson.statusCode, 404);
+    assert.equal((missingJson.json() as { error: { code: string } }).error.code, "MNT_ERR_NOT_FOUND");
   });
 
   it("A rule: its automaton drawn by Graphviz, the run's path highlighted", async () => {
