@@ -4,16 +4,25 @@ import type { Policy, RuleSpec } from "../policy/index.js";
 import type { AutomatonView } from "./automaton-view.js";
 import { benchmarkSections, benchmarkTables, type ChartResults } from "./charts.js";
 import { callText, colourFill, colourLegend, embeddedJson, escapeHtml, page } from "./html.js";
-import { type FlightRecord, type Outcome, outcomesOf, type StoredRecord } from "./records.js";
+import {
+  type ConversationPlace,
+  type FlightRecord,
+  type Outcome,
+  outcomesOf,
+  type StoredRecord,
+} from "./records.js";
 import type { RunView } from "./run-view.js";
 
 export interface RunFilter {
   policy?: string;
   mode?: string;
   outcome?: Outcome;
+  /** Only the last request of each conversation (it shows the whole run). */
+  latest?: boolean;
 }
 
-export function matchesFilter(record: FlightRecord, filter: RunFilter): boolean {
+export function matchesFilter(record: FlightRecord, filter: RunFilter, place?: ConversationPlace): boolean {
+  if (filter.latest && place && place.latest !== record.id) return false;
   if (filter.policy && (record.policy ?? "") !== filter.policy) return false;
   if (filter.mode && record.mode !== filter.mode) return false;
   if (filter.outcome && !outcomesOf(record).includes(filter.outcome)) return false;
@@ -32,21 +41,29 @@ function endText(record: FlightRecord): string {
 }
 
 /** The rows of the Runs table (also sent alone when the page refreshes itself). */
-export function runRows(records: readonly StoredRecord[]): string {
-  if (records.length === 0) return `<tr><td colspan="9">no records</td></tr>`;
+export function runRows(
+  records: readonly StoredRecord[],
+  places: ReadonlyMap<string, ConversationPlace>,
+): string {
+  if (records.length === 0) return `<tr><td colspan="10">no records</td></tr>`;
   return records
     .map(({ record }) => {
       const outcomes = outcomesOf(record)
         .map((outcome) => `<span class="badge ${outcome}">${outcome}</span>`)
         .join("");
       const mentor = record.mentor;
-      return `<tr class="run" data-id="${escapeHtml(record.id)}"><td>${escapeHtml(record.time)}</td><td><a href="/dashboard/run/${encodeURIComponent(record.id)}">${escapeHtml(record.id)}</a></td><td>${escapeHtml(record.policy ?? "–")}</td><td>${escapeHtml(record.mode ?? "–")}</td><td>${outcomes}</td><td>${mentor?.attempts.length ?? 0}</td><td>${mentor?.blocked ?? 0}</td><td>${escapeHtml(endText(record))}</td><td>${record.ms !== undefined ? Math.round(record.ms) : "–"}</td></tr>`;
+      const place = places.get(record.id);
+      const conversation = place
+        ? `<td class="conversation">${place.position} of ${place.count}${place.latest !== record.id ? ` · <a href="/dashboard/run/${encodeURIComponent(place.latest)}">latest</a>` : ""}</td>`
+        : "<td></td>";
+      return `<tr class="run" data-id="${escapeHtml(record.id)}"><td>${escapeHtml(record.time)}</td><td><a href="/dashboard/run/${encodeURIComponent(record.id)}">${escapeHtml(record.id)}</a></td>${conversation}<td>${escapeHtml(record.policy ?? "–")}</td><td>${escapeHtml(record.mode ?? "–")}</td><td>${outcomes}</td><td>${mentor?.attempts.length ?? 0}</td><td>${mentor?.blocked ?? 0}</td><td>${escapeHtml(endText(record))}</td><td>${record.ms !== undefined ? Math.round(record.ms) : "–"}</td></tr>`;
     })
     .join("\n");
 }
 
 export function runsPage(options: {
   records: readonly StoredRecord[];
+  places: ReadonlyMap<string, ConversationPlace>;
   filter: RunFilter;
   policies: readonly string[];
   directory: string | undefined;
@@ -69,10 +86,11 @@ export function runsPage(options: {
       ? `<div class="problems"><p>Lines that could not be read:</p><ul>${options.problems.map((problem) => `<li>${escapeHtml(problem)}</li>`).join("")}</ul></div>`
       : "";
   const body = `${source}
-<form method="get" action="/dashboard/">${select("policy", options.policies, filter.policy)} ${select("mode", ["none", "prompt", "token"], filter.mode)} ${select("outcome", ["blocked", "refused", "exhausted", "error", "ok"], filter.outcome)} <button>filter</button></form>
+<form method="get" action="/dashboard/">${select("policy", options.policies, filter.policy)} ${select("mode", ["none", "prompt", "token"], filter.mode)} ${select("outcome", ["blocked", "refused", "exhausted", "error", "ok"], filter.outcome)} <label><input type="checkbox" name="latest" value="1"${filter.latest ? " checked" : ""}> latest request of each conversation</label> <button>filter</button></form>
 ${problems}
-<table id="runs"><thead><tr><th>time</th><th>request</th><th>policy</th><th>mode</th><th>outcome</th><th>generations</th><th>blocked</th><th>ended with</th><th>ms</th></tr></thead>
-<tbody>${runRows(options.records)}</tbody></table>`;
+<table id="runs"><thead><tr><th>time</th><th>request</th><th>conversation</th><th>policy</th><th>mode</th><th>outcome</th><th>generations</th><th>blocked</th><th>ended with</th><th>ms</th></tr></thead>
+<tbody>${runRows(options.records, options.places)}</tbody></table>
+<p>A conversation is the requests of one agent run: each continues the one before (its messages, then the answer it got). The latest request's page shows the whole run.</p>`;
   // New records arrive as server-sent events; the table is fetched again with the same filter.
   const script = `
 const events = new EventSource("/dashboard/events");

@@ -145,3 +145,70 @@ function parseRecord(text: string): FlightRecord | string {
   }
   return record as unknown as FlightRecord;
 }
+
+/** Where a record stands in its conversation: the requests of one agent run, each continuing the one before. */
+export interface ConversationPlace {
+  /** 1 for the conversation's first request. */
+  position: number;
+  count: number;
+  /** The id of the conversation's last request (its run page shows the whole conversation). */
+  latest: string;
+}
+
+/**
+ * Groups records into conversations. A record continues an earlier one when that one's messages
+ * begin its own and the message after them is what that one returned (the client appended the
+ * answer, then the tool results); among several such, the latest earlier one (a benchmark repeats
+ * the same task). Tool call ids are not compared: clients may write their own.
+ */
+export function conversations(records: readonly FlightRecord[]): Map<string, ConversationPlace> {
+  const ordered = [...records].sort((left, right) => left.time.localeCompare(right.time));
+  const shapes = new Map(ordered.map((record) => [record.id, (record.messages ?? []).map(messageShape)]));
+  const previous = new Map<string, string>();
+  const next = new Map<string, string>();
+  ordered.forEach((record, index) => {
+    const own = shapes.get(record.id) as string[];
+    for (let earlier = index - 1; earlier >= 0; earlier--) {
+      const candidate = ordered[earlier] as FlightRecord;
+      if (next.has(candidate.id) || candidate.policy !== record.policy) continue;
+      const before = shapes.get(candidate.id) as string[];
+      const answer = candidate.returned?.message;
+      if (before.length === 0 || before.length >= own.length || !answer) continue;
+      if (!before.every((shape, position) => shape === own[position])) continue;
+      if (messageShape({ role: "assistant", ...answer }) !== own[before.length]) continue;
+      previous.set(record.id, candidate.id);
+      next.set(candidate.id, record.id);
+      break;
+    }
+  });
+  const places = new Map<string, ConversationPlace>();
+  for (const record of ordered) {
+    if (previous.has(record.id)) continue;
+    const chain = [record.id];
+    while (next.has(chain.at(-1) as string)) chain.push(next.get(chain.at(-1) as string) as string);
+    chain.forEach((id, index) =>
+      places.set(id, { position: index + 1, count: chain.length, latest: chain.at(-1) as string }),
+    );
+  }
+  return places;
+}
+
+/** A message as compared between requests: role, text and calls (name and parsed arguments), no ids. */
+function messageShape(raw: unknown): string {
+  const message = (raw ?? {}) as { role?: unknown; content?: unknown; tool_calls?: unknown };
+  const calls = Array.isArray(message.tool_calls)
+    ? message.tool_calls.map((call: { function?: { name?: unknown; arguments?: unknown } }) => {
+        let args = call?.function?.arguments;
+        if (typeof args === "string") {
+          try {
+            args = JSON.parse(args);
+          } catch {
+            // Compared as written.
+          }
+        }
+        return [call?.function?.name, args];
+      })
+    : [];
+  const content = message.content === undefined || message.content === "" ? null : message.content;
+  return JSON.stringify([message.role, calls.length > 0 ? null : content, calls]);
+}

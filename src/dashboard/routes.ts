@@ -19,7 +19,7 @@ import {
   runRows,
   runsPage,
 } from "./pages.js";
-import { type Outcome, RecordStore } from "./records.js";
+import { conversations, type Outcome, RecordStore } from "./records.js";
 import { type RunView, runView } from "./run-view.js";
 
 export interface DashboardOptions {
@@ -113,11 +113,17 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
         throw new MentorError("MNT_ERR_BAD_INPUT", `outcome must be one of ${outcomes.join(", ")}`);
       filter.outcome = query.outcome as Outcome;
     }
+    if (query.latest) filter.latest = true;
     return filter;
   };
   const listed = (filter: RunFilter) => {
     store?.refresh();
-    return (store?.newestFirst() ?? []).filter((stored) => matchesFilter(stored.record, filter));
+    const all = store?.newestFirst() ?? [];
+    const places = conversations(all.map((stored) => stored.record));
+    const records = all.filter((stored) =>
+      matchesFilter(stored.record, filter, places.get(stored.record.id)),
+    );
+    return { records, places };
   };
   const stored = (id: string) => {
     store?.refresh();
@@ -158,12 +164,13 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
   app.get("/", async (request, reply) => {
     const query = request.query as Record<string, string | undefined>;
     const filter = filterOf(query);
-    const records = listed(filter);
-    if (query.rows) return html(reply, runRows(records));
+    const { records, places } = listed(filter);
+    if (query.rows) return html(reply, runRows(records, places));
     return html(
       reply,
       runsPage({
         records,
+        places,
         filter,
         policies: [...policies.keys()],
         directory: options.recorderDirectory,
@@ -173,11 +180,12 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
   });
 
   app.get("/api/runs", async (request) => {
-    const records = listed(filterOf(request.query as Record<string, string | undefined>));
+    const { records, places } = listed(filterOf(request.query as Record<string, string | undefined>));
     return {
       runs: records.map(({ record, file, line }) => ({
         id: record.id,
         time: record.time,
+        conversation: places.get(record.id) ?? null,
         policy: record.policy ?? null,
         mode: record.mode ?? null,
         status: record.status,

@@ -8,6 +8,7 @@ import { summarize } from "../../bench/metrics.js";
 import { type BenchResults, renderReport } from "../../bench/report.js";
 import {
   buildDashboard,
+  conversations,
   type FlightRecord,
   RecordStore,
   type RunView,
@@ -59,6 +60,39 @@ describe("flight records", () => {
     );
     assert.deepEqual(store.get(ids[1] as string)?.record.messages, secondRequestMessages);
     assert.equal(store.refresh(), 0, "nothing new");
+  });
+
+  it("form conversations: each request continues the one whose messages and answer begin its own", async () => {
+    const store = new RecordStore(directory);
+    store.refresh();
+    const records = store.newestFirst().map((stored) => stored.record);
+    const places = conversations(records);
+    assert.deepEqual(
+      ids.map((id) => places.get(id)),
+      [1, 2, 3].map((position) => ({ position, count: 3, latest: ids[2] })),
+    );
+    // The same task run again (a benchmark's next run) is a conversation of its own.
+    const again = await recordTravelRuns();
+    try {
+      const more = new RecordStore(again.directory);
+      more.refresh();
+      const both = conversations([...records, ...more.newestFirst().map((stored) => stored.record)]);
+      assert.deepEqual(
+        again.ids.map((id) => both.get(id)),
+        [1, 2, 3].map((position) => ({ position, count: 3, latest: again.ids[2] })),
+      );
+      assert.equal(both.get(ids[0] as string)?.latest, ids[2]);
+    } finally {
+      rmSync(again.directory, { recursive: true, force: true });
+    }
+    // A request whose history differs from what the earlier one returned starts a conversation.
+    const [first, second] = records.slice().reverse() as [FlightRecord, FlightRecord];
+    const edited = {
+      ...second,
+      id: "edited",
+      messages: [...(second.messages ?? []).slice(0, 1), { role: "assistant", content: "Hi." }],
+    };
+    assert.equal(conversations([first, edited]).get("edited")?.position, 1);
   });
 
   it("name the file and line of a line that is not a record, and read a line only once it is complete", () => {
@@ -256,6 +290,7 @@ describe("the dashboard's routes", () => {
     assert.deepEqual(await listed("?outcome=exhausted"), []);
     assert.deepEqual(await listed("?mode=token"), []);
     assert.deepEqual(await listed("?policy=travel&mode=prompt"), [...ids].reverse());
+    assert.deepEqual(await listed("?latest=1"), [ids[2]]);
     const bad = await dashboard.inject("/dashboard/api/runs?outcome=lost");
     assert.equal(bad.statusCode, 400);
     assert.equal((bad.json() as { error: { code: string } }).error.code, "MNT_ERR_BAD_INPUT");
