@@ -186,9 +186,10 @@ export function conversations(records: readonly FlightRecord[]): Map<string, Con
     if (previous.has(record.id)) continue;
     const chain = [record.id];
     while (next.has(chain.at(-1) as string)) chain.push(next.get(chain.at(-1) as string) as string);
-    chain.forEach((id, index) =>
-      places.set(id, { position: index + 1, count: chain.length, latest: chain.at(-1) as string }),
-    );
+    const latest = chain.at(-1) as string;
+    chain.forEach((id, index) => {
+      places.set(id, { position: index + 1, count: chain.length, latest });
+    });
   }
   return places;
 }
