@@ -23,6 +23,7 @@ const layers = [
   "llm", // the local engine; the only importer of node-llama-cpp
   "models", // registry, pull, cache, tiny models (loads llm's downloader on demand)
   "agent", // one shielded turn
+  "dashboard", // the dashboard's pages: flight records, rules × calls, automata, charts
   "server", // the HTTP server
   "cli", // the command line
 ];

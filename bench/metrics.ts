@@ -1,4 +1,8 @@
+import { type Estimate, meanWithError } from "../src/dashboard/charts.js";
 import { MentorError } from "../src/errors/index.js";
+
+// The mean with its standard error is drawn by the charts too (src/dashboard/charts.ts).
+export { type Estimate, meanWithError };
 
 /** C(n, k), exact for the small n of benchmark runs. */
 export function binomial(n: number, k: number): number {
@@ -40,19 +44,6 @@ export function passAtK(n: number, c: number, k: number): number {
 }
 
 /** A mean over tasks with its standard error (sample standard deviation / √tasks; 0 for one task). */
-export interface Estimate {
-  mean: number;
-  standardError: number;
-}
-
-export function meanWithError(values: readonly number[]): Estimate {
-  if (values.length === 0) return { mean: Number.NaN, standardError: Number.NaN };
-  const mean = values.reduce((sum, value) => sum + value, 0) / values.length;
-  if (values.length === 1) return { mean, standardError: 0 };
-  const variance = values.reduce((sum, value) => sum + (value - mean) ** 2, 0) / (values.length - 1);
-  return { mean, standardError: Math.sqrt(variance / values.length) };
-}
-
 /** What the metrics read from one run of one task under one condition. */
 export interface RunFigures {
   domain: string;

@@ -18,6 +18,7 @@ export {
   type UpstreamOptions,
   type Usage,
 } from "./agent/index.js";
+export { buildDashboard, type DashboardOptions, dashboardRoutes } from "./dashboard/index.js";
 export { type ErrorCode, errorCodes, MentorError, type SourceLocation } from "./errors/index.js";
 export {
   type Action,

@@ -2,6 +2,7 @@
 import { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { registerChatCommands } from "./chat.js";
+import { registerDashboardCommand } from "./dashboard.js";
 import { registerLtlCommands } from "./ltl.js";
 import { registerModelCommands } from "./models.js";
 import { registerPolicyCommands } from "./policy.js";
@@ -18,6 +19,7 @@ registerPolicyCommands(program);
 registerModelCommands(program);
 registerChatCommands(program);
 registerServeCommand(program);
+registerDashboardCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -14,6 +14,7 @@ interface ServeCommandOptions {
   upstreamKey?: string;
   apiKey: string[];
   recorder?: string;
+  dashboard?: boolean;
   cors: string;
   maxQueue: string;
   requestTimeout: string;
@@ -80,6 +81,12 @@ export function registerServeCommand(program: Command): void {
       new Option("--recorder <dir>", "flight recorder directory (one JSONL record per request)").env(
         "MENTOR_RECORDER",
       ),
+    )
+    .addOption(
+      new Option(
+        "--dashboard",
+        "serve the dashboard under /dashboard (behind --api-key when one is set)",
+      ).env("MENTOR_DASHBOARD"),
     )
     .addOption(
       new Option("--cors <origin>", "Access-Control-Allow-Origin ('off' for none)")
@@ -166,6 +173,7 @@ export function registerServeCommand(program: Command): void {
         port: integer(options.port, "--port", 0),
         apiKeys: options.apiKey ?? [],
         ...(options.recorder !== undefined ? { recorderDirectory: options.recorder } : {}),
+        dashboard: options.dashboard === true,
         cors: options.cors === "off" ? false : options.cors,
         maxQueue: integer(options.maxQueue, "--max-queue", 0),
         requestTimeoutMs: integer(options.requestTimeout, "--request-timeout", 1),

@@ -185,7 +185,7 @@ export const errorCodes = {
   },
   MNT_ERR_NOT_FOUND: {
     status: 404,
-    fix: "Use one of the server's routes: POST /v1/chat/completions, GET /v1/models, GET /v1/models/:id, GET /health, GET /metrics.",
+    fix: "Use one of the server's routes: POST /v1/chat/completions, GET /v1/models, GET /v1/models/:id, GET /health, GET /metrics (and /dashboard/ with --dashboard); on the dashboard, name a flight record, policy or rule it has.",
   },
   MNT_ERR_INTERNAL: {
     status: 500,

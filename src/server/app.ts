@@ -1,5 +1,6 @@
 import cors from "@fastify/cors";
 import Fastify, { type FastifyInstance } from "fastify";
+import { dashboardKey, dashboardRoutes } from "../dashboard/index.js";
 import { MentorError } from "../errors/index.js";
 import { Labeler } from "../labeler/index.js";
 import { SolverClient } from "../smt/index.js";
@@ -69,7 +70,7 @@ export async function buildServer(options: ServerOptions = {}): Promise<FastifyI
   app.addHook("onRequest", async (request) => {
     if (request.method === "OPTIONS" || request.url === "/health" || apiKeys.size === 0) return;
     const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization ?? "")?.[1];
-    const key = bearer ?? request.headers["x-api-key"];
+    const key = bearer ?? request.headers["x-api-key"] ?? dashboardKey(request);
     if (typeof key !== "string" || !apiKeys.has(key))
       throw new MentorError("MNT_ERR_UNAUTHORIZED", "a valid API key is required");
   });
@@ -87,6 +88,13 @@ export async function buildServer(options: ServerOptions = {}): Promise<FastifyI
   await app.register(healthRoutes, { context });
   await app.register(modelRoutes, { context });
   await app.register(chatRoutes, { context });
+  if (settings.dashboard)
+    await app.register(dashboardRoutes, {
+      prefix: "/dashboard",
+      ...(settings.recorderDirectory !== undefined ? { recorderDirectory: settings.recorderDirectory } : {}),
+      policies: context.policies.all,
+      solver: context.solver,
+    });
 
   app.decorate("mentor", {
     settings,

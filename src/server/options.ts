@@ -45,6 +45,8 @@ export interface ServerOptions {
   cors?: string | false;
   /** Directory of the flight recorder's JSONL files; none = no recording. */
   recorderDirectory?: string;
+  /** Serve the dashboard's pages under `/dashboard` (behind the API keys when some are set). Default false. */
+  dashboard?: boolean;
   /** Requests answered at once. Default: the engine's sequences (local) or 4 (upstream, generator). */
   concurrency?: number;
   /** Requests waiting beyond those; more are refused with 429. Default 16. */
@@ -139,6 +141,7 @@ const schema = z.strictObject({
   apiKeys: z.array(text, { error: "must be a list of keys" }).default([]),
   cors: z.union([text, z.literal(false)], { error: "must be an origin or false" }).default("*"),
   recorderDirectory: text.optional(),
+  dashboard: z.boolean({ error: "must be true or false" }).default(false),
   concurrency: count(1).optional(),
   maxQueue: count(0).default(16),
   requestTimeoutMs: count(1).default(300_000),

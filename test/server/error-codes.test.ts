@@ -37,9 +37,9 @@ describe("the error codes of the HTTP API", () => {
     }
   });
 
-  it("every code the server and the turn can raise is documented", () => {
+  it("every code the server, the turn and the dashboard can raise is documented", () => {
     const documented = documentedCodes();
-    const used = new Set([...codesUsedIn("server"), ...codesUsedIn("agent")]);
+    const used = new Set([...codesUsedIn("server"), ...codesUsedIn("agent"), ...codesUsedIn("dashboard")]);
     const missing = [...used].filter((code) => !documented.has(code));
     assert.deepEqual(missing, []);
   });

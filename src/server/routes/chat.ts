@@ -56,11 +56,14 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
           "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
         );
       if (entry) checkToolsAgainstPolicy(chat.tools, entry.policy);
+      const messages = settings.trustClientGrounding ? chat.messages : withoutClientGrounding(chat.messages);
+      // The conversation as the turn judged it (the dashboard rebuilds the run from it and the grounding).
+      flight.messages = messages;
       if (chat.stream)
         stream = new EventStream(reply, { id, model: chat.model, includeUsage: chat.includeUsage });
       const result = await admission.run(controller.signal, () =>
         runTurn({
-          messages: settings.trustClientGrounding ? chat.messages : withoutClientGrounding(chat.messages),
+          messages,
           tools: chat.tools,
           ...(chat.toolChoice !== undefined ? { toolChoice: chat.toolChoice } : {}),
           parallelToolCalls: chat.parallelToolCalls,

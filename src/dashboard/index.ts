@@ -1,0 +1,10 @@
+export { buildDashboard } from "./dashboard.js";
+export {
+  type ConversationPlace,
+  conversations,
+  type FlightRecord,
+  outcomesOf,
+  RecordStore,
+} from "./records.js";
+export { DASHBOARD_KEY_COOKIE, type DashboardOptions, dashboardKey, dashboardRoutes } from "./routes.js";
+export { type RunView, runView } from "./run-view.js";

@@ -1,0 +1,343 @@
+import { readFileSync } from "node:fs";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import { LRUCache } from "lru-cache";
+import { MentorError } from "../errors/index.js";
+import { type LintFinding, lintConstraints, lintPolicy } from "../game/index.js";
+import type { Policy } from "../policy/index.js";
+import { SolverClient } from "../smt/index.js";
+import { automatonDot, automatonView, MAX_DRAWN_STATES, SvgRenderer } from "./automaton-view.js";
+import type { ChartResults } from "./charts.js";
+import { escapeHtml, page } from "./html.js";
+import {
+  comparePage,
+  matchesFilter,
+  policiesPage,
+  policyPage,
+  type RunFilter,
+  rulePage,
+  runPage,
+  runRows,
+  runsPage,
+} from "./pages.js";
+import { conversations, type Outcome, RecordStore } from "./records.js";
+import { type RunView, runView } from "./run-view.js";
+
+export interface DashboardOptions {
+  /** The flight recorder's directory (`serve --recorder DIR`); none: the Runs page says how to get one. */
+  recorderDirectory?: string;
+  /** Policies by name: a run is shown with the policy its record names. */
+  policies: readonly Policy[];
+  /** Benchmark results.json files for the Compare page. */
+  results?: readonly string[];
+  /** How often the recorder directory is read for new records while a page listens. Default 1000 ms. */
+  pollMs?: number;
+  /** The solver for the constraint lint; default: one of the dashboard's own, closed with it. */
+  solver?: () => SolverClient;
+}
+
+/** The cookie that carries an API key for the dashboard's pages (a browser cannot send a header on a link). */
+export const DASHBOARD_KEY_COOKIE = "mentor_dashboard_key";
+
+/**
+ * The API key a dashboard request carries in the `key` query parameter (the first visit) or the
+ * cookie the dashboard sets from it; undefined for other routes.
+ */
+export function dashboardKey(request: FastifyRequest): string | undefined {
+  if (!request.url.startsWith("/dashboard")) return undefined;
+  const query = request.query as Record<string, unknown> | undefined;
+  if (typeof query?.key === "string") return query.key;
+  const cookie = request.headers.cookie ?? "";
+  const match = new RegExp(`(?:^|;\\s*)${DASHBOARD_KEY_COOKIE}=([^;]*)`).exec(cookie);
+  return match?.[1] !== undefined ? decodeURIComponent(match[1]) : undefined;
+}
+
+const outcomes: readonly Outcome[] = ["blocked", "refused", "exhausted", "error", "ok"];
+
+/**
+ * The dashboard's pages and their JSON, under the prefix it is registered with (`/dashboard`):
+ * Runs, a run, a policy, a rule, Compare; `api/runs`, `api/run/:id`; `events` (server-sent
+ * events when new records arrive). Everything is rendered here: the automata by Graphviz in
+ * WebAssembly, the charts as inline SVG; the pages fetch nothing from elsewhere.
+ */
+export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app, options) => {
+  const store =
+    options.recorderDirectory !== undefined ? new RecordStore(options.recorderDirectory) : undefined;
+  const policies = new Map(options.policies.map((policy) => [policy.name, policy]));
+  const renderer = new SvgRenderer();
+  const lints = new Map<string, Promise<LintFinding[] | string>>();
+  let ownSolver: SolverClient | undefined;
+  const solver = options.solver ?? (() => (ownSolver ??= new SolverClient()));
+  const views = new LRUCache<string, RunView>({ max: 200 });
+  const pollMs = options.pollMs ?? 1000;
+  // Event streams stay open while a page is; they end when the server closes (else its close would wait for them).
+  const streams = new Set<() => void>();
+  app.addHook("preClose", async () => {
+    for (const end of streams) end();
+  });
+  app.addHook("onClose", async () => {
+    await ownSolver?.close();
+  });
+  // The first visit with ?key= keeps the key in a cookie for the other pages' links and requests.
+  app.addHook("onRequest", async (request, reply) => {
+    const key = (request.query as Record<string, unknown> | undefined)?.key;
+    if (typeof key === "string")
+      reply.header(
+        "set-cookie",
+        `${DASHBOARD_KEY_COOKIE}=${encodeURIComponent(key)}; Path=/dashboard; HttpOnly; SameSite=Strict`,
+      );
+  });
+
+  const html = (reply: FastifyReply, text: string) => reply.type("text/html; charset=utf-8").send(text);
+  // A page that fails is a page saying why; the JSON routes answer `{error: {message, code}}`.
+  app.setErrorHandler((error, request, reply) => {
+    const known = error instanceof MentorError;
+    const status = known ? error.status : 500;
+    const code = known ? error.code : "MNT_ERR_INTERNAL";
+    const message = (error as Error).message;
+    reply.status(status);
+    if (request.url.includes("/api/")) return reply.send({ error: { message, code } });
+    return html(
+      reply,
+      page(
+        `Error ${status}`,
+        `<p class="problems" id="error">${escapeHtml(code)}: ${escapeHtml(message)}</p>`,
+      ),
+    );
+  });
+  const filterOf = (query: Record<string, string | undefined>): RunFilter => {
+    const filter: RunFilter = {};
+    if (query.policy) filter.policy = query.policy;
+    if (query.mode) filter.mode = query.mode;
+    if (query.outcome) {
+      if (!outcomes.includes(query.outcome as Outcome))
+        throw new MentorError("MNT_ERR_BAD_INPUT", `outcome must be one of ${outcomes.join(", ")}`);
+      filter.outcome = query.outcome as Outcome;
+    }
+    if (query.latest) filter.latest = true;
+    return filter;
+  };
+  const listed = (filter: RunFilter) => {
+    store?.refresh();
+    const all = store?.newestFirst() ?? [];
+    const places = conversations(all.map((stored) => stored.record));
+    const records = all.filter((stored) =>
+      matchesFilter(stored.record, filter, places.get(stored.record.id)),
+    );
+    return { records, places };
+  };
+  const stored = (id: string) => {
+    store?.refresh();
+    const found = store?.get(id);
+    if (!found) throw new MentorError("MNT_ERR_NOT_FOUND", `no flight record ${id}`);
+    return found;
+  };
+  /** The run view of a record, or why there is none (its policy not loaded, no policy). */
+  const viewOf = (id: string): { view?: RunView; why?: string } => {
+    const { record } = stored(id);
+    const name = record.policy;
+    if (!name) return { why: "the request used no policy: there are no rules to show" };
+    const policy = policies.get(name);
+    if (!policy) return { why: `policy ${name} is not loaded here (start the dashboard with --policy FILE)` };
+    let view = views.get(id);
+    if (!view) {
+      try {
+        view = runView(policy, record);
+      } catch (error) {
+        // A conversation the policy cannot read (a tool or task call it does not know): say so on the page.
+        if (!(error instanceof MentorError)) throw error;
+        return { why: `the run cannot be rebuilt with policy ${name}: ${error.code}: ${error.message}` };
+      }
+      views.set(id, view);
+    }
+    return { view };
+  };
+  const policyNamed = (name: string) => {
+    const policy = policies.get(name);
+    if (!policy)
+      throw new MentorError(
+        "MNT_ERR_NOT_FOUND",
+        `no policy ${name} (loaded: ${[...policies.keys()].join(", ") || "none"})`,
+      );
+    return policy;
+  };
+
+  app.get("/", async (request, reply) => {
+    const query = request.query as Record<string, string | undefined>;
+    const filter = filterOf(query);
+    const { records, places } = listed(filter);
+    if (query.rows) return html(reply, runRows(records, places));
+    return html(
+      reply,
+      runsPage({
+        records,
+        places,
+        filter,
+        policies: [...policies.keys()],
+        directory: options.recorderDirectory,
+        problems: store?.problems ?? [],
+      }),
+    );
+  });
+
+  app.get("/api/runs", async (request) => {
+    const { records, places } = listed(filterOf(request.query as Record<string, string | undefined>));
+    return {
+      runs: records.map(({ record, file, line }) => ({
+        id: record.id,
+        time: record.time,
+        conversation: places.get(record.id) ?? null,
+        policy: record.policy ?? null,
+        mode: record.mode ?? null,
+        status: record.status,
+        blocked: record.mentor?.blocked ?? 0,
+        doneRefusals: record.mentor?.doneRefusals ?? 0,
+        exhausted: record.mentor?.exhausted ?? false,
+        file,
+        line,
+      })),
+      problems: store?.problems ?? [],
+    };
+  });
+
+  app.get("/api/run/:id", async (request) => {
+    const { id } = request.params as { id: string };
+    const { view, why } = viewOf(id);
+    return { record: stored(id).record, view: view ?? null, ...(why ? { why } : {}) };
+  });
+
+  app.get("/run/:id", async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const { view, why } = viewOf(id);
+    return html(reply, runPage(stored(id).record, view, why));
+  });
+
+  app.get("/events", (request, reply) => {
+    reply.hijack();
+    reply.raw.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+    });
+    reply.raw.write(": mentor dashboard\n\n");
+    const timer = setInterval(() => {
+      const added = store?.refresh() ?? 0;
+      if (added > 0) reply.raw.write(`event: records\ndata: ${JSON.stringify({ added })}\n\n`);
+    }, pollMs);
+    const end = (): void => {
+      clearInterval(timer);
+      streams.delete(end);
+      reply.raw.end();
+    };
+    streams.add(end);
+    request.raw.on("close", end);
+  });
+
+  app.get("/policies", async (_request, reply) => html(reply, policiesPage([...policies.values()])));
+
+  app.get("/policy/:name", async (request, reply) => {
+    const policy = policyNamed((request.params as { name: string }).name);
+    let findings = lints.get(policy.name);
+    if (!findings) {
+      findings = lintOf(policy, solver);
+      lints.set(policy.name, findings);
+    }
+    return html(reply, policyPage(policy, await findings));
+  });
+
+  app.get("/policy/:name/rule/:rule", async (request, reply) => {
+    const params = request.params as { name: string; rule: string };
+    const policy = policyNamed(params.name);
+    const rule = policy.rules.find((one) => one.id === params.rule);
+    if (!rule)
+      throw new MentorError(
+        "MNT_ERR_NOT_FOUND",
+        `policy ${policy.name} has no rule ${params.rule} (its rules: ${policy.rules.map((one) => one.id).join(", ")})`,
+      );
+    const query = request.query as Record<string, string | undefined>;
+    let path: number[] = [];
+    let pathNote: string | undefined;
+    let blockedLast = false;
+    if (query.run !== undefined && query.row !== undefined) {
+      const { view } = viewOf(query.run);
+      const rowIndex = Number(query.row);
+      const row = view?.rows[rowIndex];
+      if (!view || !row || row.rule !== rule.id)
+        throw new MentorError(
+          "MNT_ERR_BAD_INPUT",
+          `row ${query.row} of run ${query.run} is not an instance of ${rule.id}`,
+        );
+      const upTo =
+        query.column === undefined || query.column === ""
+          ? view.columns.length - 1
+          : query.column === "start"
+            ? -1
+            : Number(query.column);
+      path = pathOf(view, rowIndex, upTo);
+      const column = view.columns[upTo];
+      blockedLast = column?.kind === "proposed" && column.verdict === "block";
+      pathNote = `${row.key} in run ${query.run}, ${upTo < 0 ? "before any call" : `up to call ${upTo + 1}`}${blockedLast ? " (blocked: the last step, dashed, was not taken)" : ""}`;
+    }
+    const view = automatonView(rule);
+    const svg =
+      view.states.length <= MAX_DRAWN_STATES
+        ? await renderer.render(automatonDot(view, path, { blockedLast }))
+        : undefined;
+    return html(reply, rulePage({ policy, rule, view, svg, path, pathNote }));
+  });
+
+  const resultFiles = (options.results ?? []).map((file) => ({ file, ...readChartResults(file) }));
+  app.get("/compare", async (request, reply) => {
+    const chosen = Number((request.query as { file?: string }).file ?? 0);
+    return html(reply, comparePage(resultFiles, Number.isInteger(chosen) ? chosen : 0));
+  });
+};
+
+/**
+ * The states an instance went through: where it started, then after each made call up to
+ * `upTo`; a proposed call or an answer there adds where it would lead (blocked calls are not
+ * made, so the path does not go on from them).
+ */
+export function pathOf(view: RunView, row: number, upTo: number): number[] {
+  const path: number[] = [];
+  const push = (states: readonly number[] | undefined) => {
+    const state = states?.[0];
+    if (state !== undefined && path.at(-1) !== state) path.push(state);
+  };
+  push(view.start[row]?.states);
+  view.columns.forEach((column, index) => {
+    if (index > upTo) return;
+    const cell = view.cells[row]?.[index];
+    if (column.kind === "made" || index === upTo) push(cell?.states);
+  });
+  return path;
+}
+
+async function lintOf(policy: Policy, solver: () => SolverClient): Promise<LintFinding[] | string> {
+  try {
+    const findings = lintPolicy(policy);
+    if (policy.constraints.length > 0) findings.push(...(await lintConstraints(policy, solver())));
+    return findings;
+  } catch (error) {
+    return `the lint failed: ${(error as Error).message}`;
+  }
+}
+
+/** A results.json for the Compare page, or what is wrong with it (named by file and field). */
+function readChartResults(file: string): {
+  results?: ChartResults & { meta?: Record<string, unknown> };
+  error?: string;
+} {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    return { error: `${file}: ${(error as Error).message}` };
+  }
+  const results = value as Record<string, unknown>;
+  if (typeof results !== "object" || results === null) return { error: `${file}: not a JSON object` };
+  if (!Array.isArray(results.summary))
+    return { error: `${file}: field summary is missing (not a benchmark results.json)` };
+  if (!Array.isArray(results.runs))
+    return { error: `${file}: field runs is missing (not a benchmark results.json)` };
+  return { results: results as unknown as ChartResults & { meta?: Record<string, unknown> } };
+}
