@@ -7,14 +7,15 @@
  * each kind is explained in bench/conformance/README.md. Not part of `npm test`.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createMonitor, type Decision, type ProposedCall } from "../../src/evaluator/index.js";
 import { parsePolicy } from "../../src/policy/index.js";
 import { random } from "../args/workload.js";
 import { benchSource, repoRoot } from "../paths.js";
+import { ensureVenv } from "./venv.js";
 
 /** The AgentLTL release the figures are for (pip-installed into the venv if missing). */
 const PINNED = "0.2.1";
@@ -95,33 +96,6 @@ const { values: options } = parseArgs({
 function fail(message: string): never {
   process.stderr.write(`bench:agentltl: ${message}\n`);
   process.exit(2);
-}
-
-/** The venv's python, after creating the venv and installing the pinned agentltl if needed. */
-function ensureVenv(dir: string, python: string): string {
-  const bin = join(dir, process.platform === "win32" ? "Scripts/python.exe" : "bin/python");
-  if (!existsSync(bin)) {
-    mkdirSync(dirname(dir), { recursive: true });
-    process.stderr.write(`creating a venv in ${dir}\n`);
-    const made = spawnSync(python, ["-m", "venv", dir], { encoding: "utf8" });
-    if (made.status !== 0)
-      fail(`could not create a venv in ${dir} with ${python}: ${made.error?.message ?? made.stderr.trim()}`);
-  }
-  const version = spawnSync(bin, ["-c", "import importlib.metadata as m; print(m.version('agentltl'))"], {
-    encoding: "utf8",
-  });
-  if (version.status === 0 && version.stdout.trim() === PINNED) return bin;
-  process.stderr.write(`installing agentltl==${PINNED} from PyPI into ${dir}\n`);
-  const pip = spawnSync(
-    bin,
-    ["-m", "pip", "install", "--disable-pip-version-check", "--quiet", `agentltl==${PINNED}`],
-    {
-      encoding: "utf8",
-    },
-  );
-  if (pip.status !== 0)
-    fail(`could not pip-install agentltl==${PINNED}; is PyPI reachable?\n${pip.stderr.trim()}`);
-  return bin;
 }
 
 /**
@@ -248,7 +222,7 @@ const seed = Number(options.seed);
 const venv = resolve(
   options.venv ?? process.env.MENTOR_AGENTLTL_VENV ?? join(homedir(), ".cache/mentor/venv-agentltl"),
 );
-const python = ensureVenv(venv, options.python as string);
+const python = ensureVenv(venv, options.python as string, "agentltl", PINNED, fail);
 const template = readFileSync(benchSource("conformance", "agentltl-ops.policy.yaml"), "utf8");
 const chains = Number(options.chains);
 const generated = generate(runs, steps, seed, chains);

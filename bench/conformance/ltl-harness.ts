@@ -15,9 +15,9 @@
  * client sends, as `mentor verify` reads it). See bench/conformance/README.md.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Evaluator } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
@@ -25,6 +25,7 @@ import { Run, type ToolCallEvent, type Trace } from "../../src/monitor/index.js"
 import { loadPolicy, type Policy } from "../../src/policy/index.js";
 import { random } from "../args/workload.js";
 import { benchSource, repoRoot } from "../paths.js";
+import { ensureVenv } from "./venv.js";
 
 /** The ltl-harness release the figures are for (pip-installed into the venv if missing). */
 const PINNED = "0.2.0";
@@ -103,38 +104,6 @@ const { values: options } = parseArgs({
 function fail(message: string): never {
   process.stderr.write(`bench:ltl-harness: ${message}\n`);
   process.exit(2);
-}
-
-/** The venv's python, after creating the venv and installing the pinned ltl-harness if needed. */
-function ensureVenv(dir: string, python: string): string {
-  const bin = join(dir, process.platform === "win32" ? "Scripts/python.exe" : "bin/python");
-  if (!existsSync(bin)) {
-    mkdirSync(dirname(dir), { recursive: true });
-    process.stderr.write(`creating a venv in ${dir}\n`);
-    const made = spawnSync(python, ["-m", "venv", dir], { encoding: "utf8" });
-    if (made.status !== 0)
-      fail(`could not create a venv in ${dir} with ${python}: ${made.error?.message ?? made.stderr.trim()}`);
-  }
-  const version = spawnSync(bin, ["-c", "import importlib.metadata as m; print(m.version('ltl-harness'))"], {
-    encoding: "utf8",
-  });
-  if (version.status === 0 && version.stdout.trim() === PINNED) return bin;
-  process.stderr.write(`installing ltl-harness==${PINNED} from PyPI into ${dir}\n`);
-  const pip = spawnSync(
-    bin,
-    ["-m", "pip", "install", "--disable-pip-version-check", "--quiet", `ltl-harness==${PINNED}`],
-    {
-      encoding: "utf8",
-      env: { ...process.env, PIP_DEFAULT_TIMEOUT: process.env.PIP_DEFAULT_TIMEOUT ?? "30" },
-    },
-  );
-  if (pip.status !== 0) {
-    const said = `${pip.stdout}\n${pip.stderr}`.trim().split("\n").slice(-4).join("\n  ");
-    fail(
-      `could not pip-install ltl-harness==${PINNED} into ${dir}; is PyPI reachable from here?\n  pip said: ${said}`,
-    );
-  }
-  return bin;
 }
 
 /**
@@ -457,7 +426,7 @@ function main(): void {
   const venv = resolve(
     options.venv ?? process.env.MENTOR_CONFORMANCE_VENV ?? join(homedir(), ".cache/mentor/venv-ltl-harness"),
   );
-  const python = ensureVenv(venv, options.python as string);
+  const python = ensureVenv(venv, options.python as string, "ltl-harness", PINNED, fail);
   const policy = loadPolicy(benchSource("conformance", "ltl-harness-refund.policy.yaml"));
   const sessions = generate(total, seed);
   const commit = spawnSync("git", ["rev-parse", "--short", "HEAD"], { cwd: repoRoot, encoding: "utf8" });

@@ -1,0 +1,45 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+
+/**
+ * The python of a venv in `dir` holding `pkg==version`: the venv is created with `python` and
+ * the package pip-installed from PyPI when missing or at another version. Failures go to `fail`
+ * with what pip said.
+ */
+export function ensureVenv(
+  dir: string,
+  python: string,
+  pkg: string,
+  version: string,
+  fail: (message: string) => never,
+): string {
+  const bin = join(dir, process.platform === "win32" ? "Scripts/python.exe" : "bin/python");
+  if (!existsSync(bin)) {
+    mkdirSync(dirname(dir), { recursive: true });
+    process.stderr.write(`creating a venv in ${dir}\n`);
+    const made = spawnSync(python, ["-m", "venv", dir], { encoding: "utf8" });
+    if (made.status !== 0)
+      fail(`could not create a venv in ${dir} with ${python}: ${made.error?.message ?? made.stderr.trim()}`);
+  }
+  const installed = spawnSync(bin, ["-c", `import importlib.metadata as m; print(m.version('${pkg}'))`], {
+    encoding: "utf8",
+  });
+  if (installed.status === 0 && installed.stdout.trim() === version) return bin;
+  process.stderr.write(`installing ${pkg}==${version} from PyPI into ${dir}\n`);
+  const pip = spawnSync(
+    bin,
+    ["-m", "pip", "install", "--disable-pip-version-check", "--quiet", `${pkg}==${version}`],
+    {
+      encoding: "utf8",
+      env: { ...process.env, PIP_DEFAULT_TIMEOUT: process.env.PIP_DEFAULT_TIMEOUT ?? "30" },
+    },
+  );
+  if (pip.status !== 0) {
+    const said = `${pip.stdout}\n${pip.stderr}`.trim().split("\n").slice(-4).join("\n  ");
+    fail(
+      `could not pip-install ${pkg}==${version} into ${dir}; is PyPI reachable from here?\n  pip said: ${said}`,
+    );
+  }
+  return bin;
+}
