@@ -7,11 +7,11 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { readTurnRecord } from "../../bench/agent.js";
 import { mergeResults } from "../../bench/merge.js";
-import { summarize } from "../../bench/metrics.js";
 import { type BenchResults, barChart, renderReport } from "../../bench/report.js";
 import { type BenchOptions, runBenchmark, servedModel, summaryTable } from "../../bench/run.js";
 import { makeTinyModel } from "../../src/models/tiny-model.js";
 import { startServer } from "../../src/server/index.js";
+import { benchResults, runRecord } from "../support/bench-results.js";
 
 const scratch = () => mkdtempSync(join(tmpdir(), "mentor-bench-"));
 const options = (overrides: Partial<BenchOptions>): BenchOptions => ({
@@ -210,45 +210,17 @@ describe("benchmark runner", () => {
   });
 
   test("the report renders the summary, the charts and the per-task table", () => {
-    const runs = [true, false, true].map((pass, run) => ({
-      domain: "travel",
-      condition: run === 1 ? "none" : "token",
-      task: "t01",
-      run,
-      seed: run,
-      solvable: true,
-      pass,
-      reasons: pass ? [] : ["P1: <booked> first"],
-      proposed: 3,
-      blocked: run,
-      repaired: 0,
-      violations: 0,
-      doneRefusals: 0,
-      seconds: 1.5,
-      shieldSeconds: 0.1,
-      secondsPerCall: 0.5,
-      stopped: "answer" as const,
-      trace: [],
-    }));
-    const results: BenchResults = {
-      meta: {
-        command: "npm run bench -- --domain travel",
-        started: "s",
-        finished: "f",
-        agent: "model",
-        model: "gemma-3-270m",
-        domains: ["travel"],
-        conditions: ["none", "token"],
-        runs: 1,
-        seed: 1,
-        temperature: 0.7,
-        grounding: "oracle",
-        maxTokens: 256,
-        dataDir: "/data",
-      },
-      summary: summarize(runs, 1),
-      runs,
-    };
+    const runs = [true, false, true].map((pass, run) =>
+      runRecord(
+        { condition: run === 1 ? "none" : "token", run },
+        { pass, reasons: pass ? [] : ["P1: <booked> first"], blocked: run },
+      ),
+    );
+    const results = benchResults(runs, 1, {
+      command: "npm run bench -- --domain travel",
+      model: "gemma-3-270m",
+      conditions: ["none", "token"],
+    });
     const html = renderReport(results);
     assert.match(html, /<table id="summary">/);
     assert.match(html, /<td class="fail" title="P1: &lt;booked&gt; first">0\/1/);
@@ -267,26 +239,11 @@ describe("the report's charts", () => {
     condition: string,
     run: number,
     figures: { pass: boolean; proposed: number; blocked?: number; doneRefusals?: number; solvable?: boolean },
-  ) => ({
-    domain,
-    condition,
-    task,
-    run,
-    seed: run,
-    solvable: figures.solvable ?? true,
-    pass: figures.pass,
-    reasons: figures.pass ? [] : ["P2: flight under 500 km"],
-    proposed: figures.proposed,
-    blocked: figures.blocked ?? 0,
-    repaired: 0,
-    violations: 0,
-    doneRefusals: figures.doneRefusals ?? 0,
-    seconds: figures.proposed * 2,
-    shieldSeconds: figures.proposed * 0.1,
-    secondsPerCall: 2,
-    stopped: "answer" as const,
-    trace: [],
-  });
+  ) =>
+    runRecord(
+      { domain, task, condition, run },
+      { ...figures, seconds: figures.proposed * 2, shieldSeconds: figures.proposed * 0.1, secondsPerCall: 2 },
+    );
   // travel: three tasks (one id with markup), none passes one of them, token all: none's Pass^2 has
   // an SE, token's not. tau2-mock: one task, so no SE anywhere in its Pass chart.
   const runs = [
@@ -302,25 +259,7 @@ describe("the report's charts", () => {
       record("tau2-mock", "m2", "token", run, { pass: false, proposed: 9, solvable: false }),
     ]),
   ];
-  const results: BenchResults = {
-    meta: {
-      command: "npm run bench",
-      started: "s",
-      finished: "f",
-      agent: "model",
-      model: "m",
-      domains: ["travel", "tau2-mock"],
-      conditions: ["none", "token"],
-      runs: 2,
-      seed: 1,
-      temperature: 0.7,
-      grounding: "oracle",
-      maxTokens: 256,
-      dataDir: "/data",
-    },
-    summary: summarize(runs, 2),
-    runs,
-  };
+  const results = benchResults(runs, 2);
   const html = renderReport(results);
   const sections = html.split('<section class="domain"').slice(1);
   const chart = (section: string, label: RegExp) =>

@@ -4,8 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
-import { summarize } from "../../bench/metrics.js";
-import { type BenchResults, renderReport } from "../../bench/report.js";
+import { renderReport } from "../../bench/report.js";
 import {
   buildDashboard,
   conversations,
@@ -18,6 +17,7 @@ import { Labeler } from "../../src/labeler/index.js";
 import { describeInstance, Run, traceFromMessages } from "../../src/monitor/index.js";
 import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 import { buildServer } from "../../src/server/index.js";
+import { benchResults, runRecord } from "../support/bench-results.js";
 import { recordRuns, recordTravelRuns, secondRequestMessages } from "../support/recorded-runs.js";
 import { ScriptedGenerator } from "../support/scripted-generator.js";
 import { travelPolicyFile } from "../support/tiny-travel.js";
@@ -387,46 +387,14 @@ rules:
 
   it("Compare: the same charts and tables as the benchmark's report.html for the same results.json", async () => {
     const runs = [0, 1].flatMap((run) =>
-      ["none", "token"].map((condition) => ({
-        domain: "travel",
-        condition,
-        task: "t01",
-        run,
-        seed: run,
-        solvable: true,
-        pass: condition === "token" || run === 0,
-        reasons: [],
-        proposed: 3,
-        blocked: condition === "token" ? 1 : 0,
-        repaired: 0,
-        violations: 0,
-        doneRefusals: 0,
-        seconds: 1.5,
-        shieldSeconds: 0.1,
-        secondsPerCall: 0.5,
-        stopped: "answer" as const,
-        trace: [],
-      })),
+      ["none", "token"].map((condition) =>
+        runRecord(
+          { condition, run },
+          { pass: condition === "token" || run === 0, blocked: condition === "token" ? 1 : 0 },
+        ),
+      ),
     );
-    const results: BenchResults = {
-      meta: {
-        command: "npm run bench",
-        started: "s",
-        finished: "f",
-        agent: "model",
-        model: "m",
-        domains: ["travel"],
-        conditions: ["none", "token"],
-        runs: 2,
-        seed: 1,
-        temperature: 0.7,
-        grounding: "oracle",
-        maxTokens: 256,
-        dataDir: "/data",
-      },
-      summary: summarize(runs, 2),
-      runs,
-    };
+    const results = benchResults(runs, 2);
     const file = join(mkdtempSync(join(tmpdir(), "mentor-results-")), "results.json");
     writeFileSync(file, JSON.stringify(results));
     const app = await buildDashboard({ policies: [], results: [file, `${file}.missing`] });
