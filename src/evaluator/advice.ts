@@ -114,7 +114,13 @@ export class Advisor {
   prerequisite(run: Run, call: ToolCallEvent, violations: readonly RuleFinding[]): Advice | undefined {
     const template = this.judge.template(run);
     const named = new Set(run.namedBindings(call).map((binding) => binding.id));
-    const { classes, safe } = template.classesAtBeliefs();
+    const { classes } = template.classesAtBeliefs();
+    const safe = template
+      .classesAtBeliefs()
+      .safe.filter(
+        (candidate) =>
+          !this.judge.blocksWithNewBinding(run, { name: candidate.tool, arguments: candidate.arguments }),
+      );
     // A prerequisite acts on the bindings the blocked call names (or on none).
     const related = safe.filter((candidate) => candidate.bindings.every((binding) => named.has(binding.id)));
     const proposed = { name: call.name, arguments: call.arguments };
@@ -126,12 +132,17 @@ export class Advisor {
       run.introducedBindings(call).length === 0
         ? template.moveOf(call, run.outcomeCases(call.name, call.outcome))
         : undefined;
+    // A call blocked by rules of order is unblocked by a step after which only its own arguments
+    // (constraints, which a repair changes) still block it.
+    const ordered = violations.some((finding) => finding.kind === "temporal");
     const enabler = related.find((candidate) =>
       candidate.cases.some((outcomeCase, caseIndex) =>
         move
-          ? this.allowedAfter(run, template, candidate, caseIndex, call, move)
-          : this.judge.decide(run.after(this.candidateEvent(candidate), [outcomeCase]), proposed, false)
-              .verdict === "allow",
+          ? this.allowedAfter(run, template, candidate, caseIndex, call, move, ordered)
+          : clears(
+              this.judge.decide(run.after(this.candidateEvent(candidate), [outcomeCase]), proposed, false),
+              ordered,
+            ),
       ),
     );
     // A step: after it, fewer of the same rules block the call, and one more call can allow it.
@@ -178,11 +189,14 @@ export class Advisor {
     caseIndex: number,
     call: ToolCallEvent,
     move: CandidateCall,
+    ordered: boolean,
   ): boolean {
     const event = this.candidateEvent(candidate);
     const rebuilt = (): boolean =>
-      this.judge.decide(run.after(event, [candidate.cases[caseIndex] as OutcomeCase]), call, false)
-        .verdict === "allow";
+      clears(
+        this.judge.decide(run.after(event, [candidate.cases[caseIndex] as OutcomeCase]), call, false),
+        ordered,
+      );
     if (run.introducedBindings(event).length > 0) return rebuilt();
     const step = this.enablerMove(template, candidate, event, caseIndex);
     const masks = step.effects[0] as Int32Array;
@@ -212,7 +226,7 @@ export class Advisor {
       return distances.includes(Number.POSITIVE_INFINITY);
     });
     if (failClosed || this.judge.blocked(lost)) return false;
-    if (!this.judge.constrains(call.name)) return true;
+    if (ordered || !this.judge.constrains(call.name)) return true;
     return this.judge.constraintFindings(run.after(event, []), call).every((found) => found.mode !== "block");
   }
 
@@ -304,6 +318,20 @@ export function needsSolver(decision: Decision): boolean {
     decision.verdict === "block" &&
     decision.advice?.kind !== "repair" &&
     decision.violations.length > 0 &&
+    decision.violations.every((finding) => finding.kind === "constraint")
+  );
+}
+
+/**
+ * Whether a decision after a prerequisite clears the call: allowed, or (`ordered`: the call was
+ * blocked by rules of order) blocked only by argument constraints, which a repair of its own
+ * arguments settles.
+ */
+function clears(decision: Decision, ordered: boolean): boolean {
+  if (decision.verdict === "allow") return true;
+  return (
+    ordered &&
+    decision.failClosed === undefined &&
     decision.violations.every((finding) => finding.kind === "constraint")
   );
 }

@@ -83,6 +83,30 @@ export class Judge {
     );
   }
 
+  /**
+   * Whether `decide` blocks a call of the game's candidates that binds an entity the run has no
+   * binding for yet (a lookup of a requested order binds the order itself). The game knows only
+   * the run's bindings, so the rules of the new binding are not in its classes; `decide` replays
+   * them.
+   */
+  blocksWithNewBinding(run: Run, call: ProposedCall): boolean {
+    if (run.introducedBindings(proposedEvent(call)).length === 0) return false;
+    let known = this.newBindingBlocks.get(run);
+    if (!known) {
+      known = new Map();
+      this.newBindingBlocks.set(run, known);
+    }
+    const key = JSON.stringify([call.name, call.arguments]);
+    let blocked = known.get(key);
+    if (blocked === undefined) {
+      blocked = this.decide(run, call, false).verdict === "block";
+      known.set(key, blocked);
+    }
+    return blocked;
+  }
+
+  private readonly newBindingBlocks = new WeakMap<Run, Map<string, boolean>>();
+
   /** Whether a call whose outcome cases are lost as given is blocked. */
   blocked(lost: boolean[]): boolean {
     return this.options.strict ? lost.some(Boolean) : lost.every(Boolean);

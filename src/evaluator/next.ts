@@ -35,10 +35,14 @@ export class NextCalls {
       if (classes.includes("unsafe")) return "unsafe";
       return classes.every((entry) => entry === "progressing") ? "progressing" : "neutral";
     };
-    const calls = template.candidates.map((candidate) => ({
-      call: { name: candidate.tool, arguments: candidate.arguments },
-      class: classOf(candidate),
-    }));
+    const calls = template.candidates.map((candidate) => {
+      const call = { name: candidate.tool, arguments: candidate.arguments };
+      const gameClass = classOf(candidate);
+      return {
+        call,
+        class: gameClass !== "unsafe" && this.judge.blocksWithNewBinding(run, call) ? "unsafe" : gameClass,
+      };
+    });
     const tools = [...this.judge.policy.tools.keys()].map((name) => {
       const own = calls.filter((entry) => entry.call.name === name);
       const progressing = own.some((entry) => entry.class === "progressing");

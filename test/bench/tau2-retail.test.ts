@@ -10,6 +10,7 @@ import { Evaluator } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
 import { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
+import { shieldSetsFor } from "../../src/shield/token/index.js";
 import { Conversation } from "../support/conversation.js";
 import {
   assertCheckLoads,
@@ -559,6 +560,41 @@ describe("tau2-retail: requests (task grounding) and duties", () => {
         { json: { order_id: "#W2222222", status: "cancelled" } },
       );
     assert.equal(done(other), false);
+  });
+
+  test("the requested order's change before its lookup: unsafe in `next` as in `decide`, the lookup advised and steered to", () => {
+    // The change binds the order itself (R11 and R5 are about `order`, which the request does not
+    // bind): the game's candidates do not know it, `decide` does, and `next` must agree with it.
+    const asked = requested("request_item_change");
+    const next = evaluator.next(asked.messages);
+    const classOf = (name: string) => next.calls.find((entry) => entry.call.name === name)?.class;
+    assert.equal(classOf("exchange_delivered_order_items"), "unsafe");
+    assert.equal(classOf("modify_pending_order_items"), "unsafe");
+    assert.equal(classOf("get_order_details"), "progressing");
+    const lookupFirst = { name: "get_order_details", arguments: { order_id: "#W1111111" } };
+    for (const order_id of ["#W1111111", "W1111111"]) {
+      const exchange = {
+        name: "exchange_delivered_order_items",
+        arguments: { order_id, item_ids: ["1"], new_item_ids: ["2"], payment_method_id: "paypal_1" },
+      };
+      const decision = evaluator.decide(asked.messages, exchange);
+      assert.deepEqual(
+        decision.violations.map((finding) => finding.rule),
+        ["R11"],
+      );
+      // An id the request did not write is still advised the requested order's lookup.
+      assert.deepEqual(decision.advice?.call, lookupFirst, order_id);
+    }
+    assert.deepEqual(
+      shieldSetsFor(evaluator, asked.messages).redirects?.find(
+        (redirect) => redirect.tool === "exchange_delivered_order_items",
+      ),
+      {
+        tool: "exchange_delivered_order_items",
+        to: "get_order_details",
+        arguments: { order_id: "#W1111111" },
+      },
+    );
   });
 
   test("a return is owed unless the order is seen not delivered; an item change unless neither pending nor delivered", () => {

@@ -108,20 +108,26 @@ describe("travel scenarios", () => {
       arguments: { ...toronto, travel_class: "business" },
     });
     assert.deepEqual(business.violations.map((finding) => finding.rule).sort(), ["P3", "P5"]);
-    // Business class without an urgent need stays blocked whatever is checked: no step toward it.
-    assert.equal(business.advice?.unblocks, undefined);
+    // After the seat check only its class blocks it (P3, an argument constraint that a repair to
+    // economy settles): the check is a step toward the flight.
+    assert.deepEqual(business.advice, {
+      kind: "prerequisite",
+      call: { name: "check_seats", arguments: toronto },
+      unblocks: true,
+    });
   });
 
   test("the token shield redirects a wanted flight to the check it needs, not to the train", () => {
     const start = new Conversation([request(toronto)]);
+    // The redirected call is steered to the route asked for.
     assert.deepEqual(shieldSetsFor(evaluator, start.messages).redirects, [
-      { tool: "book_train", to: "check_distance" },
-      { tool: "book_flight", to: "check_distance" },
+      { tool: "book_train", to: "check_distance", arguments: toronto },
+      { tool: "book_flight", to: "check_distance", arguments: toronto },
     ]);
     const long = start.call("check_distance", toronto, { label: "long" });
     const sets = shieldSetsFor(evaluator, long.messages);
     assert.deepEqual(sets.progressingTools, ["book_train"]);
-    assert.deepEqual(sets.redirects, [{ tool: "book_flight", to: "check_seats" }]);
+    assert.deepEqual(sets.redirects, [{ tool: "book_flight", to: "check_seats", arguments: toronto }]);
     const short = new Conversation([request(toronto)]).call("check_distance", toronto, { label: "short" });
     // A flight on a short route can never be made: no redirect, the name is masked.
     assert.equal(shieldSetsFor(evaluator, short.messages).redirects, undefined);
