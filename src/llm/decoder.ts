@@ -14,6 +14,10 @@ import {
   type TokenMask,
   type VocabularyIndex,
 } from "../shield/token/index.js";
+import { JsonPrefix } from "./json-prefix.js";
+
+/** A JSON slot (array, object) may take this many times a free string's tokens before it is closed. */
+const jsonTokensPerString = 4;
 
 /** Whitespace tokens the model may write after a call before it opens the next or ends the turn. */
 const maxWhitespaceTokensBetweenCalls = 4;
@@ -52,6 +56,11 @@ export interface DecodePlan {
    * tool its advice names. A name that can only become the unsafe tool is replaced by the advised one.
    */
   redirects: Map<string, string>;
+  /**
+   * Per advised tool, the values its redirected call is steered to (the advised call's
+   * arguments): the slots allow only these. Absent: redirected calls are shielded as usual.
+   */
+  redirectArguments?: Map<string, Map<string, ArgumentSets>>;
   /** Per tool, per argument. */
   argumentSets: Map<string, Map<string, ArgumentSets>>;
   /** Whether free text may start the turn and whether the turn may end without a call. */
@@ -101,7 +110,9 @@ type Segment =
   | { kind: "fixed"; text: string }
   | { kind: "string"; key: string; sets: ArgumentSets; enumValues?: string[] }
   | { kind: "number"; key: string; integer: boolean }
-  | { kind: "boolean"; key: string; sets: ArgumentSets };
+  | { kind: "boolean"; key: string; sets: ArgumentSets }
+  /** An array or object: the model writes it as JSON, closed for it where it breaks off. */
+  | { kind: "json"; key: string; opening: "[" | "{" };
 
 /**
  * The text that follows a slot up to the next value slot (its opening quote included) or, after
@@ -119,7 +130,15 @@ type Phase =
   | { kind: "free" }
   /** `tokens`: the slot's evaluated tokens; `lead`: text of the first of them before the name. */
   | { kind: "name"; text: string; tokens: number[]; lead: string }
-  | { kind: "value"; segmentIndex: number; text: string; tokens: number[]; closing: Closing }
+  | {
+      kind: "value";
+      segmentIndex: number;
+      text: string;
+      tokens: number[];
+      closing: Closing;
+      /** The value so far, in a JSON slot. */
+      json?: JsonPrefix;
+    }
   /** After a call, with more allowed: whitespace so far, and how many tokens of it. */
   | { kind: "between"; text: string; tokens: number }
   | { kind: "finished" };
@@ -530,7 +549,7 @@ export class CallDecoder {
 
   /**
    * The name so far can only become an unsafe tool: take its tokens back and write the tool the
-   * advice names instead (its arguments are then shielded as usual). `lead`: text before the
+   * advice names instead (its arguments steered to the advised values, the others shielded as usual). `lead`: text before the
    * name in the first token taken back (the end of a text call's opening), written again.
    */
   private redirect(phase: Phase & { kind: "name" }, to: string, lead: string): DecodeAction {
@@ -539,16 +558,23 @@ export class CallDecoder {
     this.callTokens.splice(this.callTokens.length - rewind, rewind);
     const written = [...(lead === "" ? [] : this.tokenize(lead, false)), ...this.tokenize(to, false)];
     this.stats.forced += written.length;
-    const action = this.startArguments(to, written, 0);
+    const action = this.startArguments(to, written, 0, this.plan.redirectArguments?.get(to));
     return { ...action, replace: action.replace ?? written, rewind };
   }
 
-  private startArguments(name: string, keep: number[], emitted: number): DecodeAction {
+  /** `steered`: argument sets that replace the plan's (a redirected call's advised values). */
+  private startArguments(
+    name: string,
+    keep: number[],
+    emitted: number,
+    steered?: Map<string, ArgumentSets>,
+  ): DecodeAction {
     const tool = this.plan.tools.find((candidate) => candidate.name === name) as ToolDefinition;
     const closing = this.nameClosing(name);
     this.tool = tool;
     this.values = constantArguments(tool);
-    this.segments = skeleton(tool, this.plan.argumentSets.get(name) ?? new Map());
+    const sets = this.plan.argumentSets.get(name) ?? new Map<string, ArgumentSets>();
+    this.segments = skeleton(tool, steered ? new Map([...sets, ...steered]) : sets);
     return this.finishSlot(keep, emitted, closing);
   }
 
@@ -573,7 +599,14 @@ export class CallDecoder {
     }
     const segment = this.segments[closing.next] as Exclude<Segment, { kind: "fixed" }>;
     const after = this.closingFrom(this.segments, closing.next + 1, segment.kind === "string" ? '"' : "");
-    this.phase = { kind: "value", segmentIndex: closing.next, text: "", tokens: [], closing: after };
+    this.phase = {
+      kind: "value",
+      segmentIndex: closing.next,
+      text: "",
+      tokens: [],
+      closing: after,
+      ...(segment.kind === "json" ? { json: new JsonPrefix(segment.opening) } : {}),
+    };
     this.stats.forced += forced.length;
     return { replace: [...keep, ...forced] };
   }
@@ -654,6 +687,7 @@ export class CallDecoder {
         return this.finishSlot(digits === "" ? [] : this.tokenize(digits, false), 0, closing);
       return this.finishSlot([token], rest.length, closing);
     }
+    if (segment.kind === "json") return this.acceptJson(phase, segment, token);
     if (segment.kind === "boolean") {
       // Complete once a token goes on past the value, as the model's own closing token does.
       const written = phase.text + text;
@@ -696,6 +730,39 @@ export class CallDecoder {
     const rest = text.slice(quote);
     if (closing.text.startsWith(rest)) return this.finishSlot([token], rest.length, closing);
     return this.finishSlot(before === "" ? [] : this.tokenize(before, false), 0, closing);
+  }
+
+  /**
+   * A token of a JSON slot: taken while it continues the value; a token that goes on past the
+   * value's end into the expected structure closes the slot; one that breaks the value (or a
+   * special token, or one past the slot's token limit) is cut where it breaks, and the shortest
+   * text that completes the value is forced.
+   */
+  private acceptJson(
+    phase: Phase & { kind: "value" },
+    { key }: Segment & { kind: "json" },
+    token: number,
+  ): DecodeAction {
+    const json = phase.json as JsonPrefix;
+    const special = this.isEndToken(token) || this.isSpecialToken(token);
+    const text = special ? "" : this.index.text(token);
+    let taken = 0;
+    while (taken < text.length && json.feed(text[taken] as string)) taken++;
+    if (!special && taken === text.length && !json.done) {
+      phase.tokens.push(token);
+      if (phase.tokens.length < this.plan.maxStringTokens * jsonTokensPerString) return {};
+    }
+    const rest = text.slice(taken);
+    if (json.whole && rest !== "" && phase.closing.text.startsWith(rest)) {
+      this.values[key] = JSON.parse(json.text);
+      return this.finishSlot([token], rest.length, phase.closing);
+    }
+    const completion = json.whole ? "" : json.completion();
+    this.values[key] = JSON.parse(json.text + completion);
+    const kept = taken === text.length && !special ? [token] : this.tokenize(text.slice(0, taken), false);
+    const forced = completion === "" ? [] : this.tokenize(completion, false);
+    this.stats.forced += forced.length;
+    return this.finishSlot([...kept, ...forced], 0, phase.closing);
   }
 
   /** A token that continues a free string without closing it on an unsafe value: a space. */
@@ -741,8 +808,9 @@ function numberTokenFits(partial: string, text: string, integer: boolean, closin
 
 /**
  * The arguments of a call as fixed text and value slots, in the order of the schema's
- * `properties`: `{"a": ` slot `, "b": ` slot `}`. Objects, arrays and untyped values are written
- * as `{}`, `[]`, `null` (the decoder generates strings, numbers, booleans and enums).
+ * `properties`: `{"a": ` slot `, "b": ` slot `}`. Strings, numbers, booleans and enums are value
+ * slots; arrays and objects are JSON slots the model writes freely (kept valid); untyped values
+ * are written as `null`.
  */
 export function skeleton(tool: ToolDefinition, sets: Map<string, ArgumentSets>): Segment[] {
   const properties = Object.entries(tool.parameters?.properties ?? {});
@@ -769,20 +837,25 @@ export function skeleton(tool: ToolDefinition, sets: Map<string, ArgumentSets>):
       segments.push({ kind: "fixed", text: fixed });
       fixed = "";
       segments.push({ kind: "boolean", key, sets: sets.get(key) ?? {} });
-    } else fixed += type === "object" ? "{}" : type === "array" ? "[]" : "null";
+    } else if (type === "array" || type === "object") {
+      segments.push({ kind: "fixed", text: fixed });
+      fixed = "";
+      segments.push({ kind: "json", key, opening: type === "array" ? "[" : "{" });
+    } else fixed += "null";
   });
   segments.push({ kind: "fixed", text: `${fixed}}` });
   return segments;
 }
 
-/** Arguments the decoder writes as constants (objects, arrays, untyped values). */
+/** Arguments the decoder writes as constants (untyped values: `null`). */
 function constantArguments(tool: ToolDefinition): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   for (const [key, schema] of Object.entries(tool.parameters?.properties ?? {})) {
     const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
     const hasEnum = (schema.enum ?? []).some((value) => typeof value === "string");
-    if (["string", "number", "integer", "boolean"].includes(type ?? "") || hasEnum) continue;
-    values[key] = type === "object" ? {} : type === "array" ? [] : null;
+    if (["string", "number", "integer", "boolean", "array", "object"].includes(type ?? "") || hasEnum)
+      continue;
+    values[key] = null;
   }
   return values;
 }
