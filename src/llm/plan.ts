@@ -113,17 +113,28 @@ export function planGeneration(
         ? []
         : tools.map((tool) => tool.name),
   );
-  const redirects = new Map(
-    (sets.redirects ?? [])
-      .filter(({ tool, to }) => declared.has(tool) && !names.includes(tool) && names.includes(to))
-      .map(({ tool, to }) => [tool, to]),
+  const kept = (sets.redirects ?? []).filter(
+    ({ tool, to }) => declared.has(tool) && !names.includes(tool) && names.includes(to),
   );
+  const redirects = new Map(kept.map(({ tool, to }) => [tool, to]));
+  // A redirected call is steered to the advised call's string values (of every redirect to its tool).
+  const redirectArguments = new Map<string, Map<string, ArgumentSets>>();
+  for (const { to, arguments: advised } of kept) {
+    for (const [argument, value] of Object.entries(advised ?? {})) {
+      if (typeof value !== "string") continue;
+      const perTool = redirectArguments.get(to) ?? new Map<string, ArgumentSets>();
+      const allowed = perTool.get(argument)?.allowed ?? [];
+      if (!allowed.includes(value)) perTool.set(argument, { allowed: [...allowed, value] });
+      redirectArguments.set(to, perTool);
+    }
+  }
   return {
     syntax,
     tools: [...tools],
     names,
     progressingNames,
     redirects,
+    redirectArguments,
     argumentSets,
     startInCall: names.length > 0 && (callRequired || !doneAllowed),
     callsAllowed: names.length > 0,

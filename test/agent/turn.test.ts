@@ -317,9 +317,10 @@ describe("the token shield's sets for a turn", () => {
       });
       return generator.seen[0]?.sets;
     };
+    const route = { origin: "Toronto", destination: "Chicago" };
     assert.deepEqual((await turn())?.redirects, [
-      { tool: "book_train", to: "check_distance" },
-      { tool: "book_flight", to: "check_distance" },
+      { tool: "book_train", to: "check_distance", arguments: route },
+      { tool: "book_flight", to: "check_distance", arguments: route },
     ]);
     const off = await turn(false);
     assert.equal(off?.redirects, undefined);

@@ -232,6 +232,33 @@ describe("intent-keeping: a name that can only become an unsafe tool", () => {
     assert.equal(decoder.stats.vetoed, 0);
   });
 
+  it("steers the redirected call to the advised values, and only the redirected one", () => {
+    const steered = decodePlan({
+      syntax: toySyntax,
+      tools,
+      names: ["check_distance", "book_train"],
+      redirects: new Map([["book_flight", "check_distance"]]),
+      redirectArguments: new Map([["check_distance", new Map([["origin", { allowed: ["Chicago"] }]])]]),
+    });
+    const redirected = new CallDecoder(steered, index, tokenize, isEnd);
+    redirected.initialTokens();
+    for (const text of ["book", "_flight"]) {
+      redirected.mask();
+      redirected.accept(piece(text));
+    }
+    const mask = redirected.mask();
+    assert.ok(mask?.allowed?.has(piece("Chicago")));
+    assert.ok(!mask?.allowed?.has(piece("Tor")), "the model's own value is not the advised one");
+    // The advised tool named by the model itself is shielded as usual: its origin is free.
+    const direct = new CallDecoder(steered, index, tokenize, isEnd);
+    direct.initialTokens();
+    for (const text of ["check", "_distance", '",']) {
+      direct.mask();
+      direct.accept(piece(text));
+    }
+    assert.equal(direct.mask()?.allowed, undefined);
+  });
+
   it("is masked when no redirect is known, and the shared prefix still leads to the allowed tool", () => {
     const decoder = new CallDecoder(plan(new Map()), index, tokenize, isEnd);
     decoder.initialTokens();

@@ -36,7 +36,17 @@ export interface ShieldSets {
    * become it is replaced by the advised one, so the wish is steered to what would make it allowed.
    * Unsafe tools without a redirect are masked.
    */
-  redirects?: { tool: string; to: string }[];
+  redirects?: Redirect[];
+}
+
+/**
+ * An unsafe tool and the allowed call the evaluator's advice names for it: `to` with the advised
+ * `arguments` (the binding it is for), which the redirected call is steered to.
+ */
+export interface Redirect {
+  tool: string;
+  to: string;
+  arguments?: Record<string, Value>;
 }
 
 /** The sets of an evaluator's `next` answer: unsafe tools banned, progressing ones boosted. */
@@ -68,14 +78,14 @@ export function shieldSetsFor(
 ): ShieldSets {
   const sets = shieldSetsFromNextAnswer(next);
   const unsafe = new Set(sets.unsafeTools);
-  const redirects: { tool: string; to: string }[] = [];
+  const redirects: Redirect[] = [];
   for (const tool of unsafe) {
     const considered = next.calls.find((verdict) => verdict.call.name === tool)?.call;
     if (considered === undefined) continue;
     for (const call of withEnumValues(considered, evaluator.policy.tools.get(tool)?.parameters ?? [])) {
       const advice = evaluator.decide(history, call).advice;
       if (advice?.unblocks && advice.call.name !== tool && !unsafe.has(advice.call.name)) {
-        redirects.push({ tool, to: advice.call.name });
+        redirects.push({ tool, to: advice.call.name, arguments: advice.call.arguments });
         break;
       }
     }
