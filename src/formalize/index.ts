@@ -34,5 +34,6 @@ export {
   splitManual,
   toolsSection,
 } from "./manual.js";
+export { formatExample, policyFormat } from "./prompts.js";
 export { reportData, reportMarkdown, type SuiteFile, suiteFile } from "./report.js";
 export { type ReviewEntry, reviewPolicy, ruleForReview } from "./review.js";

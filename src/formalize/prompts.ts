@@ -3,37 +3,48 @@ import type { Disagreement } from "./checker.js";
 import { disagreementText } from "./checker.js";
 import { conversationText, labelText, type TestConversation } from "./conversation.js";
 
-/** The policy format in brief: what the translator writes (docs/policy.md is the full text). */
-export const policyFormat = `A mentor policy is YAML:
-policy: NAME
+/** An example policy (another domain than any the agents formalize) that loads clean: the format by example. */
+export const formatExample = `policy: refunds
 manual:            # sentence id -> the manual's sentence, verbatim
-  P1: Check the distance of a route before any booking for it.
-tools:             # the agent's tools (given below; keep them, add output/labels for text outputs)
-  check_distance:
-    parameters: {origin: string, destination: string}
+  R1: Look up an order before refunding it.
+  R2: Never refund an order that was not delivered; open a claim instead.
+  R3: Refunds over 100 dollars need a manager's approval stated in the request.
+tools:             # the agent's tools (keep them as given; add output and labels for text outputs)
+  get_order:
+    parameters: {order_id: string}
     output: text                       # json (default) or text
-    labels: {short: under 500 km, long: 500 km or more}   # text outputs: the labels to read
-    labeler: {rules: [{label: short, regex: 'short'}], llm: true}
-  book_flight:
-    parameters: {origin: string, destination: string, travel_class: {enum: [economy, business]}}
+    labels: {delivered: the order was delivered, lost: the order was not delivered}
+    labeler: {rules: [{label: lost, regex: 'not delivered|lost'}], llm: true}
+  refund:
+    parameters: {order_id: string, amount: number}
+  open_claim:
+    parameters: {order_id: string}
 task:              # facts read from the user's request, as pseudo calls
-  request_travel:
-    parameters: {origin: string, destination: string, urgent: boolean}
+  request_refund:
+    parameters: {order_id: string, approved: boolean}
     grounding: {llm: true}
 entities:          # what rules are tracked per: variable -> task call field
-  route: {from: {request_travel: {x: origin, y: destination}}}
-propositions:      # name(entities): a tool call, a predicate on its arguments a, its outcome o
-  checked(route): {tool: check_distance, when: "a.origin == x && a.destination == y"}
-  short(route): {tool: check_distance, when: "a.origin == x && a.destination == y", outcome: "o.label == 'short'"}
-  flight(route): {tool: book_flight, when: "a.origin == x && a.destination == y"}
-  booked: {tool: book_flight}          # a proposition without entities
-rules:             # LTLf with past operators; the id is the sentence id (or ID_suffix with sentence:)
-  - {id: P1, ltl: "G(flight(route) -> O checked(route))"}
-  - {id: P2, ltl: "G(short(route) -> G !flight(route))"}
-  - {id: P4, ltl: "F booked", applies_to: requested}
-  - {id: P5, template: precedence, a: "checked(route)", b: "flight(route)"}
-constraints:       # argument rules on one call; cannot read o
-  - {id: P3, on: flight(route), require: "a.travel_class == 'economy' || task.request_travel.urgent == true"}
+  order: {from: {request_refund: {x: order_id}}}
+propositions:      # name(entities): a call of a tool, a predicate on its arguments a, on its outcome o
+  looked_up(order): {tool: get_order, when: "a.order_id == x"}
+  lost(order): {tool: get_order, when: "a.order_id == x", outcome: "o.label == 'lost'"}
+  refunded(order): {tool: refund, when: "a.order_id == x"}
+  claimed(order): {tool: open_claim, when: "a.order_id == x"}
+  any_refund: {tool: refund}           # a proposition without entities
+rules:             # LTLf with past operators; id = the sentence id, or ID_suffix with a sentence
+  - {id: R1, template: precedence, a: "looked_up(order)", b: "refunded(order)"}   # = G(b -> O a)
+  - {id: R2, ltl: "G(lost(order) -> G !refunded(order))"}
+  - id: R2_claim
+    ltl: "G(lost(order) -> F claimed(order))"
+    applies_to: requested              # a duty only for the orders the user asked about
+    sentence: "R2: Never refund an order that was not delivered; open a claim instead."
+constraints:       # a rule on the arguments of one call (cannot read o)
+  - {id: R3, on: refunded(order), require: "a.amount <= 100 || task.request_refund.approved == true"}
+`;
+
+/** The policy format in brief: what the translator writes (docs/policy.md is the full text). */
+export const policyFormat = `A mentor policy is YAML, for example:
+${formatExample}
 LTL: G always, F eventually, X next, U until, O once (in the past), H historically, Y yesterday,
 S since; ! & | -> ; true false. Templates: existence, absence, init, response, precedence,
 succession, notSuccession, chainResponse, chainPrecedence, respondedExistence, coExistence,
