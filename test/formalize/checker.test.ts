@@ -137,7 +137,10 @@ describe("formalize helpers", () => {
       ["R1", "R2", "R2_claim"],
     );
     const section = toolsSection(transcript.tools as ChatTool[]);
-    const policy = parsePolicy(`policy: t\nmanual: {X1: Do it.}\n${section}\npropositions: {train: {tool: book_train}}\nrules: [{id: X1, ltl: "F train"}]\n`, "tools.yaml");
+    const policy = parsePolicy(
+      `policy: t\nmanual: {X1: Do it.}\n${section}\npropositions: {train: {tool: book_train}}\nrules: [{id: X1, ltl: "F train"}]\n`,
+      "tools.yaml",
+    );
     assert.deepEqual([...policy.tools.keys()], ["check_distance", "book_train", "book_flight"]);
   });
 
