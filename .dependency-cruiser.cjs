@@ -19,6 +19,7 @@ const layers = [
   "evaluator", // verdicts
   "shield", // prompt texts, token masks
   "labeler", // grounding: rules, the LabelModel interface, the endpoint model
+  "formalize", // manual → policy: translator, evaluator, orchestrator around the conflict checker
   "middleware", // the prompt shield around an agent framework's own tools (AI SDK, LangChain)
   "llm", // the local engine; the only importer of node-llama-cpp
   "models", // registry, pull, cache, tiny models (loads llm's downloader on demand)

@@ -3,6 +3,7 @@ import { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { registerChatCommands } from "./chat.js";
 import { registerDashboardCommand } from "./dashboard.js";
+import { registerFormalizeCommand } from "./formalize.js";
 import { registerLtlCommands } from "./ltl.js";
 import { registerModelCommands } from "./models.js";
 import { registerPolicyCommands } from "./policy.js";
@@ -16,6 +17,7 @@ const program = new Command()
 
 registerLtlCommands(program);
 registerPolicyCommands(program);
+registerFormalizeCommand(program);
 registerModelCommands(program);
 registerChatCommands(program);
 registerServeCommand(program);

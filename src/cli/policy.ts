@@ -1,10 +1,23 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
-import { type Decision, Evaluator, needsSolver, type ProposedCall } from "../evaluator/index.js";
+import {
+  type Decision,
+  Evaluator,
+  needsSolver,
+  type ProposedCall,
+  verifyConversation,
+} from "../evaluator/index.js";
+import {
+  checkSuite,
+  type Disagreement,
+  disagreementText,
+  type SuiteFile,
+  type TestConversation,
+} from "../formalize/index.js";
 import { lintConstraints, lintPolicy } from "../game/index.js";
 import { Labeler, ungroundedError } from "../labeler/index.js";
-import { parseArguments, Run, traceFromMessages } from "../monitor/index.js";
+import { parseArguments } from "../monitor/index.js";
 import { loadPolicy, type Policy } from "../policy/index.js";
 import { SolverClient } from "../smt/index.js";
 
@@ -93,72 +106,76 @@ export function registerPolicyCommands(program: Command): void {
   program
     .command("verify")
     .description(
-      "Judge a finished conversation after the fact: every call, every rule and binding, and a compliance score",
+      "Judge a finished conversation after the fact: every call, every rule and binding, and a compliance score; or, with --suite, a test suite of labelled conversations (mentor formalize writes one)",
     )
     .requiredOption("-p, --policy <file>", "policy file (YAML)")
-    .requiredOption(
+    .option(
       "-m, --messages <file>",
       "OpenAI chat messages (JSON array, or an object with a `messages` field)",
+    )
+    .option(
+      "--suite <file>",
+      "a test suite ({manual, conversations: [{id, expected: {compliant, sentence?}, messages}]}): exit 1 when the policy disagrees with a label",
     )
     .option(
       "--strict-grounding",
       "fail (exit 2) when the request cannot be grounded, instead of judging it without duties",
     )
-    .action(async (options: { policy: string; messages: string; strictGrounding?: boolean }) => {
-      const policy = loadPolicy(options.policy);
-      const evaluator = new Evaluator(policy);
-      const { messages, ungrounded } = await grounded(policy, readMessages(options.messages), options);
-      const trace = traceFromMessages(messages, policy);
-      // Each call judged on the trace before it (refusals, approvals and stops before it too),
-      // as the shield would have judged it.
-      const calls = trace.calls.map((call, index) => {
-        const notes = (trace.notes ?? []).filter((note) => note.position <= index);
-        const decision: Decision = evaluator.decide(
-          { task: trace.task, calls: trace.calls.slice(0, index), notes },
-          { name: call.name, arguments: call.arguments },
+    .action(
+      async (options: { policy: string; messages?: string; suite?: string; strictGrounding?: boolean }) => {
+        if ((options.messages === undefined) === (options.suite === undefined))
+          throw new MentorError("MNT_ERR_BAD_INPUT", "give either --messages or --suite");
+        const policy = loadPolicy(options.policy);
+        if (options.suite !== undefined) {
+          const disagreements = await verifySuite(policy, options.suite);
+          print(disagreements);
+          if (disagreements.disagreements.length > 0) process.exitCode = 1;
+          return;
+        }
+        const evaluator = new Evaluator(policy);
+        const { messages, ungrounded } = await grounded(
+          policy,
+          readMessages(options.messages as string),
+          options,
         );
-        return {
-          call: { name: call.name, arguments: call.arguments },
-          verdict: decision.verdict,
-          violations: decision.violations.map((finding) => finding.rule),
-          warnings: decision.warnings.map((finding) => finding.rule),
-          // Why a call was blocked without a broken rule, and what the shield would have advised.
-          ...(decision.failClosed !== undefined ? { failClosed: decision.failClosed } : {}),
-          ...(decision.advice ? { advice: decision.advice } : {}),
-        };
-      });
-      const run = Run.fromTrace(policy, trace);
-      const rules = run.instances.map((instance, index) => {
-        // A rule a call broke stays broken (the monitor re-armed it to judge later calls).
-        const brokenBy = run.broken.filter((entry) => entry.instance === index).map((entry) => entry.call);
-        const colours =
-          brokenBy.length > 0
-            ? ["PERM_VIOL"]
-            : [
-                ...new Set(
-                  run.beliefs.map((belief) => instance.rule.automaton.colour(belief[index] as number)),
-                ),
-              ];
-        return {
-          rule: instance.rule.id,
-          mode: instance.rule.mode,
-          binding: instance.bindings.map((binding) => binding.values),
-          colour: colours.length === 1 ? colours[0] : colours,
-          satisfied: run.satisfies(index),
-          ...(brokenBy.length > 0 ? { brokenBy } : {}),
-        };
-      });
-      const checks = [
-        ...calls.map((call) => call.verdict === "allow"),
-        ...rules.filter((rule) => rule.mode !== "record").map((rule) => rule.satisfied),
-      ];
-      const passed = checks.filter(Boolean).length;
-      const violated =
-        calls.some((call) => call.verdict === "block") ||
-        rules.some((rule) => rule.mode === "block" && !rule.satisfied);
-      print({ score: checks.length === 0 ? 1 : passed / checks.length, violated, calls, rules, ungrounded });
-      if (violated) process.exitCode = 1;
-    });
+        const verification = verifyConversation(policy, evaluator, messages);
+        print({ ...verification, ungrounded });
+        if (verification.violated) process.exitCode = 1;
+      },
+    );
+}
+
+/** The conflict checker of `mentor formalize` over a suite file: each disagreement in words and as data. */
+async function verifySuite(
+  policy: Policy,
+  file: string,
+): Promise<{ conversations: number; agree: number; disagreements: (Disagreement & { text: string })[] }> {
+  const raw = readJson(file) as Partial<SuiteFile>;
+  if (!Array.isArray(raw.conversations) || typeof raw.manual !== "object" || raw.manual === null)
+    throw new MentorError(
+      "MNT_ERR_BAD_INPUT",
+      `${file}: a suite needs \`manual\` (id → sentence) and \`conversations\``,
+    );
+  const sentences = Object.entries(raw.manual).map(([id, text]) => ({ id, text: String(text) }));
+  const conversations: TestConversation[] = raw.conversations.map((entry, index) => {
+    if (!Array.isArray(entry?.messages) || typeof entry.expected?.compliant !== "boolean")
+      throw new MentorError(
+        "MNT_ERR_BAD_INPUT",
+        `${file}: conversations[${index}] needs \`messages\` and \`expected: {compliant, sentence?}\``,
+      );
+    return {
+      id: String(entry.id ?? `c${index + 1}`),
+      messages: entry.messages as Record<string, unknown>[],
+      expected: entry.expected,
+      source: "evaluator",
+    };
+  });
+  const { disagreements } = await checkSuite(policy, conversations, sentences);
+  return {
+    conversations: conversations.length,
+    agree: conversations.length - disagreements.length,
+    disagreements: disagreements.map((entry) => ({ ...entry, text: disagreementText(entry) })),
+  };
 }
 
 /**
@@ -197,16 +214,19 @@ async function decideWithSolver(
   }
 }
 
-function readMessages(file: string): unknown {
-  let parsed: unknown;
+function readJson(file: string): unknown {
   try {
-    parsed = JSON.parse(readFileSync(file, "utf8"));
+    return JSON.parse(readFileSync(file, "utf8"));
   } catch (error) {
     throw new MentorError(
       "MNT_ERR_BAD_INPUT",
       `cannot read messages from ${file}: ${(error as Error).message}`,
     );
   }
+}
+
+function readMessages(file: string): unknown {
+  const parsed = readJson(file);
   if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && "messages" in parsed) {
     return (parsed as { messages: unknown }).messages;
   }

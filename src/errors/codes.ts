@@ -207,6 +207,10 @@ export const errorCodes = {
     status: 504,
     fix: "The labeling model did not answer within `timeoutMs`; the output stays unlabeled / the task ungrounded. Raise the timeout or add deterministic rules to the policy.",
   },
+  MNT_ERR_FORMALIZE_ENDPOINT: {
+    status: 502,
+    fix: "`mentor formalize` could not reach its agents' OpenAI-compatible endpoint, or it answered with an error; check --endpoint (with its /v1), --model and --key.",
+  },
 } as const satisfies Record<string, { status: number; fix: string }>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -14,3 +14,10 @@ export type {
   RuleFinding,
   Stop,
 } from "./types.js";
+export {
+  brokenRules,
+  type Verification,
+  type VerifiedCall,
+  type VerifiedRule,
+  verifyConversation,
+} from "./verify.js";

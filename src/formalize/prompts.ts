@@ -1,0 +1,297 @@
+import type OpenAI from "openai";
+import type { Disagreement } from "./checker.js";
+import { disagreementText } from "./checker.js";
+import { conversationText, labelText, type TestConversation } from "./conversation.js";
+
+/** An example policy (another domain than any the agents formalize) that loads clean: the format by example. */
+export const formatExample = `policy: refunds
+manual:            # sentence id -> the manual's sentence, verbatim
+  R1: Look up an order before refunding it.
+  R2: Never refund an order that was not delivered; open a claim instead.
+  R3: Refunds over 100 dollars need a manager's approval stated in the request.
+tools:             # the agent's tools (keep them as given; add output and labels for text outputs)
+  get_order:
+    parameters: {order_id: string}
+    output: text                       # json (default) or text
+    labels: {delivered: the order was delivered, lost: the order was not delivered}
+    labeler: {rules: [{label: lost, regex: 'not delivered|lost'}], llm: true}
+  refund:
+    parameters: {order_id: string, amount: number}
+  open_claim:
+    parameters: {order_id: string}
+task:              # facts read from the user's request, as pseudo calls
+  request_refund:
+    parameters: {order_id: string, approved: boolean}
+    grounding: {llm: true}
+entities:          # what rules are tracked per: variable -> task call field
+  order: {from: {request_refund: {x: order_id}}}
+propositions:      # name(entities): a call of a tool, a predicate on its arguments a, on its outcome o
+  looked_up(order): {tool: get_order, when: "a.order_id == x"}
+  lost(order): {tool: get_order, when: "a.order_id == x", outcome: "o.label == 'lost'"}
+  refunded(order): {tool: refund, when: "a.order_id == x"}
+  claimed(order): {tool: open_claim, when: "a.order_id == x"}
+  any_refund: {tool: refund}           # a proposition without entities
+rules:             # LTLf with past operators; id = the sentence id, or ID_suffix with a sentence
+  - {id: R1, template: precedence, a: "looked_up(order)", b: "refunded(order)"}   # = G(b -> O a)
+  - {id: R2, ltl: "G(lost(order) -> G !refunded(order))"}
+  - id: R2_claim
+    ltl: "G(lost(order) -> F claimed(order))"
+    applies_to: requested              # a duty only for the orders the user asked about
+    sentence: "R2: Never refund an order that was not delivered; open a claim instead."
+constraints:       # a rule on the arguments of one call (cannot read o)
+  - {id: R3, on: refunded(order), require: "a.amount <= 100 || task.request_refund.approved == true"}
+`;
+
+/** The policy format in brief: what the translator writes (docs/policy.md is the full text). */
+export const policyFormat = `A mentor policy is YAML, for example:
+${formatExample}
+LTL: G always, F eventually, X next, U until, O once (in the past), H historically, Y yesterday,
+S since; ! & | -> ; true false. Templates: existence, absence, init, response, precedence,
+succession, notSuccession, chainResponse, chainPrecedence, respondedExistence, coExistence,
+notCoExistence, choice, exclusiveChoice (with a, b, n).
+Expressions: a.field, x, task.CALL.FIELD, o.field (outcome only), == != < <= > >= in && || !,
+'strings', numbers, true false null, [lists], len(x), s.contains(t), last('tool'), count('tool').
+Every rule and constraint cites a manual sentence by id. A sentence about what the assistant
+says (not about tool calls) gets no rule.`;
+
+/** One agent's chat request. */
+export interface AgentPrompt {
+  messages: OpenAI.ChatCompletionMessageParam[];
+}
+
+const translatorSystem = `You are the translator. You formalize a procedural manual into a mentor policy that a
+runtime monitor enforces on an agent's tool calls.
+${policyFormat}
+Answer with the whole policy in one \`\`\`yaml block.`;
+
+export function translatorFirst(input: { manual: string; tools: string; task?: string }): AgentPrompt {
+  return {
+    messages: [
+      { role: "system", content: translatorSystem },
+      {
+        role: "user",
+        content: [
+          "The manual (sentence ids first):",
+          input.manual,
+          "",
+          "The agent's tools, as the policy's tools section:",
+          input.tools,
+          ...(input.task ? ["", `What the agent's users ask for: ${input.task}`] : []),
+          "",
+          "Write the policy.",
+        ].join("\n"),
+      },
+    ],
+  };
+}
+
+/** The candidate does not load or lint clean: the problems verbatim, and the candidate. */
+export function translatorRepair(input: {
+  manual: string;
+  candidate: string;
+  problems: readonly string[];
+}): AgentPrompt {
+  return {
+    messages: [
+      { role: "system", content: translatorSystem },
+      {
+        role: "user",
+        content: [
+          "The manual:",
+          input.manual,
+          "",
+          "Your policy:",
+          "```yaml",
+          input.candidate,
+          "```",
+          "",
+          "mentor could not use it:",
+          ...input.problems.map((problem) => `- ${problem}`),
+          "",
+          "Fix these problems. Answer with the whole corrected policy in one ```yaml block.",
+        ].join("\n"),
+      },
+    ],
+  };
+}
+
+/** The checker found disagreements: fix the policy, or contest a label with a quoted sentence. */
+export function translatorDisagreements(input: {
+  manual: string;
+  candidate: string;
+  disagreements: readonly Disagreement[];
+  conversations: ReadonlyMap<string, TestConversation>;
+}): AgentPrompt {
+  const cases = input.disagreements.flatMap((entry) => {
+    const conversation = input.conversations.get(entry.conversation);
+    return [`${disagreementText(entry)}`, ...(conversation ? [conversationText(conversation)] : []), ""];
+  });
+  return {
+    messages: [
+      { role: "system", content: translatorSystem },
+      {
+        role: "user",
+        content: [
+          "The manual:",
+          input.manual,
+          "",
+          "Your policy:",
+          "```yaml",
+          input.candidate,
+          "```",
+          "",
+          "An evaluator wrote test conversations from the manual and labelled them. Your policy disagrees on these:",
+          ...cases,
+          "For each one, either change the policy so that it agrees, or, if the label is wrong by the manual,",
+          "contest it: quote the manual sentence that shows it, word for word, in a ```json block:",
+          '{"contests": [{"conversation": "c3", "label": "compliant", "quote": "…", "reason": "…"}]}',
+          '("label" is what the conversation should be: "compliant", or "violation" with "sentence": an id).',
+          "Answer with the whole policy in one ```yaml block (unchanged if you only contest), then the json block if you contest.",
+        ].join("\n"),
+      },
+    ],
+  };
+}
+
+export const conversationsSchema = {
+  type: "object",
+  properties: {
+    conversations: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: {
+          request: { type: "string" },
+          calls: {
+            type: "array",
+            items: {
+              type: "object",
+              properties: {
+                name: { type: "string" },
+                arguments: { type: "object" },
+                output: { type: "string" },
+              },
+              required: ["name", "arguments", "output"],
+            },
+          },
+          label: { type: "string", enum: ["compliant", "violation"] },
+          sentence: { type: "string" },
+        },
+        required: ["request", "calls", "label"],
+      },
+    },
+  },
+  required: ["conversations"],
+};
+
+export function evaluatorPrompt(input: {
+  manual: string;
+  tools: string;
+  task?: string;
+  count: number;
+}): AgentPrompt {
+  return {
+    messages: [
+      {
+        role: "system",
+        content: `You are the evaluator. You write test conversations between a user and an agent that uses tools, and
+label each by the manual alone: "compliant", or "violation" with the id of the one sentence it breaks.
+Mix both: for each sentence about tool calls, one conversation that follows it and one that breaks it.
+A conversation is the user's request, then the agent's tool calls in order, each with the tool's output.
+Answer with JSON only:
+{"conversations": [{"request": "…", "calls": [{"name": "tool", "arguments": {…}, "output": "…"}], "label": "violation", "sentence": "P2"}]}`,
+      },
+      {
+        role: "user",
+        content: [
+          "The manual:",
+          input.manual,
+          "",
+          "The agent's tools:",
+          input.tools,
+          ...(input.task ? ["", `What the agent's users ask for: ${input.task}`] : []),
+          "",
+          `Write ${input.count} conversations.`,
+        ].join("\n"),
+      },
+    ],
+  };
+}
+
+export const rulingSchema = {
+  type: "object",
+  properties: {
+    winner: { type: "string", enum: ["evaluator", "translator"] },
+    reason: { type: "string" },
+  },
+  required: ["winner", "reason"],
+};
+
+export function orchestratorPrompt(input: {
+  manual: string;
+  conversation: TestConversation;
+  proposed: string;
+  quote: string;
+  reason: string;
+}): AgentPrompt {
+  return {
+    messages: [
+      {
+        role: "system",
+        content: `You are the orchestrator. Two agents disagree on the label of a test conversation. Decide by the manual
+alone, not by what either agent wants. Answer with JSON only: {"winner": "evaluator" or "translator", "reason": "…"}`,
+      },
+      {
+        role: "user",
+        content: [
+          "The manual:",
+          input.manual,
+          "",
+          "The conversation:",
+          conversationText(input.conversation),
+          "",
+          `The evaluator labelled it: ${labelText(input.conversation.expected)}.`,
+          `The translator says it is: ${input.proposed}, quoting the manual: "${input.quote}"${input.reason ? ` (${input.reason})` : ""}.`,
+          "",
+          "Who is right by the manual?",
+        ].join("\n"),
+      },
+    ],
+  };
+}
+
+export function paraphrasePrompt(rule: string): AgentPrompt {
+  return {
+    messages: [
+      {
+        role: "system",
+        content: `You read formal rules of a mentor policy (LTLf over tool calls, with past operators; constraints on a call's
+arguments) and say in one plain English sentence what the rule requires of an agent. Do not mention formulas.
+${policyFormat}`,
+      },
+      { role: "user", content: `${rule}\n\nWhat does this rule require? One sentence.` },
+    ],
+  };
+}
+
+export const judgeSchema = {
+  type: "object",
+  properties: { same: { type: "boolean" }, difference: { type: "string" } },
+  required: ["same", "difference"],
+};
+
+export function judgePrompt(input: { sentence: string; paraphrase: string }): AgentPrompt {
+  return {
+    messages: [
+      {
+        role: "system",
+        content: `You compare two sentences about what an agent may or must do with its tools. Answer with JSON only:
+{"same": true or false, "difference": "what one allows or requires that the other does not, or empty"}`,
+      },
+      {
+        role: "user",
+        content: `A: ${input.sentence}\nB: ${input.paraphrase}\nDo A and B require and forbid the same tool calls?`,
+      },
+    ],
+  };
+}
