@@ -56,7 +56,7 @@ export class Evaluator {
     this.judge = new Judge(policy, options);
     this.nextCalls = new NextCalls(this.judge);
     this.severities = new Severities(policy);
-    this.runs = new RunCache(policy, this.parts);
+    this.runs = new RunCache(policy, this.parts, options.runCache);
   }
 
   private get parts() {
