@@ -51,8 +51,10 @@ interface EntryList {
  * (it rewrites a settled call): the run of such a prefix is rebuilt from its whole history.
  */
 class PrefixNode {
-  /** Children by the message's first key (`firstKey`), then compared in full (`readsAs`). */
-  readonly children = new Map<unknown, PrefixNode[]>();
+  /** The first child (most prefixes have one: the conversation went on one way). */
+  private first: PrefixNode | undefined;
+  /** The other children, by the message's first key (`firstKey`), then compared in full (`readsAs`). */
+  private others: Map<unknown, PrefixNode[]> | undefined;
   /** The monitor after this prefix, unsettled entries included; computed when first asked. */
   answer: MonitorSnapshot | undefined;
 
@@ -64,12 +66,48 @@ class PrefixNode {
   ) {}
 
   child(message: unknown): PrefixNode | undefined {
-    const candidates = this.children.get(firstKey(message));
-    return candidates?.find((candidate) => readsAs(message, candidate.fields as ReadFields));
+    const first = this.first;
+    if (!first) return undefined;
+    if (readsAs(message, first.fields as ReadFields)) return first;
+    return this.others
+      ?.get(firstKey(message))
+      ?.find((candidate) => readsAs(message, candidate.fields as ReadFields));
+  }
+
+  add(child: PrefixNode, message: unknown): void {
+    if (!this.first) {
+      this.first = child;
+      return;
+    }
+    this.others ??= new Map();
+    const key = firstKey(message);
+    const siblings = this.others.get(key);
+    if (siblings) siblings.push(child);
+    else this.others.set(key, [child]);
+  }
+
+  remove(child: PrefixNode): void {
+    if (this.first === child) {
+      // The first of the others takes its place.
+      this.first = undefined;
+      for (const [key, siblings] of this.others ?? []) {
+        this.first = siblings.shift();
+        if (siblings.length === 0) this.others?.delete(key);
+        break;
+      }
+      return;
+    }
+    for (const [key, siblings] of this.others ?? []) {
+      const at = siblings.indexOf(child);
+      if (at < 0) continue;
+      siblings.splice(at, 1);
+      if (siblings.length === 0) this.others?.delete(key);
+      return;
+    }
   }
 
   get leaf(): boolean {
-    return this.children.size === 0;
+    return this.first === undefined;
   }
 }
 
@@ -169,10 +207,7 @@ export class RunCache {
     }
     const size = fieldSize(fields);
     const child = new PrefixNode(node, fields, size, state);
-    const key = firstKey(message);
-    const siblings = node.children.get(key);
-    if (siblings) siblings.push(child);
-    else node.children.set(key, [child]);
+    node.add(child, message);
     this.nodeCount++;
     this.characterCount += size;
     return child;
@@ -226,14 +261,7 @@ export class RunCache {
   }
 
   private remove(node: PrefixNode): void {
-    const parent = node.parent as PrefixNode;
-    for (const [key, siblings] of parent.children) {
-      const at = siblings.indexOf(node);
-      if (at < 0) continue;
-      siblings.splice(at, 1);
-      if (siblings.length === 0) parent.children.delete(key);
-      break;
-    }
+    (node.parent as PrefixNode).remove(node);
     this.nodeCount--;
     this.characterCount -= node.size;
   }

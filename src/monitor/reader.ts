@@ -155,28 +155,54 @@ export interface ReadFields {
 
 /** A copy of a message's read fields (kept by a run cache to know the message again), or undefined. */
 export function readFields(message: unknown): ReadFields | undefined {
-  if (!isPlainObject(message)) return undefined;
+  if (typeof message !== "object" || message === null) return undefined;
   const fields = message as Record<string, unknown>;
-  try {
-    return structuredClone({
-      role: fields.role,
-      content: fields.content,
-      tool_call_id: fields.tool_call_id,
-      tool_calls: fields.tool_calls,
-      mentor: fields.mentor,
-    });
-  } catch {
-    return undefined;
+  const copy = {
+    role: copyPlain(fields.role),
+    content: copyPlain(fields.content),
+    tool_call_id: copyPlain(fields.tool_call_id),
+    tool_calls: copyPlain(fields.tool_calls),
+    mentor: copyPlain(fields.mentor),
+  };
+  return Object.values(copy).includes(notPlain) ? undefined : copy;
+}
+
+const notPlain = Symbol("not plain data");
+
+/** A deep copy of plain data (primitives, arrays, plain objects), or `notPlain` (a date, a map, a function…). */
+function copyPlain(value: unknown): unknown {
+  if (typeof value === "function" || typeof value === "symbol") return notPlain;
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    const copy: unknown[] = new Array(value.length);
+    for (let index = 0; index < value.length; index++) {
+      const item = copyPlain(value[index]);
+      if (item === notPlain) return notPlain;
+      copy[index] = item;
+    }
+    return copy;
   }
+  if (!isPlainObject(value)) return notPlain;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const item = copyPlain(value[key]);
+    if (item === notPlain) return notPlain;
+    // Defined, not assigned: a `__proto__` key (JSON.parse makes one) stays a plain member.
+    if (key === "__proto__")
+      Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true });
+    else copy[key] = item;
+  }
+  return copy;
 }
 
 /**
  * Whether a message reads as the one whose fields were kept: the same read fields, as plain data
- * (objects of another kind than plain objects and arrays never compare equal; key order counts,
- * as it does in the arguments a run keeps).
+ * (a value that is an object of another kind than plain objects and arrays never compares equal;
+ * key order counts, as it does in the arguments a run keeps). Reading looks at the message and
+ * its calls through their properties only, so those are compared property by property.
  */
 export function readsAs(message: unknown, kept: ReadFields): boolean {
-  if (!isPlainObject(message)) return false;
+  if (typeof message !== "object" || message === null) return false;
   const fields = message as Record<string, unknown>;
   return (
     fields.role === kept.role &&
@@ -189,19 +215,20 @@ export function readsAs(message: unknown, kept: ReadFields): boolean {
 
 /** Tool calls compared on what reading them looks at: each call's id, and its function's name and arguments. */
 function sameCalls(calls: unknown, kept: unknown): boolean {
+  if (calls === kept) return true;
   if (!Array.isArray(calls) || !Array.isArray(kept)) return samePlain(calls, kept);
   if (calls.length !== kept.length) return false;
   for (let index = 0; index < calls.length; index++) {
-    const call: unknown = calls[index];
-    const other: unknown = kept[index];
-    if (!isPlainObject(call) || !isPlainObject(other)) {
+    const call = calls[index] as { id?: unknown; function?: { name?: unknown; arguments?: unknown } } | null;
+    const other = kept[index] as typeof call;
+    if (typeof call !== "object" || call === null || typeof other !== "object" || other === null) {
       if (!samePlain(call, other)) return false;
       continue;
     }
     if (call.id !== other.id) return false;
     const fn = call.function;
     const otherFn = other.function;
-    if (!isPlainObject(fn) || !isPlainObject(otherFn)) {
+    if (typeof fn !== "object" || fn === null || typeof otherFn !== "object" || otherFn === null) {
       if (!samePlain(fn, otherFn)) return false;
       continue;
     }
@@ -211,8 +238,8 @@ function sameCalls(calls: unknown, kept: unknown): boolean {
 }
 
 /**
- * Equality of plain data: primitives by `===`, arrays and plain objects member by member, keys in
- * order. `kept` is a copy of the cache's own, so an object is never `kept` itself.
+ * Equality with kept plain data: primitives by `===`, arrays and plain objects member by member,
+ * keys in order. `kept` is the cache's own copy, so an object is never `kept` itself.
  */
 function samePlain(value: unknown, kept: unknown): boolean {
   if (value === kept) return true;
@@ -223,13 +250,14 @@ function samePlain(value: unknown, kept: unknown): boolean {
       if (!samePlain(value[index], kept[index])) return false;
     return true;
   }
-  if (!isPlainObject(value) || !isPlainObject(kept)) return false;
+  if (Array.isArray(kept) || !isPlainObject(value)) return false;
   const keys = Object.keys(value);
   const keptKeys = Object.keys(kept);
   if (keys.length !== keptKeys.length) return false;
   for (let index = 0; index < keys.length; index++) {
     const key = keys[index] as string;
-    if (key !== keptKeys[index] || !samePlain(value[key], kept[key])) return false;
+    if (key !== keptKeys[index] || !samePlain(value[key], (kept as Record<string, unknown>)[key]))
+      return false;
   }
   return true;
 }
