@@ -192,4 +192,21 @@ function longSessions(): void {
       `  ${name}: p50 ${micro(p50)} µs (≤ 50: ${mark(p50 <= 0.05)}), p95 ${micro(p95)} µs (≤ 200: ${mark(p95 <= 0.2)}), p50 at calls 80–99 / 0–9 ×${ratio.toFixed(2)} (≤ 1.3: ${mark(ratio <= 1.3)})`,
     );
   }
+  // Later calls are blocked more often (a blocked call is judged with advice, and its refusal is
+  // read again by the next request): the same ratio among allowed calls that follow an allowed one.
+  const allowedAfterAllowed = long.filter(
+    (timing, index) => !timing.blocked && timing.position > 0 && !long[index - 1]?.blocked,
+  );
+  const late = long.filter((timing) => timing.position >= 80);
+  console.log(
+    `  blocked: ${late.filter((timing) => timing.blocked).length}/${late.length} at calls 80–99, ${long.filter((timing) => timing.position <= 9 && timing.blocked).length}/${long.filter((timing) => timing.position <= 9).length} at calls 0–9`,
+  );
+  for (const question of ["decideMs", "nextMs"] as const) {
+    const ratio =
+      positionFigures(allowedAfterAllowed, question, 80, 99).p50 /
+      positionFigures(allowedAfterAllowed, question, 1, 9).p50;
+    console.log(
+      `  ${question === "decideMs" ? "decide" : "next"}, allowed calls after an allowed call: p50 at calls 80–99 / 1–9 ×${ratio.toFixed(2)}`,
+    );
+  }
 }
