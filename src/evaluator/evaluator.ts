@@ -56,7 +56,12 @@ export class Evaluator {
     this.judge = new Judge(policy, options);
     this.nextCalls = new NextCalls(this.judge);
     this.severities = new Severities(policy);
-    this.runs = new RunCache(policy, this.parts);
+    this.runs = new RunCache(policy, this.parts, options.runCache);
+  }
+
+  /** Message prefixes whose runs are kept now (see `EvaluatorOptions.runCache`). */
+  get cachedMessages(): number {
+    return this.runs.size;
   }
 
   private get parts() {
@@ -64,9 +69,9 @@ export class Evaluator {
   }
 
   /**
-   * The run after a conversation (an OpenAI `messages` array or a trace). The server rebuilds it
-   * on every request and asks several questions about the same conversation (next, then decide on
-   * each attempt), so recent runs are kept by content.
+   * The run after a conversation (an OpenAI `messages` array or a trace). The server is stateless:
+   * every request carries the whole conversation. The run after each message prefix is kept
+   * (`run-cache.ts`), so a request that continues an earlier one pays only for its new messages.
    */
   run(history: unknown): Run {
     return this.runs.get(history).run;

@@ -1,7 +1,8 @@
 export { needsSolver } from "./advice.js";
 export { type EnforcementState, sameCall } from "./enforce.js";
 export { createMonitor, Evaluator, type MonitorOptions } from "./evaluator.js";
-export { type DoneCheck, type LogEntry, Monitor, type MonitorJSON } from "./monitor.js";
+export { type DoneCheck, type LogEntry, Monitor, type MonitorJSON, type MonitorSnapshot } from "./monitor.js";
+export type { RunCacheLimits } from "./run-cache.js";
 export type {
   Action,
   Advice,

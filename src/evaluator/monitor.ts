@@ -1,5 +1,13 @@
 import { MentorError } from "../errors/index.js";
-import { type Outcome, Run, type TaskCall, type ToolCallEvent, type Trace } from "../monitor/index.js";
+import {
+  type Outcome,
+  Run,
+  type TaskCall,
+  type ToolCallEvent,
+  type Trace,
+  type TraceEntry,
+  traceEntries,
+} from "../monitor/index.js";
 import type { Judge } from "./decide.js";
 import { type EnforcementState, emptyEnforcement, type Severities } from "./enforce.js";
 import type { NextCalls } from "./next.js";
@@ -35,6 +43,24 @@ export interface MonitorJSON {
   log: LogEntry[];
 }
 
+/** A monitor's log as a persistent list (newest first): a snapshot shares it, a later entry does not change it. */
+interface LogList {
+  entry: LogEntry;
+  before: LogList | undefined;
+}
+
+/**
+ * A monitor's whole state at one point, immutable: its run, what the severities remember, its log.
+ * A run cache keeps snapshots and steps monitors made from them (`Monitor.fromSnapshot`), which
+ * leaves the snapshot as it was.
+ */
+export interface MonitorSnapshot {
+  readonly run: Run;
+  readonly enforcement: EnforcementState;
+  readonly log: LogList | undefined;
+  readonly logLength: number;
+}
+
 /** Whether the run may end now, and why not. */
 export interface DoneCheck {
   allowed: boolean;
@@ -52,35 +78,29 @@ export interface DoneCheck {
 export class Monitor {
   private current: Run;
   private state: EnforcementState = emptyEnforcement();
-  private readonly entries: LogEntry[] = [];
+  private log: LogList | undefined;
+  private logLength = 0;
 
   constructor(
     private readonly parts: MonitorParts,
-    task: readonly TaskCall[] = [],
+    task: readonly TaskCall[] | Run = [],
   ) {
-    this.current = Run.start(parts.judge.policy, task);
+    this.current = task instanceof Run ? task : Run.start(parts.judge.policy, task);
   }
 
   /** A monitor after a trace (the made calls and, in order with them, its notes). */
   static fromTrace(parts: MonitorParts, trace: Trace): Monitor {
     const monitor = new Monitor(parts, trace.task);
-    const notes = trace.notes ?? [];
-    let next = 0;
-    const notesUpTo = (position: number): void => {
-      for (; next < notes.length && (notes[next]?.position ?? 0) <= position; next++) {
-        const note = notes[next];
-        if (note?.kind === "refused")
-          monitor.replayRefusal({ name: note.call.name, arguments: note.call.arguments });
-        else if (note?.kind === "approved") monitor.approve(note.call);
-        else if (note?.kind === "stopped") monitor.stop(note.reason);
-        else if (note?.kind === "resumed") monitor.resume();
-      }
-    };
-    trace.calls.forEach((call, position) => {
-      notesUpTo(position);
-      monitor.recordEvent(call);
-    });
-    notesUpTo(trace.calls.length);
+    for (const entry of traceEntries(trace)) monitor.apply(entry);
+    return monitor;
+  }
+
+  /** A monitor in a snapshot's state; stepping it leaves the snapshot as it was. */
+  static fromSnapshot(parts: MonitorParts, snapshot: MonitorSnapshot): Monitor {
+    const monitor = new Monitor(parts, snapshot.run);
+    monitor.state = snapshot.enforcement;
+    monitor.log = snapshot.log;
+    monitor.logLength = snapshot.logLength;
     return monitor;
   }
 
@@ -110,6 +130,25 @@ export class Monitor {
 
   get run(): Run {
     return this.current;
+  }
+
+  /** The monitor's state now, to keep (see `MonitorSnapshot`). */
+  snapshot(): MonitorSnapshot {
+    return { run: this.current, enforcement: this.state, log: this.log, logLength: this.logLength };
+  }
+
+  /**
+   * Steps the monitor by one entry read from a conversation (`traceEntries`, `MessageReader`): a
+   * made call is recorded, a refusal judged again where it was made (see `replayRefusal`), a
+   * note applied.
+   */
+  apply(entry: TraceEntry): void {
+    if (entry.kind === "made") this.recordEvent(entry.call);
+    else if (entry.kind === "refused")
+      this.replayRefusal({ name: entry.call.name, arguments: entry.call.arguments });
+    else if (entry.kind === "approved") this.approve(entry.call);
+    else if (entry.kind === "stopped") this.stop(entry.reason);
+    else if (entry.kind === "resumed") this.resume();
   }
 
   get stopped(): Stop | undefined {
@@ -156,7 +195,7 @@ export class Monitor {
   /** A call that was made, with its outcome: the run steps by it. */
   record(call: ProposedCall & { id?: string }, outcome: Outcome): void {
     this.recordEvent({
-      id: call.id ?? `call_${this.entries.length}`,
+      id: call.id ?? `call_${this.logLength}`,
       name: call.name,
       arguments: call.arguments,
       outcome,
@@ -178,18 +217,18 @@ export class Monitor {
   /** A person approves a call an `ask` rule held: the identical call is allowed until the next made call. */
   approve(call: ProposedCall): void {
     this.state = this.parts.severities.approve(this.state, call);
-    this.entries.push({ kind: "approved", call });
+    this.push({ kind: "approved", call });
   }
 
   /** Stops the run (latched): every call is refused with `stop` until `resume`. */
   stop(reason: string): void {
     this.state = this.parts.severities.stop(this.state, { rules: [] });
-    this.entries.push({ kind: "stopped", reason });
+    this.push({ kind: "stopped", reason });
   }
 
   resume(): void {
     this.state = this.parts.severities.resume(this.state);
-    this.entries.push({ kind: "resumed" });
+    this.push({ kind: "resumed" });
   }
 
   toJSON(): MonitorJSON {
@@ -197,7 +236,7 @@ export class Monitor {
       version: 1,
       policy: this.parts.judge.policy.name,
       task: [...this.current.task],
-      log: [...this.entries],
+      log: logEntries(this.log),
     };
   }
 
@@ -212,16 +251,28 @@ export class Monitor {
 
   private refuse(decision: Decision): void {
     this.state = this.parts.severities.refused(this.state, decision);
-    this.entries.push({ kind: "refused", call: decision.call });
+    this.push({ kind: "refused", call: decision.call });
+  }
+
+  private push(entry: LogEntry): void {
+    this.log = { entry, before: this.log };
+    this.logLength++;
   }
 
   private recordEvent(event: ToolCallEvent): void {
     this.current = this.current.made(event);
     this.state = this.parts.severities.made(this.state);
-    this.entries.push({
+    this.push({
       kind: "made",
       call: { name: event.name, arguments: event.arguments },
       outcome: event.outcome,
     });
   }
+}
+
+/** A log list's entries, oldest first. */
+function logEntries(log: LogList | undefined): LogEntry[] {
+  const entries: LogEntry[] = [];
+  for (let node = log; node; node = node.before) entries.push(node.entry);
+  return entries.reverse();
 }

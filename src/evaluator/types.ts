@@ -2,6 +2,7 @@ import type { Value } from "../expression/index.js";
 import type { CallClass, GameOptions } from "../game/index.js";
 import type { ToolCallEvent } from "../monitor/index.js";
 import type { Mode } from "../policy/index.js";
+import type { RunCacheLimits } from "./run-cache.js";
 
 export interface ProposedCall {
   name: string;
@@ -106,6 +107,12 @@ export interface EvaluatorOptions extends GameOptions {
    * computation the incremental one is tested against.
    */
   incremental?: boolean;
+  /**
+   * Bounds of the runs kept by message prefix (`run-cache.ts`): default 20,000 messages and
+   * 16 M characters; `{maxMessages: 0}` keeps none and rebuilds the run from the whole history
+   * on every question.
+   */
+  runCache?: RunCacheLimits;
 }
 
 /** A proposed call as an event of the run: its outcome is not known yet. */

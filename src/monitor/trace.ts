@@ -47,8 +47,34 @@ export interface Trace {
   notes?: TraceNote[];
 }
 
+/**
+ * One thing a run is made of, in the order its messages say: a made call (with its outcome), a
+ * call the shield refused, and the notes (`TraceNote`) without their positions. A monitor steps by
+ * each in turn (`Monitor.apply`).
+ */
+export type TraceEntry = { kind: "made"; call: ToolCallEvent } | UnplacedNote;
+
+/** A trace's calls and notes as entries, in order (a note at position p comes before call p). */
+export function traceEntries(trace: Trace): TraceEntry[] {
+  const entries: TraceEntry[] = [];
+  const notes = trace.notes ?? [];
+  let next = 0;
+  const notesUpTo = (position: number): void => {
+    for (; next < notes.length && (notes[next]?.position ?? 0) <= position; next++) {
+      const { position: _, ...note } = notes[next] as TraceNote;
+      entries.push(note as UnplacedNote);
+    }
+  };
+  trace.calls.forEach((call, position) => {
+    notesUpTo(position);
+    entries.push({ kind: "made", call });
+  });
+  notesUpTo(trace.calls.length);
+  return entries;
+}
+
 /** A note before its position is known. */
-type UnplacedNote = {
+export type UnplacedNote = {
   [K in TraceNote["kind"]]: Omit<Extract<TraceNote, { kind: K }>, "position">;
 }[TraceNote["kind"]];
 
@@ -57,7 +83,7 @@ export const refusedPrefix = "[SHIELD] Blocked";
 export const stoppedPrefix = "[SHIELD] Stopped";
 
 /** The parts of an OpenAI chat message the evaluator reads; `mentor` carries grounded facts. */
-interface ChatMessage {
+export interface MessageFields {
   role?: unknown;
   content?: unknown;
   tool_calls?: unknown;
@@ -85,7 +111,7 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
   messages.forEach((raw, index) => {
     const where = `messages[${index}]`;
     if (typeof raw !== "object" || raw === null) throw messagesError(`${where} must be an object`);
-    const message = raw as ChatMessage;
+    const message = raw as MessageFields;
     if (message.role === "user" && message.mentor?.task !== undefined) {
       task.push(...readTaskCalls(message.mentor.task, `${where}.mentor.task`, policy));
     }
@@ -128,13 +154,13 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
   return notes.length > 0 ? { task, calls, notes } : { task, calls };
 }
 
-function readTaskCalls(raw: unknown, where: string, policy: Policy): TaskCall[] {
+export function readTaskCalls(raw: unknown, where: string, policy: Policy): TaskCall[] {
   if (!Array.isArray(raw)) throw messagesError(`${where} must be an array of {name, arguments}`);
   return raw.map((item, index) => readCall(item, `${where}[${index}]`, policy.taskCalls, "task call"));
 }
 
 /** A `{name, arguments}` object naming one of `known` (a task call, or a tool for an approval). */
-function readCall(raw: unknown, where: string, known: Map<string, unknown>, what: string): TaskCall {
+export function readCall(raw: unknown, where: string, known: Map<string, unknown>, what: string): TaskCall {
   const call = raw as { name?: unknown; arguments?: unknown };
   if (typeof call?.name !== "string" || !known.has(call.name)) {
     throw messagesError(`${where}.name must be a ${what} of the policy (${[...known.keys()].join(", ")})`);
@@ -143,7 +169,7 @@ function readCall(raw: unknown, where: string, known: Map<string, unknown>, what
   return { name: call.name, arguments: call.arguments };
 }
 
-function readToolCall(raw: unknown, where: string): ToolCallEvent {
+export function readToolCall(raw: unknown, where: string): ToolCallEvent {
   const call = raw as { id?: unknown; function?: { name?: unknown; arguments?: unknown } };
   if (typeof call?.id !== "string") throw messagesError(`${where}.id must be a string`);
   if (typeof call.function?.name !== "string") throw messagesError(`${where}.function.name must be a string`);
@@ -169,7 +195,12 @@ export function parseArguments(raw: unknown, where: string): Record<string, Valu
   return value;
 }
 
-function readOutcome(event: ToolCallEvent, message: ChatMessage, policy: Policy, where: string): Outcome {
+export function readOutcome(
+  event: ToolCallEvent,
+  message: MessageFields,
+  policy: Policy,
+  where: string,
+): Outcome {
   const tool = policy.tools.get(event.name);
   const content = contentText(message.content);
   if (tool?.output === "text") {
@@ -205,6 +236,6 @@ function isRecord(value: unknown): value is Record<string, Value> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function messagesError(message: string): MentorError {
+export function messagesError(message: string): MentorError {
   return new MentorError("MNT_ERR_MESSAGES", message);
 }

@@ -17,45 +17,8 @@ const travel = loadPolicy(fileURLToPath(new URL("../../../policies/travel/policy
 
 // The refunds rulebook of test/evaluator/refunds.test.ts, per customer, with a warn rule and
 // the joint trap (existence with not-succession).
-const refunds = parsePolicy(
-  `
-policy: refunds
-manual:
-  R1: Verify the customer before any refund.
-  R2: Every case ends with a refund or an escalation.
-  R3: After an escalation, never refund.
-  R4: Refund the customer.
-  R5: Look the customer up at most once.
-  R6: Refund at most 100 at a time.
-tools:
-  lookup: {parameters: {customer: string}}
-  verify:
-    parameters: {customer: string}
-    output: text
-    labels: {ok: the customer is verified, fail: verification failed}
-  refund: {parameters: {customer: string, amount: number}}
-  escalate: {parameters: {customer: string}}
-task:
-  open_case: {parameters: {customer: string}}
-entities:
-  customer: {from: {open_case: {c: customer}}}
-propositions:
-  lookup(customer): {tool: lookup, when: "a.customer == c"}
-  verify_ok(customer): {tool: verify, when: "a.customer == c", outcome: "o.label == 'ok'"}
-  refund(customer): {tool: refund, when: "a.customer == c"}
-  escalate(customer): {tool: escalate, when: "a.customer == c"}
-rules:
-  - {id: R1, template: precedence, a: "verify_ok(customer)", b: "refund(customer)"}
-  - {id: R2, ltl: "F(refund(customer) | escalate(customer))", applies_to: requested}
-  - {id: R3, template: notSuccession, a: "escalate(customer)", b: "refund(customer)"}
-  - {id: R4, template: existence, a: "refund(customer)", applies_to: requested}
-  - {id: R5, template: absence, a: "lookup(customer)", n: 2, mode: warn}
-constraints:
-  - id: R6
-    on: refund(customer)
-    require: "a.amount <= 100"
-`,
-  "refunds.yaml",
+const refunds = loadPolicy(
+  fileURLToPath(new URL("../../../test/evaluator/fixtures/refunds.yaml", import.meta.url)),
 );
 
 interface Domain {
