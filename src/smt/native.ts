@@ -283,6 +283,7 @@ export class NativeSession implements Session<string> {
   readonly #process: NativeProcess;
   #pending: string[] = ["(push 1)"];
   #depth = 1;
+  #sent = false;
 
   constructor(process: NativeProcess) {
     this.#process = process;
@@ -364,6 +365,11 @@ export class NativeSession implements Session<string> {
 
   /** Pops this request's scopes (sent with the next exchange; no answer awaited). */
   close(): void {
+    if (!this.#sent) {
+      // Nothing reached z3 yet (the request stopped while encoding): nothing to undo.
+      this.#pending = [];
+      return;
+    }
     if (this.#depth > 0) this.#pending.push(`(pop ${this.#depth})`);
     this.#depth = 0;
     if (this.#pending.length > 0) this.#process.send(this.#pending.join("\n"));
@@ -382,6 +388,7 @@ export class NativeSession implements Session<string> {
   async #exchange(command: string): Promise<string[]> {
     const commands = [...this.#pending, command].join("\n");
     this.#pending = [];
+    this.#sent = true;
     const lines = await this.#process.exchange(commands);
     const error = lines.find((line) => line.startsWith("(error"));
     if (error !== undefined) throw new NativeFailure(`z3: ${error}`);
