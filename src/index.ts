@@ -106,6 +106,7 @@ export {
   type RepairResult,
   type SatisfiableRequest,
   type SatisfiableResult,
+  type SolverBackend,
   SolverClient,
   type SolverClientOptions,
   type SolverStats,

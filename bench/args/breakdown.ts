@@ -14,6 +14,7 @@ import { parseExpression } from "../../src/expression/index.js";
 import { wireRepair } from "../../src/smt/client.js";
 import { SolverClient } from "../../src/smt/index.js";
 import { repair } from "../../src/smt/solve.js";
+import { WasmSession } from "../../src/smt/wasm-session.js";
 import { random, realisticRequest } from "./workload.js";
 
 const repairs = Number(process.env.MENTOR_BENCH_REPAIRS ?? 300);
@@ -80,7 +81,8 @@ solverPrototype.check = async function (this: unknown, ...args: unknown[]) {
 };
 const inProcess = await timed(repairs, (index) => {
   const request = requests[index] as (typeof requests)[number];
-  return repair(z3, wireRepair(request, 5000));
+  const session = new WasmSession(z3, "solver");
+  return repair(session, wireRepair(request, 5000)).finally(() => session.release());
 });
 const total = inProcess.reduce((sum, time) => sum + time, 0);
 console.log(`realistic repair through the client:    ${percentiles(throughClient)}`);

@@ -1,14 +1,15 @@
 /**
  * `SolverClient`: the main-process side of the solver. It starts the solver process on first
- * use, sends it one request at a time, bounds every request with a timeout, and replaces the
- * process when it overruns or dies. A timeout or crash rejects with a `MentorError`
+ * use — the native `z3` binary where one is installed, else z3-solver's WASM build in a Node
+ * child process — sends it one request at a time, bounds every request with a timeout, and
+ * replaces the process when it overruns or dies. A timeout or crash rejects with a `MentorError`
  * (`MNT_ERR_SMT_TIMEOUT`, `MNT_ERR_SMT_CRASHED`); the evaluator fails closed on it.
  */
-import { type ChildProcess, fork } from "node:child_process";
 import { MentorError } from "../errors/index.js";
 import { type Expression, evaluateExpression, forEachNode, type Value } from "../expression/index.js";
 import { repairWithCandidates } from "./candidates.js";
 import { repairDirectly, satisfiableDirectly } from "./direct.js";
+import { answerNative, findZ3Binary, NativeFailure, NativeProcess } from "./native.js";
 import type {
   ConstantScope,
   HistoryEntry,
@@ -17,13 +18,15 @@ import type {
   SatisfiableRequest,
   SatisfiableResult,
   SolverStats,
-  WireMessage,
-  WireReady,
   WireRepair,
-  WireReply,
   WireRequest,
   WireScope,
 } from "./protocol.js";
+import { SolverTimeout } from "./solve.js";
+import { WasmProcess } from "./wasm-process.js";
+
+/** Which Z3 build answers: the native binary, or the WASM build (z3-solver) in a child process. */
+export type SolverBackend = "native" | "wasm";
 
 export interface SolverClientOptions {
   /**
@@ -35,28 +38,38 @@ export interface SolverClientOptions {
   /** How long the process may take to start and load Z3, in ms (default 30000). */
   startTimeoutMs?: number;
   /**
+   * The Z3 build (default: the `MENTOR_SMT_BACKEND` environment variable, else `"auto"`):
+   * `"native"` drives the `z3` binary over SMT-LIB (fails to construct if there is none),
+   * `"wasm"` runs z3-solver in a child process, `"auto"` takes native where `z3` is found.
+   */
+  backend?: SolverBackend | "auto";
+  /** The `z3` binary for the native backend (default: `MENTOR_Z3_PATH`, else `z3` on `PATH`). */
+  z3Path?: string;
+  /**
    * For stress tests: start the solver process with `--expose-gc` and force a garbage collection
-   * every this many ms, also while checks run (default: never).
+   * every this many ms, also while checks run (default: never; WASM backend only).
    */
   forcedGcIntervalMs?: number;
 }
 
+/** A running solver process of either backend, as the client drives it. */
 interface Running {
-  child: ChildProcess;
-  ready: Promise<void>;
-  /** The request waiting for an answer, if any. */
-  pending: { id: number; resolve: (value: unknown) => void; reject: (error: Error) => void } | undefined;
+  readonly pid: number | undefined;
+  readonly ready: Promise<void>;
+  /** Answers one request; rejects with a `MentorError` (timeout, crash, closed). */
+  answer(request: WireRequest): Promise<unknown>;
+  kill(): void;
+  close(): Promise<void>;
 }
-
-const workerPath = new URL("./worker.js", import.meta.url);
 
 export class SolverClient {
   readonly #timeoutMs: number;
   readonly #startTimeoutMs: number;
   readonly #forcedGcIntervalMs: number | undefined;
+  readonly #backend: SolverBackend;
+  readonly #z3Path: string | undefined;
   #running: Running | undefined;
   #tail: Promise<unknown> = Promise.resolve();
-  #nextId = 1;
   #closed = false;
   #starts = 0;
 
@@ -67,6 +80,28 @@ export class SolverClient {
       options.forcedGcIntervalMs === undefined
         ? undefined
         : positive(options.forcedGcIntervalMs, "forcedGcIntervalMs");
+    const backend = options.backend ?? process.env.MENTOR_SMT_BACKEND ?? "auto";
+    if (backend !== "auto" && backend !== "native" && backend !== "wasm") {
+      throw new MentorError(
+        "MNT_ERR_BAD_INPUT",
+        `unknown solver backend '${backend}' (MENTOR_SMT_BACKEND or the backend option): use auto, native or wasm`,
+      );
+    }
+    const z3Path =
+      backend === "wasm" ? undefined : findZ3Binary(options.z3Path ?? process.env.MENTOR_Z3_PATH);
+    if (backend === "native" && z3Path === undefined) {
+      throw new MentorError(
+        "MNT_ERR_BAD_INPUT",
+        `the native solver backend needs the z3 binary (${options.z3Path ?? process.env.MENTOR_Z3_PATH ?? "z3 on PATH"}); install it (apt-get install z3) or use the wasm backend`,
+      );
+    }
+    this.#z3Path = z3Path;
+    this.#backend = z3Path === undefined ? "wasm" : "native";
+  }
+
+  /** The Z3 build this client uses. */
+  get backend(): SolverBackend {
+    return this.#backend;
   }
 
   /** The arguments satisfying all constraints with the fewest repairable arguments changed. */
@@ -114,7 +149,7 @@ export class SolverClient {
 
   /** The process id of the current solver process, if one is running. */
   get pid(): number | undefined {
-    return this.#running?.child.pid;
+    return this.#running?.pid;
   }
 
   /** How many solver processes this client has started (restarts included). */
@@ -133,15 +168,7 @@ export class SolverClient {
     const running = this.#running;
     if (running === undefined) return;
     this.#running = undefined;
-    const { child } = running;
-    running.pending?.reject(new MentorError("MNT_ERR_SMT_CLOSED", "the solver client was closed"));
-    running.pending = undefined;
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    if (child.connected) child.disconnect();
-    const timer = setTimeout(() => child.kill("SIGKILL"), 2000);
-    await exited;
-    clearTimeout(timer);
+    await running.close();
   }
 
   #request(request: WireRequest, timeoutMs: number): Promise<unknown> {
@@ -154,11 +181,9 @@ export class SolverClient {
     if (this.#closed) throw new MentorError("MNT_ERR_SMT_CLOSED", "the solver client was closed");
     const running = this.#running ?? this.#start();
     await running.ready;
-    const id = this.#nextId++;
     const hardLimitMs = 2 * timeoutMs + 1000;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        running.pending = undefined;
         this.#stop(running);
         reject(
           new MentorError(
@@ -167,85 +192,92 @@ export class SolverClient {
           ),
         );
       }, hardLimitMs);
-      running.pending = {
-        id,
-        resolve: (value) => {
+      running.answer(request).then(
+        (value) => {
           clearTimeout(timer);
           resolve(value);
         },
-        reject: (error) => {
+        (error: unknown) => {
           clearTimeout(timer);
           reject(error);
         },
-      };
-      const message: WireMessage = { id, request };
-      running.child.send(message);
+      );
     });
   }
 
   #start(): Running {
     this.#starts++;
-    const gc = this.#forcedGcIntervalMs;
-    const child = fork(workerPath, [], {
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-      serialization: "json",
-      execArgv: gc === undefined ? [] : ["--expose-gc"],
-      env: gc === undefined ? process.env : { ...process.env, MENTOR_SMT_FORCED_GC_MS: String(gc) },
-    });
-    const running: Running = { child, ready: Promise.resolve(), pending: undefined };
+    const running = this.#z3Path === undefined ? this.#startWasm() : this.#startNative(this.#z3Path);
     this.#running = running;
-    running.ready = new Promise<void>((resolve, reject) => {
+    return running;
+  }
+
+  #startWasm(): Running {
+    const running: WasmProcess = new WasmProcess({
+      startTimeoutMs: this.#startTimeoutMs,
+      forcedGcIntervalMs: this.#forcedGcIntervalMs,
+      onExit: () => {
+        if (this.#running === running) this.#running = undefined;
+      },
+      isClosed: () => this.#closed,
+    });
+    return running;
+  }
+
+  #startNative(binary: string): Running {
+    const native = new NativeProcess(binary, () => {
+      if (this.#running === running) this.#running = undefined;
+    });
+    const failure = (error: unknown): MentorError => {
+      if (error instanceof MentorError) return error;
+      if (this.#closed) return new MentorError("MNT_ERR_SMT_CLOSED", "the solver client was closed");
+      const text = error instanceof Error ? error.message : String(error);
+      if (error instanceof SolverTimeout)
+        return new MentorError("MNT_ERR_SMT_TIMEOUT", `the solver gave up: ${text}`);
+      return new MentorError("MNT_ERR_SMT_CRASHED", `the solver failed: ${text}`);
+    };
+    const ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.#stop(running);
+        native.kill();
         reject(
           new MentorError(
             "MNT_ERR_SMT_TIMEOUT",
-            `the solver process did not start within ${this.#startTimeoutMs} ms`,
+            `the z3 process did not start within ${this.#startTimeoutMs} ms`,
           ),
         );
       }, this.#startTimeoutMs);
-      child.on("message", (message: WireReady | WireReply) => {
-        if ("ready" in message) {
+      native.ready.then(
+        () => {
           clearTimeout(timer);
           resolve();
-          return;
-        }
-        const pending = running.pending;
-        if (pending === undefined || pending.id !== message.id) return;
-        running.pending = undefined;
-        if (message.ok) pending.resolve(message.result);
-        else if (message.error === "timeout") {
-          pending.reject(new MentorError("MNT_ERR_SMT_TIMEOUT", `the solver gave up: ${message.message}`));
-        } else {
-          pending.reject(new MentorError("MNT_ERR_SMT_CRASHED", `the solver failed: ${message.message}`));
-        }
-      });
-      // A send to a process that just died: its exit handler rejects the request.
-      child.on("error", () => undefined);
-      child.on("exit", (code, signal) => {
-        clearTimeout(timer);
-        if (this.#running === running) this.#running = undefined;
-        const error = this.#closed
-          ? new MentorError("MNT_ERR_SMT_CLOSED", "the solver client was closed")
-          : new MentorError(
-              "MNT_ERR_SMT_CRASHED",
-              `the solver process exited (code ${code}, signal ${signal})`,
-            );
-        reject(error);
-        running.pending?.reject(error);
-        running.pending = undefined;
-      });
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(failure(error));
+        },
+      );
     });
-    running.ready.catch(() => undefined);
-    // The process must not keep the caller alive: only a pending request's timer does.
-    child.unref();
-    child.channel?.unref();
+    ready.catch(() => undefined);
+    const running: Running = {
+      get pid() {
+        return native.pid;
+      },
+      ready,
+      answer: (request) =>
+        answerNative(native, request).catch((error: unknown) => {
+          // A failed exchange leaves the process in an unknown state: start a fresh one.
+          if (error instanceof NativeFailure && !native.exited) this.#stop(running);
+          throw failure(error);
+        }),
+      kill: () => native.kill(),
+      close: () => native.close(),
+    };
     return running;
   }
 
   #stop(running: Running): void {
     if (this.#running === running) this.#running = undefined;
-    running.child.kill("SIGKILL");
+    running.kill();
   }
 }
 

@@ -36,6 +36,7 @@ import {
 } from "./encode.js";
 import type { RepairRequest, RepairResult, SatisfiableRequest, SatisfiableResult } from "./protocol.js";
 import { maxRepairableArguments, subsets } from "./search.js";
+import { emptyStringTests, type StringTests, stringClassRepresentatives } from "./strings.js";
 
 /** Candidate calls evaluated before giving up to Z3. */
 const maxEvaluations = 5_000;
@@ -233,7 +234,22 @@ interface Linear {
   constant: number;
 }
 
-type Term = { kind: "constant"; value: Value } | { kind: "argument"; name: string } | Linear;
+/**
+ * `derived`: a value that depends on the named chosen arguments only through what their classes
+ * already decide (a string method's result, any function of an enum argument).
+ */
+type Term =
+  | { kind: "constant"; value: Value }
+  | { kind: "argument"; name: string }
+  | { kind: "derived"; names: string[] }
+  | Linear;
+
+/** The coefficient name standing for `len(a.<name>)` in a linear term. */
+const lengthOf = (name: string) => `\u0000len:${name}`;
+/** The chosen argument a coefficient name reads. */
+const underlying = (name: string) => (name.startsWith("\u0000len:") ? name.slice(5) : name);
+/** At most this many strings from one substring, prefix or suffix set (`x in 'text'`). */
+const maxStringSet = 300;
 
 /**
  * The points where comparisons over the free arguments change truth, collected by walking the
@@ -243,6 +259,10 @@ type Term = { kind: "constant"; value: Value } | { kind: "argument"; name: strin
 class Analysis {
   readonly #free: Map<string, Chosen>;
   readonly #points = new Map<string, Value[]>();
+  /** The string tests on each string argument (with constants), for `strings.ts`. */
+  readonly #strings = new Map<string, StringTests>();
+  /** String arguments with tests beyond equality and order: their classes come from `strings.ts`. */
+  readonly #beyondOrder = new Set<string>();
 
   constructor(
     free: Chosen[],
@@ -259,10 +279,17 @@ class Analysis {
     else if (variable.sort === "bool") values = [true, false];
     else {
       const points = this.#points.get(variable.name) ?? [];
-      values =
-        variable.sort === "string"
-          ? stringRepresentatives(points as string[])
-          : numericRepresentatives(points as number[], variable.sort === "int");
+      const tests = this.#strings.get(variable.name);
+      if (variable.sort === "string" && tests !== undefined && this.#beyondOrder.has(variable.name)) {
+        const strings = stringClassRepresentatives(tests);
+        if (strings === undefined) throw new NotDirect("too many string classes");
+        values = strings;
+      } else {
+        values =
+          variable.sort === "string"
+            ? stringRepresentatives(points as string[])
+            : numericRepresentatives(points as number[], variable.sort === "int");
+      }
     }
     values = unique(values).filter((value) => fitsSort(value, variable.sort, variable.members));
     return variable.required ? values : [...values, null];
@@ -281,11 +308,13 @@ class Analysis {
             return;
           case "==":
           case "!=":
+            this.#compare(this.#term(expression.left), this.#term(expression.right));
+            return;
           case "<":
           case "<=":
           case ">":
           case ">=":
-            this.#compare(this.#term(expression.left), this.#term(expression.right));
+            this.#compare(this.#term(expression.left), this.#term(expression.right), true);
             return;
           case "in":
             this.#membership(expression.left, expression.right);
@@ -302,6 +331,9 @@ class Analysis {
         // A bare argument as a condition: true only for a boolean `true`; no points needed.
         if (expression.path.length === 1) return;
         break;
+      case "method":
+        this.#term(expression);
+        return;
     }
     throw new NotDirect(`a condition of kind ${expression.kind}`);
   }
@@ -312,35 +344,66 @@ class Analysis {
       for (const item of right.elements) this.#compare(element, this.#term(item));
       return;
     }
-    if (this.#readsFree(right)) throw new NotDirect("`in` a value read from the call");
+    if (this.#readsFree(right)) {
+      // `'c' in a.x`: a containment test on x (false for a left side that is not a string).
+      const container = this.#term(right);
+      if (element.kind !== "constant") {
+        if (this.allowCoupled) return;
+        throw new NotDirect("`in` a value read from the call");
+      }
+      if (typeof element.value !== "string") return;
+      this.#stringTest(container, (tests) => tests.contains.push(element.value as string));
+      return;
+    }
     const list = evaluateExpression(right, this.scope);
     if (Array.isArray(list)) {
       for (const item of list) this.#compare(element, { kind: "constant", value: item });
-    } else if (
-      typeof list === "string" &&
-      element.kind === "argument" &&
-      this.#sortOf(element.name) === "string"
-    ) {
-      throw new NotDirect("a substring test on a chosen argument");
+    } else if (typeof list === "string") {
+      // `a.x in 'text'`: x is one of the substrings of the text.
+      if (!encodableString(list)) throw new NotDirect("a string the solver cannot encode");
+      this.#stringTest(element, (tests) => tests.equals.push(...substrings(list)));
     }
   }
 
-  #compare(left: Term, right: Term): void {
+  #compare(left: Term, right: Term, ordered = false): void {
     const names = new Set([...termArguments(left), ...termArguments(right)]);
-    if (names.size > 1) {
+    if (new Set([...names].map(underlying)).size > 1) {
       if (this.allowCoupled) return;
       throw new NotDirect("a comparison of two chosen arguments");
     }
-    const [name] = names;
-    if (name === undefined) return;
-    const variable = this.#free.get(name) as Chosen;
     const constant =
       left.kind === "constant" ? left.value : right.kind === "constant" ? right.value : undefined;
     if (typeof constant === "string" && !encodableString(constant))
       throw new NotDirect("a string the solver cannot encode");
+    // A derived value against a constant: decided by the classes already.
+    if (left.kind === "derived" || right.kind === "derived") return;
+    if (names.size > 1) {
+      // `len(a.x)` and `a.x` in one comparison.
+      if (this.allowCoupled) return;
+      throw new NotDirect("a comparison of a string and its length");
+    }
+    const [name] = names;
+    if (name === undefined) return;
+    if (name !== underlying(name)) {
+      // A bound on a length: the point where it changes truth.
+      const l = asLinear(left);
+      const r = asLinear(right);
+      if (l === undefined || r === undefined) return;
+      const coefficient = (l.coefficients.get(name) ?? 0) - (r.coefficients.get(name) ?? 0);
+      if (coefficient === 0) return;
+      const point = (r.constant - l.constant) / coefficient;
+      if (!Number.isFinite(point)) throw new NotDirect("a bound out of range");
+      this.#tests(underlying(name)).lengths.push(point);
+      return;
+    }
+    const variable = this.#free.get(name) as Chosen;
     if (variable.sort === "string") {
       if (typeof constant !== "string") return;
       this.#addPoint(name, constant);
+      if (variable.members === undefined) {
+        const tests = this.#tests(name, false);
+        (ordered ? tests.order : tests.equals).push(constant);
+      }
       return;
     }
     if (variable.sort === "bool" || variable.members !== undefined) return;
@@ -355,6 +418,73 @@ class Analysis {
     this.#addPoint(name, point);
   }
 
+  /** The string tests of a string argument; `beyondOrder`: a test equality and order points cannot decide. */
+  #tests(name: string, beyondOrder = true): StringTests {
+    let tests = this.#strings.get(name);
+    if (tests === undefined) {
+      tests = emptyStringTests();
+      this.#strings.set(name, tests);
+    }
+    if (beyondOrder) this.#beyondOrder.add(name);
+    return tests;
+  }
+
+  /** Records a test on a term if it is a (non-enum) string argument; on anything else the test's value is constant. */
+  #stringTest(term: Term, add: (tests: StringTests) => void): void {
+    if (term.kind !== "argument") return;
+    const variable = this.#free.get(term.name) as Chosen;
+    if (variable.sort !== "string" || variable.members !== undefined) return;
+    add(this.#tests(term.name));
+  }
+
+  /** `target.contains/startsWith/endsWith(argument)` with one side a chosen argument. */
+  #method(expression: Extract<Expression, { kind: "method" }>): Term {
+    const target = this.#term(expression.target);
+    const argumentExpression = expression.arguments[0];
+    const argument: Term =
+      argumentExpression === undefined ? { kind: "constant", value: null } : this.#term(argumentExpression);
+    const names = [...termArguments(target), ...termArguments(argument)];
+    const derived: Term = { kind: "derived", names };
+    if (expression.name === "lower" || expression.name === "upper") {
+      const variable = target.kind === "argument" ? this.#free.get(target.name) : undefined;
+      if (variable?.members !== undefined || (variable !== undefined && variable.sort !== "string"))
+        return derived;
+      throw new NotDirect(`${expression.name}() of a chosen argument`);
+    }
+    if (new Set(names.map(underlying)).size > 1) {
+      if (this.allowCoupled) return derived;
+      throw new NotDirect("a string method on two chosen arguments");
+    }
+    const { name } = expression;
+    if (target.kind === "constant") {
+      // `'text'.contains(a.x)`: x is one of the text's substrings (prefixes, suffixes).
+      if (typeof target.value === "string") {
+        const text = target.value;
+        if (!encodableString(text)) throw new NotDirect("a string the solver cannot encode");
+        const set =
+          name === "contains" ? substrings(text) : name === "startsWith" ? prefixes(text) : suffixes(text);
+        this.#stringTest(argument, (tests) => tests.equals.push(...set));
+      }
+      return derived;
+    }
+    if (argument.kind === "constant") {
+      const text = argument.value;
+      if (typeof text === "string") {
+        if (!encodableString(text)) throw new NotDirect("a string the solver cannot encode");
+        this.#stringTest(target, (tests) =>
+          (name === "contains"
+            ? tests.contains
+            : name === "startsWith"
+              ? tests.prefixes
+              : tests.suffixes
+          ).push(text),
+        );
+      }
+      return derived;
+    }
+    throw new NotDirect("a string method on a derived value");
+  }
+
   #addPoint(name: string, value: Value): void {
     const points = this.#points.get(name) ?? [];
     points.push(value);
@@ -365,6 +495,23 @@ class Analysis {
     if (!this.#readsFree(expression))
       return { kind: "constant", value: evaluateExpression(expression, this.scope) };
     switch (expression.kind) {
+      case "method":
+        return this.#method(expression);
+      case "call": {
+        if (expression.name !== "len") break;
+        const argumentExpression = expression.arguments[0];
+        const inner = argumentExpression === undefined ? undefined : this.#term(argumentExpression);
+        if (inner === undefined) break;
+        if (inner.kind === "argument") {
+          const variable = this.#free.get(inner.name) as Chosen;
+          if (variable.sort === "string" && variable.members === undefined) {
+            this.#tests(inner.name);
+            return { kind: "linear", coefficients: new Map([[lengthOf(inner.name), 1]]), constant: 0 };
+          }
+        }
+        // An enum's length is a function of its member; of a number or a boolean, null.
+        return { kind: "derived", names: termArguments(inner) };
+      }
       case "reference": {
         const name = expression.path[0] as string;
         // A field of a scalar argument is null whatever its value.
@@ -439,6 +586,7 @@ function scaled(term: Linear, factor: number): Linear {
 
 function termArguments(term: Term): string[] {
   if (term.kind === "argument") return [term.name];
+  if (term.kind === "derived") return term.names;
   if (term.kind === "linear") return [...term.coefficients.keys()];
   return [];
 }
@@ -483,6 +631,29 @@ function nextDouble(value: number, direction: -1 | 1): number {
  */
 function stringRepresentatives(points: string[]): string[] {
   return [...points, "", ...points.map((point) => `${point}\u0000`)];
+}
+
+/** The distinct substrings of a text (by code point), the empty one included. */
+function substrings(text: string): string[] {
+  const points = [...text];
+  const found = new Set<string>([""]);
+  for (let from = 0; from < points.length; from++) {
+    for (let to = from + 1; to <= points.length; to++) {
+      found.add(points.slice(from, to).join(""));
+      if (found.size > maxStringSet) throw new NotDirect("a substring set too large");
+    }
+  }
+  return [...found];
+}
+
+function prefixes(text: string): string[] {
+  const points = [...text];
+  return points.map((_, index) => points.slice(0, index).join("")).concat(text);
+}
+
+function suffixes(text: string): string[] {
+  const points = [...text];
+  return points.map((_, index) => points.slice(index).join("")).concat("");
 }
 
 function unique(values: Value[]): Value[] {

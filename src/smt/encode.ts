@@ -18,7 +18,6 @@
  *   rationals and its integers unbounded, while JavaScript numbers are doubles (rounding,
  *   overflow to a non-finite result, which the evaluator turns into null).
  */
-import type { Arith, Bool, Context, Expr, Seq } from "z3-solver";
 import {
   type Expression,
   evaluateExpression,
@@ -28,35 +27,34 @@ import {
   type Value,
   valuesEqual,
 } from "../expression/index.js";
-
-type Z3 = Context<"main">;
-type ZBool = Bool<"main">;
-type ZArith = Arith<"main">;
-type ZSeq = Seq<"main">;
+import type { Terms, VariableSort } from "./terms.js";
 
 /** Something the encoding does not model faithfully; the message says what. */
 export class Unsupported extends Error {}
 
-export type VariableSort = "bool" | "int" | "real" | "string";
+export type { VariableSort };
 
-/** An argument the solver chooses. */
-export interface ArgumentVariable {
+/** An argument the solver chooses: a presence flag and a value, as terms of type `T`. */
+export interface ArgumentVariable<T> {
   name: string;
   sort: VariableSort;
-  present: ZBool;
-  value: Expr<"main">;
+  present: T;
+  value: T;
   /** Enum members, if the declared type is an enum. */
   members: Value[] | undefined;
 }
 
-type Symbolic =
+type Symbolic<T> =
   | { type: "constant"; value: Value }
-  | { type: "bool"; isNull: ZBool; value: ZBool }
-  | { type: "int" | "real"; isNull: ZBool; value: ZArith }
-  | { type: "string"; isNull: ZBool; value: ZSeq };
+  | { type: "bool"; isNull: T; value: T }
+  | { type: "int" | "real"; isNull: T; value: T }
+  | { type: "string"; isNull: T; value: T };
 
 /** A scalar constant or a symbolic value, ready to combine. */
-type Operand = Exclude<Symbolic, { type: "constant" }> | { type: "null" } | { type: "other"; value: Value };
+type Operand<T> =
+  | Exclude<Symbolic<T>, { type: "constant" }>
+  | { type: "null" }
+  | { type: "other"; value: Value };
 
 /** The sort and members an argument of this declared type gets; throws `Unsupported` for object/array/any. */
 export function sortOf(name: string, type: FieldType): { sort: VariableSort; members: Value[] | undefined } {
@@ -126,48 +124,48 @@ export function argumentsRead(expressions: readonly Expression[]): Set<string> {
   return names;
 }
 
-export class Encoder {
-  readonly #z3: Z3;
-  readonly #variables: ReadonlyMap<string, ArgumentVariable>;
+export class Encoder<T> {
+  readonly #terms: Terms<T>;
+  readonly #variables: ReadonlyMap<string, ArgumentVariable<T>>;
   readonly #scope: Scope;
 
   /** `scope.arguments` holds the arguments that are constants; `variables` the ones the solver chooses. */
-  constructor(z3: Z3, variables: ReadonlyMap<string, ArgumentVariable>, scope: Scope) {
-    this.#z3 = z3;
+  constructor(terms: Terms<T>, variables: ReadonlyMap<string, ArgumentVariable<T>>, scope: Scope) {
+    this.#terms = terms;
     this.#variables = variables;
     this.#scope = scope;
   }
 
   /** The Z3 formula that is true iff the expression evaluates to exactly `true`. */
-  holds(expression: Expression): ZBool {
+  holds(expression: Expression): T {
     return this.#isTrue(this.#encode(expression));
   }
 
   /** The constraints a variable carries by itself: enum membership, presence if required. */
-  domain(variable: ArgumentVariable, required: boolean): ZBool {
-    const z3 = this.#z3;
-    const parts: ZBool[] = [];
+  domain(variable: ArgumentVariable<T>, required: boolean): T {
+    const t = this.#terms;
+    const parts: T[] = [];
     if (required) parts.push(variable.present);
     if (variable.members !== undefined) {
-      const member = z3.Or(...variable.members.map((value) => this.equalsValue(variable, value)));
-      parts.push(z3.Implies(variable.present, member));
+      const member = t.or(...variable.members.map((value) => this.equalsValue(variable, value)));
+      parts.push(t.implies(variable.present, member));
     }
-    return z3.And(...parts);
+    return t.and(...parts);
   }
 
   /** `variable == value` on the value alone (the caller handles presence); false if the value does not fit. */
-  equalsValue(variable: ArgumentVariable, value: Value): ZBool {
-    const z3 = this.#z3;
-    if (!fitsSort(value, variable.sort, undefined)) return z3.Bool.val(false);
+  equalsValue(variable: ArgumentVariable<T>, value: Value): T {
+    const t = this.#terms;
+    if (!fitsSort(value, variable.sort, undefined)) return t.bool(false);
     switch (variable.sort) {
       case "bool":
-        return (variable.value as ZBool).eq(z3.Bool.val(value as boolean));
+        return t.eq(variable.value, t.bool(value as boolean));
       case "int":
-        return (variable.value as ZArith).eq(z3.Int.val(value as number));
+        return t.eq(variable.value, t.int(value as number));
       case "real":
-        return (variable.value as ZArith).eq(realValue(z3, value as number));
+        return t.eq(variable.value, t.real(decimalText(value as number)));
       case "string":
-        return (variable.value as ZSeq).eq(stringValue(z3, value as string));
+        return t.eq(variable.value, t.string(value as string));
     }
   }
 
@@ -186,8 +184,8 @@ export class Encoder {
     return depends;
   }
 
-  #encode(expression: Expression): Symbolic {
-    const z3 = this.#z3;
+  #encode(expression: Expression): Symbolic<T> {
+    const t = this.#terms;
     if (!this.#dependsOnVariables(expression)) {
       return { type: "constant", value: evaluateExpression(expression, this.#scope) };
     }
@@ -195,18 +193,18 @@ export class Encoder {
       case "literal":
         return { type: "constant", value: expression.value };
       case "reference": {
-        const variable = this.#variables.get(expression.path[0] as string) as ArgumentVariable;
+        const variable = this.#variables.get(expression.path[0] as string) as ArgumentVariable<T>;
         // A field or index of a string, number or boolean is null.
         if (expression.path.length > 1) return { type: "constant", value: null };
-        const isNull = z3.Not(variable.present);
+        const isNull = t.not(variable.present);
         switch (variable.sort) {
           case "bool":
-            return { type: "bool", isNull, value: variable.value as ZBool };
+            return { type: "bool", isNull, value: variable.value };
           case "int":
           case "real":
-            return { type: variable.sort, isNull, value: variable.value as ZArith };
+            return { type: variable.sort, isNull, value: variable.value };
           case "string":
-            return { type: "string", isNull, value: variable.value as ZSeq };
+            return { type: "string", isNull, value: variable.value };
         }
         break;
       }
@@ -218,9 +216,9 @@ export class Encoder {
         return { type: "constant", value: null };
       case "unary": {
         const operand = this.#encode(expression.operand);
-        if (expression.operator === "!") return this.#boolean(z3.Not(this.#isTrue(operand)));
+        if (expression.operator === "!") return this.#boolean(t.not(this.#isTrue(operand)));
         if (operand.type === "int" || operand.type === "real") {
-          return { type: operand.type, isNull: operand.isNull, value: operand.value.neg() };
+          return { type: operand.type, isNull: operand.isNull, value: t.neg(operand.value) };
         }
         return { type: "constant", value: null };
       }
@@ -240,11 +238,11 @@ export class Encoder {
         if (target.type !== "string" || argument.type !== "string") return { type: "constant", value: null };
         const value =
           expression.name === "contains"
-            ? target.value.contains(argument.value)
+            ? t.contains(target.value, argument.value)
             : expression.name === "startsWith"
-              ? argument.value.prefixOf(target.value)
-              : argument.value.suffixOf(target.value);
-        return { type: "bool", isNull: z3.Or(target.isNull, argument.isNull), value };
+              ? t.prefixOf(argument.value, target.value)
+              : t.suffixOf(argument.value, target.value);
+        return { type: "bool", isNull: t.or(target.isNull, argument.isNull), value };
       }
       case "call": {
         if (expression.name !== "len")
@@ -253,18 +251,18 @@ export class Encoder {
         const operand =
           argumentExpression === undefined ? null : this.#operand(this.#encode(argumentExpression));
         if (operand?.type !== "string") return { type: "constant", value: null };
-        return { type: "int", isNull: operand.isNull, value: operand.value.length() };
+        return { type: "int", isNull: operand.isNull, value: t.length(operand.value) };
       }
     }
     throw new Unsupported("an expression node of an unknown kind");
   }
 
-  #binary(operator: string, leftExpression: Expression, rightExpression: Expression): Symbolic {
-    const z3 = this.#z3;
+  #binary(operator: string, leftExpression: Expression, rightExpression: Expression): Symbolic<T> {
+    const t = this.#terms;
     if (operator === "&&" || operator === "||") {
       const left = this.#isTrue(this.#encode(leftExpression));
       const right = this.#isTrue(this.#encode(rightExpression));
-      return this.#boolean(operator === "&&" ? z3.And(left, right) : z3.Or(left, right));
+      return this.#boolean(operator === "&&" ? t.and(left, right) : t.or(left, right));
     }
     if (operator === "in") return this.#boolean(this.#in(leftExpression, rightExpression));
     const left = this.#encode(leftExpression);
@@ -273,7 +271,7 @@ export class Encoder {
       case "==":
         return this.#boolean(this.#equal(left, right));
       case "!=":
-        return this.#boolean(z3.Not(this.#equal(left, right)));
+        return this.#boolean(t.not(this.#equal(left, right)));
       case "<":
       case "<=":
       case ">":
@@ -282,142 +280,138 @@ export class Encoder {
     }
     const l = this.#operand(left);
     const r = this.#operand(right);
-    const isNumeric = (o: Operand): o is Extract<Operand, { type: "int" | "real" }> =>
+    const isNumeric = (o: Operand<T>): o is Extract<Operand<T>, { type: "int" | "real" }> =>
       o.type === "int" || o.type === "real";
     if (operator === "+" && l.type === "string" && r.type === "string") {
-      return { type: "string", isNull: z3.Or(l.isNull, r.isNull), value: l.value.concat(r.value) };
+      return { type: "string", isNull: t.or(l.isNull, r.isNull), value: t.concat(l.value, r.value) };
     }
     if (operator === "%") throw new Unsupported("`%` on an argument cannot be encoded");
     if (!isNumeric(l) || !isNumeric(r)) return { type: "constant", value: null };
     const type = l.type === "real" || r.type === "real" || operator === "/" ? "real" : "int";
-    const lv = type === "real" && l.type === "int" ? z3.ToReal(l.value) : l.value;
-    const rv = type === "real" && r.type === "int" ? z3.ToReal(r.value) : r.value;
-    const isNull = z3.Or(l.isNull, r.isNull);
+    const lv = type === "real" && l.type === "int" ? t.toReal(l.value) : l.value;
+    const rv = type === "real" && r.type === "int" ? t.toReal(r.value) : r.value;
+    const isNull = t.or(l.isNull, r.isNull);
     switch (operator) {
       case "+":
-        return { type, isNull, value: lv.add(rv) };
+        return { type, isNull, value: t.add(lv, rv) };
       case "-":
-        return { type, isNull, value: lv.sub(rv) };
+        return { type, isNull, value: t.sub(lv, rv) };
       case "*":
         if (left.type !== "constant" && right.type !== "constant") {
           throw new Unsupported("a product of two arguments (non-linear) is not encoded");
         }
-        return { type, isNull, value: lv.mul(rv) };
+        return { type, isNull, value: t.mul(lv, rv) };
       case "/": {
         if (right.type !== "constant") throw new Unsupported("division by an argument is not encoded");
         if (right.value === 0) return { type: "constant", value: null };
-        return { type, isNull, value: lv.div(rv) };
+        return { type, isNull, value: t.div(lv, rv) };
       }
     }
     throw new Unsupported(`operator ${operator}`);
   }
 
-  #in(leftExpression: Expression, rightExpression: Expression): ZBool {
-    const z3 = this.#z3;
+  #in(leftExpression: Expression, rightExpression: Expression): T {
+    const t = this.#terms;
     const left = this.#encode(leftExpression);
     if (rightExpression.kind === "list" && this.#dependsOnVariables(rightExpression)) {
-      return z3.Or(...rightExpression.elements.map((element) => this.#equal(left, this.#encode(element))));
+      return t.or(...rightExpression.elements.map((element) => this.#equal(left, this.#encode(element))));
     }
     const right = this.#encode(rightExpression);
     if (right.type === "constant" && Array.isArray(right.value)) {
-      return z3.Or(...right.value.map((element) => this.#equal(left, { type: "constant", value: element })));
+      return t.or(...right.value.map((element) => this.#equal(left, { type: "constant", value: element })));
     }
     const l = this.#operand(left);
     const r = this.#operand(right);
-    if (l.type !== "string" || r.type !== "string") return z3.Bool.val(false);
-    return z3.And(z3.Not(l.isNull), z3.Not(r.isNull), r.value.contains(l.value));
+    if (l.type !== "string" || r.type !== "string") return t.bool(false);
+    return t.and(t.not(l.isNull), t.not(r.isNull), t.contains(r.value, l.value));
   }
 
   /** Deep equality; symbolic values are scalars, so a list or object equals none of them. */
-  #equal(left: Symbolic, right: Symbolic): ZBool {
-    const z3 = this.#z3;
+  #equal(left: Symbolic<T>, right: Symbolic<T>): T {
+    const t = this.#terms;
     if (left.type === "constant" && right.type === "constant") {
-      return z3.Bool.val(valuesEqual(left.value, right.value));
+      return t.bool(valuesEqual(left.value, right.value));
     }
     const l = this.#operand(left);
     const r = this.#operand(right);
-    if (l.type === "other" || r.type === "other") return z3.Bool.val(false);
-    if (l.type === "null") return r.type === "null" ? z3.Bool.val(true) : r.isNull;
+    if (l.type === "other" || r.type === "other") return t.bool(false);
+    if (l.type === "null") return r.type === "null" ? t.bool(true) : r.isNull;
     if (r.type === "null") return l.isNull;
-    const bothNull = z3.And(l.isNull, r.isNull);
+    const bothNull = t.and(l.isNull, r.isNull);
     const same = this.#sameValue(l, r);
     if (same === undefined) return bothNull;
-    return z3.Or(bothNull, z3.And(z3.Not(l.isNull), z3.Not(r.isNull), same));
+    return t.or(bothNull, t.and(t.not(l.isNull), t.not(r.isNull), same));
   }
 
   #sameValue(
-    l: Exclude<Operand, { type: "null" | "other" }>,
-    r: Exclude<Operand, { type: "null" | "other" }>,
-  ): ZBool | undefined {
-    const z3 = this.#z3;
+    l: Exclude<Operand<T>, { type: "null" | "other" }>,
+    r: Exclude<Operand<T>, { type: "null" | "other" }>,
+  ): T | undefined {
+    const t = this.#terms;
     if ((l.type === "int" || l.type === "real") && (r.type === "int" || r.type === "real")) {
-      if (l.type === r.type) return l.value.eq(r.value);
-      return (l.type === "int" ? z3.ToReal(l.value) : l.value).eq(
-        r.type === "int" ? z3.ToReal(r.value) : r.value,
+      if (l.type === r.type) return t.eq(l.value, r.value);
+      return t.eq(
+        l.type === "int" ? t.toReal(l.value) : l.value,
+        r.type === "int" ? t.toReal(r.value) : r.value,
       );
     }
-    if (l.type === "string" && r.type === "string") return l.value.eq(r.value);
-    if (l.type === "bool" && r.type === "bool") return l.value.eq(r.value);
+    if (l.type === "string" && r.type === "string") return t.eq(l.value, r.value);
+    if (l.type === "bool" && r.type === "bool") return t.eq(l.value, r.value);
     return undefined;
   }
 
-  #compare(operator: "<" | "<=" | ">" | ">=", left: Symbolic, right: Symbolic): ZBool {
-    const z3 = this.#z3;
+  #compare(operator: "<" | "<=" | ">" | ">=", left: Symbolic<T>, right: Symbolic<T>): T {
+    const t = this.#terms;
     let l = this.#operand(left);
     let r = this.#operand(right);
     const strict = operator === "<" || operator === ">";
     if (operator === ">" || operator === ">=") [l, r] = [r, l];
-    const bothPresent = (a: { isNull: ZBool }, b: { isNull: ZBool }) =>
-      z3.And(z3.Not(a.isNull), z3.Not(b.isNull));
+    const bothPresent = (a: { isNull: T }, b: { isNull: T }) => t.and(t.not(a.isNull), t.not(b.isNull));
     if ((l.type === "int" || l.type === "real") && (r.type === "int" || r.type === "real")) {
-      const lv = l.type === "int" && r.type === "real" ? z3.ToReal(l.value) : l.value;
-      const rv = r.type === "int" && l.type === "real" ? z3.ToReal(r.value) : r.value;
-      return z3.And(bothPresent(l, r), strict ? lv.lt(rv) : lv.le(rv));
+      const lv = l.type === "int" && r.type === "real" ? t.toReal(l.value) : l.value;
+      const rv = r.type === "int" && l.type === "real" ? t.toReal(r.value) : r.value;
+      return t.and(bothPresent(l, r), strict ? t.lt(lv, rv) : t.le(lv, rv));
     }
     if (l.type === "string" && r.type === "string") {
-      return z3.And(bothPresent(l, r), strict ? l.value.lt(r.value) : l.value.le(r.value));
+      return t.and(bothPresent(l, r), strict ? t.stringLt(l.value, r.value) : t.stringLe(l.value, r.value));
     }
-    return z3.Bool.val(false);
+    return t.bool(false);
   }
 
-  #isTrue(value: Symbolic): ZBool {
-    const z3 = this.#z3;
-    if (value.type === "constant") return z3.Bool.val(value.value === true);
-    if (value.type === "bool") return z3.And(z3.Not(value.isNull), value.value);
-    return z3.Bool.val(false);
+  #isTrue(value: Symbolic<T>): T {
+    const t = this.#terms;
+    if (value.type === "constant") return t.bool(value.value === true);
+    if (value.type === "bool") return t.and(t.not(value.isNull), value.value);
+    return t.bool(false);
   }
 
-  #boolean(value: ZBool): Symbolic {
-    return { type: "bool", isNull: this.#z3.Bool.val(false), value };
+  #boolean(value: T): Symbolic<T> {
+    return { type: "bool", isNull: this.#terms.bool(false), value };
   }
 
   /** A symbolic value, or a constant lifted to one where it is a scalar. */
-  #operand(value: Symbolic): Operand {
+  #operand(value: Symbolic<T>): Operand<T> {
     if (value.type !== "constant") return value;
-    const z3 = this.#z3;
+    const t = this.#terms;
     const constant = value.value;
-    const present = z3.Bool.val(false);
+    const present = t.bool(false);
     if (constant === null) return { type: "null" };
-    if (typeof constant === "boolean") return { type: "bool", isNull: present, value: z3.Bool.val(constant) };
+    if (typeof constant === "boolean") return { type: "bool", isNull: present, value: t.bool(constant) };
     if (typeof constant === "number") {
       return Number.isSafeInteger(constant)
-        ? { type: "int", isNull: present, value: z3.Int.val(constant) }
-        : { type: "real", isNull: present, value: realValue(z3, constant) };
+        ? { type: "int", isNull: present, value: t.int(constant) }
+        : { type: "real", isNull: present, value: t.real(decimalText(constant)) };
     }
     if (typeof constant === "string") {
       checkEncodableString(constant);
-      return { type: "string", isNull: present, value: stringValue(z3, constant) };
+      return { type: "string", isNull: present, value: t.string(constant) };
     }
     return { type: "other", value: constant };
   }
 }
 
-/** A JavaScript number as an exact Z3 real (its shortest decimal, which preserves order). */
-export function realValue(z3: Z3, value: number): ZArith {
-  return z3.Real.val(decimalText(value));
-}
-
-function decimalText(value: number): string {
+/** A JavaScript number as the text of an exact real (its shortest decimal, which preserves order): `12`, `7/2`. */
+export function decimalText(value: number): string {
   const text = String(value);
   const match = /^(-?)(\d+)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
   if (match === null) return text;
@@ -443,14 +437,14 @@ function checkEncodableString(value: Value): void {
   }
 }
 
-/** A Z3 string literal: printable ASCII as is, everything else (and `\`) as `\u{…}`. */
-export function stringValue(z3: Z3, text: string): ZSeq {
+/** A string in Z3's escaped form: printable ASCII as is, everything else (and `\`) as `\u{…}`. */
+export function escapeZ3String(text: string): string {
   let escaped = "";
   for (const character of text) {
     const code = character.codePointAt(0) as number;
     escaped += code >= 0x20 && code <= 0x7e && code !== 0x5c ? character : `\\u{${code.toString(16)}}`;
   }
-  return z3.String.val(escaped);
+  return escaped;
 }
 
 /** Decodes Z3's printed string (escapes `\u{…}`); undefined if a raw backslash makes it ambiguous. */

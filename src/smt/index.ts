@@ -1,4 +1,4 @@
-export { SolverClient, type SolverClientOptions } from "./client.js";
+export { type SolverBackend, SolverClient, type SolverClientOptions } from "./client.js";
 export type {
   ConstantScope,
   RepairRequest,

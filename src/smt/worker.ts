@@ -33,6 +33,7 @@ function flushHeldBack(): void {
 const started = performance.now();
 const { init } = await import("z3-solver");
 const { repair, satisfiable, SolverTimeout } = await import("./solve.js");
+const { WasmSession } = await import("./wasm-session.js");
 const api = await init();
 const z3: Context<"main"> = new api.Context("main");
 const initMs = performance.now() - started;
@@ -41,9 +42,17 @@ let requests = 0;
 async function answer(request: WireRequest): Promise<unknown> {
   switch (request.kind) {
     case "repair":
-      return repair(z3, request);
-    case "satisfiable":
-      return satisfiable(z3, request);
+    case "satisfiable": {
+      // Repairs search with push/pop on a plain solver; satisfiability asks `Optimize` once.
+      const session = new WasmSession(z3, request.kind === "repair" ? "solver" : "optimize");
+      try {
+        return request.kind === "repair"
+          ? await repair(session, request)
+          : await satisfiable(session, request);
+      } finally {
+        session.release();
+      }
+    }
     case "stats": {
       const memory = process.memoryUsage();
       return { pid: process.pid, rss: memory.rss, heapUsed: memory.heapUsed, requests, initMs };

@@ -233,19 +233,198 @@ describe("direct search", () => {
 
   test("what it does not decide exactly is left to the solver", () => {
     for (const text of [
-      "a.origin.contains('ar')",
-      "'ar' in a.origin",
+      "a.origin.endsWith(a.destination) && a.destination.startsWith('L') && a.origin.startsWith('P')",
+      "a.origin + 'x' == 'Parisx'",
+      "a.origin.lower() == 'paris'",
+      "len(a.origin) == a.amount && a.amount > 5 && a.origin.startsWith('P')",
       "a.amount * a.fee > 3",
       "a.fee >= a.amount * 0.01 && a.amount >= 1 && a.fee < 0.005",
-      "len(a.origin) == 5",
     ]) {
       const result = repairDirectly({
         tool,
         arguments: { origin: "Rome", amount: 1, fee: 0 },
         constraints: [parseExpression(text)],
-        repairable: ["origin", "amount", "fee"],
+        repairable: ["origin", "destination", "amount", "fee"],
       });
       assert.equal(result, undefined, text);
     }
   });
+
+  test("string tests: containment, prefix, suffix, substrings and lengths are decided without Z3", () => {
+    const result = repairDirectly({
+      tool,
+      arguments: { origin: "customer called", destination: "Paris" },
+      constraints: [
+        parseExpression("a.origin.contains('A-1234') && len(a.origin) <= 60 && !a.origin.endsWith('4')"),
+        parseExpression("a.destination.startsWith('[t]') && a.destination in '[t]Paris[t]'"),
+      ],
+      repairable: ["origin", "destination"],
+    });
+    assert.ok(result?.status === "repaired", JSON.stringify(result));
+    assert.deepEqual(result.changed, ["origin", "destination"]);
+    assert.ok(satisfiesAll({ ...stringBase, constraints: [] }, result.arguments));
+    const origin = result.arguments.origin as string;
+    assert.ok(origin.includes("A-1234") && !origin.endsWith("4") && [...origin].length <= 60);
+    assert.ok((result.arguments.destination as string).startsWith("[t]"));
+    assert.deepEqual(
+      satisfiableDirectly({
+        tool,
+        constraints: [parseExpression("a.origin.startsWith('ab') && !a.origin.contains('b')")],
+      }),
+      { status: "unsat" },
+    );
+    assert.deepEqual(
+      satisfiableDirectly({
+        tool,
+        constraints: [parseExpression("len(a.origin) == 2 && a.origin.contains('abc')")],
+      }),
+      { status: "unsat" },
+    );
+  });
+
+  test("gives the solver's answers on 250 random string repairs and 200 satisfiability questions", async () => {
+    const next = random(21);
+    const tally = { direct: 0, solverOnly: 0, unsat: 0, multiple: 0, unsupported: 0, solverGaveUp: 0 };
+    for (let index = 0; index < 250; index++) {
+      const request = randomStringRequest(next);
+      const direct = repairDirectly(request);
+      if (direct === undefined) {
+        tally.solverOnly++;
+        continue;
+      }
+      tally.direct++;
+      const expected = await solver.repair({ ...request, candidatesFirst: false }).catch((error: unknown) => {
+        if (error instanceof MentorError && error.code === "MNT_ERR_SMT_TIMEOUT") return undefined;
+        throw error;
+      });
+      if (expected === undefined) {
+        tally.solverGaveUp++;
+        continue;
+      }
+      const context = `request ${index}: ${JSON.stringify({ ...request, scope: undefined })}\ndirect ${JSON.stringify(direct)}\nsolver ${JSON.stringify(expected)}`;
+      if (direct.status === "repaired") assert.ok(satisfiesAll(request, direct.arguments), context);
+      if (expected.status === "unsupported") {
+        tally.unsupported++;
+        continue;
+      }
+      assert.equal(direct.status, expected.status, context);
+      if (direct.status === "unsat") tally.unsat++;
+      if (direct.status === "repaired" && expected.status === "repaired") {
+        assert.deepEqual(direct.changed, expected.changed, context);
+        if (direct.changed.length > 1) tally.multiple++;
+      }
+    }
+    let answered = 0;
+    let unsat = 0;
+    for (let index = 0; index < 200; index++) {
+      const request = randomStringRequest(next);
+      const fixed = Object.fromEntries(Object.entries(request.arguments).filter(() => next() < 0.3));
+      const query = { tool: stringTool, constraints: request.constraints, scope: request.scope, fixed };
+      const direct = satisfiableDirectly(query);
+      if (direct === undefined) continue;
+      const expected = await solver.satisfiable({ ...query, directFirst: false }).catch((error: unknown) => {
+        if (error instanceof MentorError && error.code === "MNT_ERR_SMT_TIMEOUT") return undefined;
+        throw error;
+      });
+      if (expected === undefined || expected.status === "unsupported") continue;
+      answered++;
+      assert.equal(direct.status, expected.status, `question ${index}: ${JSON.stringify(query)}`);
+      if (direct.status === "unsat") unsat++;
+      if (direct.status === "sat") assert.ok(satisfiesAll(request, direct.example), JSON.stringify(direct));
+    }
+    console.log(
+      `direct string search vs solver (${solver.backend}): ${JSON.stringify(tally)}, satisfiability ${answered} answered, ${unsat} unsat`,
+    );
+    assert.ok(
+      tally.direct >= 150 && tally.unsat >= 15 && tally.multiple >= 10 && tally.solverOnly >= 1,
+      JSON.stringify(tally),
+    );
+    assert.ok(answered >= 100 && unsat >= 15, `${answered} answered, ${unsat} unsat`);
+  });
 });
+
+const stringTool: SolverTool = {
+  name: "note",
+  parameters: [
+    { name: "s", type: "string" },
+    { name: "u", type: "string" },
+    { name: "kind", type: { enum: ["ab", "ba", "c"] } },
+    { name: "n", type: "integer" },
+  ],
+};
+const stringBase = {
+  tool: stringTool,
+  arguments: {},
+  repairable: [],
+  constraints: [],
+} satisfies RepairRequest;
+
+const stringAtoms = [
+  "a.s.contains('ab')",
+  "!a.s.contains('b')",
+  "a.s.startsWith('a')",
+  "a.s.endsWith('ba')",
+  "'bb' in a.s",
+  "a.s in 'abcab'",
+  "'xaby'.contains(a.s)",
+  "'abc'.startsWith(a.s)",
+  "'cab'.endsWith(a.s)",
+  "len(a.s) <= 3",
+  "len(a.s) == 2",
+  "len(a.s) * 2 > 5",
+  "a.s == 'aba'",
+  "a.s < 'b'",
+  "a.s >= 'ab'",
+  "a.s != x",
+  "a.s.contains(last('get').code)",
+  "a.u.startsWith('é')",
+  "a.u.contains(task.request.code)",
+  "a.u.endsWith(a.kind)",
+  "len(a.u) >= 4",
+  "a.u < 'c'",
+  "a.u == null",
+  "a.u.contains('\\\\')",
+  "a.kind.startsWith('a')",
+  "a.n < 3",
+  "a.u.endsWith(a.s)",
+  "a.n < len(a.s)",
+].map((text) => parseExpression(text));
+
+const stringValues: Record<string, Value[]> = {
+  s: ["", "a", "ab", "ba", "abc", "bab", "é", "xyz"],
+  u: ["", "éa", "abab", "c\\d", "zz", "A-12"],
+  kind: ["ab", "ba", "c"],
+  n: [0, 2, 5],
+};
+
+function randomStringRequest(next: () => number): RepairRequest {
+  const names = Object.keys(stringValues);
+  const args: Record<string, Value> = {};
+  for (const name of names) if (next() < 0.85) args[name] = pick(next, stringValues[name] as Value[]);
+  const constraint = (depth: number): Expression => {
+    const roll = next();
+    if (depth === 0 || roll < 0.5) return pick(next, stringAtoms);
+    const left = constraint(depth - 1);
+    if (roll < 0.6) return { kind: "unary", operator: "!", operand: left, offset: 0, length: 0 };
+    const right = constraint(depth - 1);
+    return { kind: "binary", operator: roll < 0.85 ? "&&" : "||", left, right, offset: 0, length: 0 };
+  };
+  const code = pick(next, ["ab", "b", null]);
+  return {
+    tool: { ...stringTool, required: names.filter(() => next() < 0.4) },
+    arguments: args,
+    constraints: Array.from({ length: 1 + Math.floor(next() * 3) }, () => constraint(2)),
+    scope: {
+      variables: { x: "ab" },
+      task: { request: { code: pick(next, ["A-1", "a"]) } },
+      history: {
+        last: (name) => (name === "get" && code !== null ? { code } : null),
+        held: () => false,
+        count: () => 0,
+        values: () => [],
+      },
+    },
+    repairable: names.filter(() => next() < 0.7),
+    candidates: next() < 0.3 ? { s: ["abc"], u: ["éabc"] } : {},
+  };
+}

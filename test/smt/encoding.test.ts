@@ -15,10 +15,13 @@ import {
   holdsIn,
   type Value,
 } from "../../src/expression/index.js";
-import { SolverClient, type SolverTool } from "../../src/smt/index.js";
+import { type SolverBackend, SolverClient, type SolverTool } from "../../src/smt/index.js";
+import { findZ3Binary } from "../../src/smt/native.js";
 
-const client = new SolverClient({ timeoutMs: 5000 });
-after(() => client.close());
+// Both builds: the WASM one always, the native binary where it is installed.
+const backends: SolverBackend[] = ["wasm", ...(findZ3Binary() === undefined ? [] : ["native" as const])];
+const clients = backends.map((backend) => new SolverClient({ timeoutMs: 5000, backend }));
+after(() => Promise.all(clients.map((client) => client.close())));
 
 const tool: SolverTool = {
   name: "t",
@@ -169,38 +172,40 @@ const values = fc.record({
 
 const runs = Number(process.env.MENTOR_SMT_RUNS ?? 400);
 
-test(`encoding agrees with the evaluator on ${runs} random expressions and argument values`, async () => {
-  let compared = 0;
-  let unsupported = 0;
-  let held = 0;
-  await fc.assert(
-    fc.asyncProperty(expression, values, async (constraint, fixed) => {
-      const args: Record<string, Value> = {};
-      for (const [name, value] of Object.entries(fixed)) if (value !== null) args[name] = value;
-      const expected = holdsIn(constraint, { arguments: args, task, history });
-      const result = await client.satisfiable({
-        tool,
-        constraints: [constraint],
-        scope: { task, history },
-        fixed,
-        directFirst: false,
-      });
-      if (result.status === "unsupported") {
-        unsupported++;
-        return;
-      }
-      compared++;
-      if (expected) held++;
-      assert.equal(
-        result.status,
-        expected ? "sat" : "unsat",
-        `${formatExpression(constraint)} with ${JSON.stringify(fixed)}`,
-      );
-    }),
-    { numRuns: runs },
-  );
-  const summary = `compared ${compared} (${held} hold), unsupported ${unsupported}`;
-  console.log(summary);
-  assert.ok(compared >= runs * 0.8, summary);
-  assert.ok(held >= compared * 0.05 && held <= compared * 0.95, summary);
-});
+for (const client of clients) {
+  test(`encoding on ${client.backend} agrees with the evaluator on ${runs} random expressions and argument values`, async () => {
+    let compared = 0;
+    let unsupported = 0;
+    let held = 0;
+    await fc.assert(
+      fc.asyncProperty(expression, values, async (constraint, fixed) => {
+        const args: Record<string, Value> = {};
+        for (const [name, value] of Object.entries(fixed)) if (value !== null) args[name] = value;
+        const expected = holdsIn(constraint, { arguments: args, task, history });
+        const result = await client.satisfiable({
+          tool,
+          constraints: [constraint],
+          scope: { task, history },
+          fixed,
+          directFirst: false,
+        });
+        if (result.status === "unsupported") {
+          unsupported++;
+          return;
+        }
+        compared++;
+        if (expected) held++;
+        assert.equal(
+          result.status,
+          expected ? "sat" : "unsat",
+          `${formatExpression(constraint)} with ${JSON.stringify(fixed)}`,
+        );
+      }),
+      { numRuns: runs },
+    );
+    const summary = `compared ${compared} (${held} hold), unsupported ${unsupported}`;
+    console.log(summary);
+    assert.ok(compared >= runs * 0.8, summary);
+    assert.ok(held >= compared * 0.05 && held <= compared * 0.95, summary);
+  });
+}

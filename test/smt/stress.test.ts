@@ -18,7 +18,7 @@ const concurrency = 16;
 const megabyte = 1024 * 1024;
 
 test(`stress: ${repairs} repairs, ${concurrency} in flight, forced GCs in the solver process`, async () => {
-  const client = new SolverClient({ timeoutMs: 5000, forcedGcIntervalMs: 25 });
+  const client = new SolverClient({ timeoutMs: 5000, forcedGcIntervalMs: 25, backend: "wasm" });
   const next = random(7);
   let done = 0;
   let repaired = 0;
