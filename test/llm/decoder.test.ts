@@ -4,6 +4,7 @@ import { CallDecoder, type DecodePlan } from "../../src/llm/decoder.js";
 import { seededRandom } from "../../src/models/tiny-model.js";
 import { TextVocabulary, VocabularyIndex } from "../../src/shield/token/index.js";
 import { decodePlan } from "../support/decode-plan.js";
+import { toyTokenizer } from "../support/toy-tokenizer.js";
 
 // No model: a toy vocabulary and a sampler that ignores the bias half of the time, so the veto
 // alone must keep every call well-formed and free of unsafe names and values.
@@ -35,23 +36,7 @@ const pieces = [
 const index = new VocabularyIndex(new TextVocabulary(pieces));
 const endToken = pieces.indexOf("<eos>");
 
-/** Greedy longest-match tokenization over the toy vocabulary. */
-function tokenize(text: string, special: boolean): number[] {
-  const tokens: number[] = [];
-  let position = 0;
-  while (position < text.length) {
-    let best = -1;
-    pieces.forEach((piece, id) => {
-      if (!special && specials.includes(piece)) return;
-      if (text.startsWith(piece, position) && (best < 0 || piece.length > (pieces[best] as string).length))
-        best = id;
-    });
-    assert.ok(best >= 0, text.slice(position));
-    tokens.push(best);
-    position += (pieces[best] as string).length;
-  }
-  return tokens;
-}
+const tokenize = toyTokenizer(pieces, specials);
 
 const names = ["check_distance", "book_train", "book_flight"];
 const toySyntax = { prefix: '<call>{"name": "', paramsPrefix: '", "arguments": ', suffix: "}<eos>" };

@@ -4,6 +4,7 @@ import { CallDecoder, type DecodePlan } from "../../src/llm/decoder.js";
 import { JsonPrefix } from "../../src/llm/json-prefix.js";
 import { TextVocabulary, VocabularyIndex } from "../../src/shield/token/index.js";
 import { seededRandom } from "../support/random.js";
+import { toyTokenizer } from "../support/toy-tokenizer.js";
 
 /** A random JSON value (nested arrays and objects, escapes, numbers of every form). */
 function randomValue(random: () => number, depth = 0): unknown {
@@ -103,22 +104,7 @@ const specials = ["<call>", "<eos>", "<call2>"];
 const index = new VocabularyIndex(new TextVocabulary(pieces));
 const endToken = pieces.indexOf("<eos>");
 
-function tokenize(text: string, special: boolean): number[] {
-  const tokens: number[] = [];
-  let position = 0;
-  while (position < text.length) {
-    let best = -1;
-    pieces.forEach((piece, id) => {
-      if (!special && specials.includes(piece)) return;
-      if (text.startsWith(piece, position) && (best < 0 || piece.length > (pieces[best] as string).length))
-        best = id;
-    });
-    assert.ok(best >= 0, text.slice(position));
-    tokens.push(best);
-    position += (pieces[best] as string).length;
-  }
-  return tokens;
-}
+const tokenize = toyTokenizer(pieces, specials);
 
 function plan(): DecodePlan {
   return {
