@@ -386,14 +386,8 @@ class Analysis {
     if (name === undefined) return;
     if (name !== underlying(name)) {
       // A bound on a length: the point where it changes truth.
-      const l = asLinear(left);
-      const r = asLinear(right);
-      if (l === undefined || r === undefined) return;
-      const coefficient = (l.coefficients.get(name) ?? 0) - (r.coefficients.get(name) ?? 0);
-      if (coefficient === 0) return;
-      const point = (r.constant - l.constant) / coefficient;
-      if (!Number.isFinite(point)) throw new NotDirect("a bound out of range");
-      this.#tests(underlying(name)).lengths.push(point);
+      const point = changePoint(left, right, name);
+      if (point !== undefined) this.#tests(underlying(name)).lengths.push(point);
       return;
     }
     const variable = this.#free.get(name) as Chosen;
@@ -407,15 +401,9 @@ class Analysis {
       return;
     }
     if (variable.sort === "bool" || variable.members !== undefined) return;
-    const l = asLinear(left);
-    const r = asLinear(right);
     // A number compared with a non-number: the same answer for every present value.
-    if (l === undefined || r === undefined) return;
-    const coefficient = (l.coefficients.get(name) ?? 0) - (r.coefficients.get(name) ?? 0);
-    if (coefficient === 0) return;
-    const point = (r.constant - l.constant) / coefficient;
-    if (!Number.isFinite(point)) throw new NotDirect("a bound out of range");
-    this.#addPoint(name, point);
+    const point = changePoint(left, right, name);
+    if (point !== undefined) this.#addPoint(name, point);
   }
 
   /** The string tests of a string argument; `beyondOrder`: a test equality and order points cannot decide. */
@@ -678,4 +666,19 @@ function reads(expression: Expression, names: ReadonlySet<string>): boolean {
     }
   });
   return found;
+}
+
+/**
+ * Where a linear comparison of `name` with itself on both sides changes truth: the value of
+ * `name` that makes both sides equal; undefined when a side is not linear or `name` cancels out.
+ */
+function changePoint(left: Term, right: Term, name: string): number | undefined {
+  const l = asLinear(left);
+  const r = asLinear(right);
+  if (l === undefined || r === undefined) return undefined;
+  const coefficient = (l.coefficients.get(name) ?? 0) - (r.coefficients.get(name) ?? 0);
+  if (coefficient === 0) return undefined;
+  const point = (r.constant - l.constant) / coefficient;
+  if (!Number.isFinite(point)) throw new NotDirect("a bound out of range");
+  return point;
 }
