@@ -204,9 +204,11 @@ export class UpstreamGenerator implements TurnGenerator {
       throw this.upstreamError(error, request.signal);
     }
     const generation = readCompletion(completion, this.endpoint);
-    if (grammar === undefined || generation.toolCalls.length > 0 || generation.content === null)
-      return generation;
-    // Under a grammar the upstream answers the calls as text (tool_choice none): read them here.
+    const callsPossible = request.tools.length > 0 && request.toolChoice !== "none";
+    if (!callsPossible || generation.toolCalls.length > 0 || generation.content === null) return generation;
+    // An upstream that does not parse calls (llama-cpp-python's chat templates; any upstream under
+    // a grammar, which goes up with tool_choice none) answers them as text: they are read here, so
+    // the evaluator judges them rather than a client that would read them itself.
     const written = readTextCalls(generation.content, hermesSyntax);
     if (written.calls.length === 0) return generation;
     return { ...generation, content: written.content, toolCalls: written.calls, finishReason: "tool_calls" };

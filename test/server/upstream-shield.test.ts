@@ -124,6 +124,16 @@ describe("the token shield over an upstream endpoint", () => {
     assert.deepEqual(names(sent(1)), ["check_distance", "check_seats"]);
   });
 
+  it("a call the upstream writes as text (no tool parsing, as llama-cpp-python's templates) is read and judged", async () => {
+    endpoint.script = [textCall("book_train", toronto), textCall("check_distance", toronto)];
+    const answer = await chat(servers.plain, start().messages);
+    assert.deepEqual(
+      answer.mentor.attempts[0]?.calls.map((call) => [call.verdict, call.rules]),
+      [["block", ["P1"]]],
+    );
+    assert.equal(answer.choices[0]?.message.tool_calls?.[0]?.function.name, "check_distance");
+  });
+
   it("narrows the enum to the allowed values; a business class returned anyway is blocked", async () => {
     const ready = start()
       .call("check_distance", toronto, { label: "long" })
