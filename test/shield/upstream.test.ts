@@ -172,6 +172,14 @@ describe("the token shield over an upstream (request fields)", () => {
       ],
     });
     assert.deepEqual(readTextCalls("Hello.", hermesSyntax), { content: "Hello.", calls: [] });
+    // Without the newlines the syntax has (a model writing on its own, without the grammar).
+    assert.deepEqual(
+      readTextCalls('<tool_call>{"name": "check_seats", "arguments": {}}</tool_call>', hermesSyntax),
+      {
+        content: null,
+        calls: [{ name: "check_seats", arguments: {} }],
+      },
+    );
     assert.equal(
       readTextCalls(`${hermesSyntax.prefix}x", "arguments": [1]}\n</tool_call>`, hermesSyntax).calls[0]
         ?.invalid,

@@ -16,21 +16,19 @@ export function readTextCalls(
   text: string,
   syntax: CallSyntax,
 ): { content: string | null; calls: TextCall[] } {
-  const open = syntax.prefix.slice(
-    0,
-    syntax.prefix.indexOf("{") >= 0 ? syntax.prefix.indexOf("{") : undefined,
-  );
+  // The tags around the JSON, whatever whitespace the model put around them (`<tool_call>`).
+  const brace = syntax.prefix.indexOf("{");
+  const open = (brace >= 0 ? syntax.prefix.slice(0, brace) : syntax.prefix).trim();
+  const close = syntax.suffix.slice(syntax.suffix.lastIndexOf("}") + 1).trim();
   const first = text.indexOf(open);
-  if (first < 0) return { content: text === "" ? null : text, calls: [] };
+  if (open === "" || first < 0) return { content: text === "" ? null : text, calls: [] };
   const calls: TextCall[] = [];
-  const close = syntax.suffix.slice(syntax.suffix.indexOf("}") + 1);
   let position = first;
-  while (position >= 0 && position < text.length) {
+  while (position >= 0) {
     const start = text.indexOf(open, position);
     if (start < 0) break;
-    const end = text.indexOf(close, start + open.length);
-    const body = text.slice(start + open.length, end < 0 ? undefined : end).trim();
-    calls.push(readCall(body));
+    const end = close === "" ? -1 : text.indexOf(close, start + open.length);
+    calls.push(readCall(text.slice(start + open.length, end < 0 ? undefined : end).trim()));
     position = end < 0 ? -1 : end + close.length;
   }
   const before = text.slice(0, first).trim();
