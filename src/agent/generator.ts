@@ -211,7 +211,11 @@ export class UpstreamGenerator implements TurnGenerator {
     // the evaluator judges them rather than a client that would read them itself.
     const written = readTextCalls(generation.content, hermesSyntax);
     if (written.calls.length === 0) return generation;
-    return { ...generation, content: written.content, toolCalls: written.calls, finishReason: "tool_calls" };
+    // A call cut by max_tokens: a cut answer, as the local engine reports it (OpenAI's `length`).
+    if (written.calls.some((call) => call.incomplete))
+      return { ...generation, content: written.content, toolCalls: [], finishReason: "length" };
+    const toolCalls = written.calls.map(({ incomplete: _incomplete, ...call }) => call);
+    return { ...generation, content: written.content, toolCalls, finishReason: "tool_calls" };
   }
 
   private upstreamError(error: unknown, signal: AbortSignal | undefined): MentorError {

@@ -95,7 +95,14 @@ describe("the token shield over an upstream endpoint", () => {
     assert.equal(response.status, 200, await response.clone().text());
     return (await response.json()) as {
       choices: { message: { tool_calls?: { function: { name: string; arguments: string } }[] } }[];
-      mentor: { blocked: number; attempts: { calls: { verdict: string; rules: string[] }[] }[] };
+      mentor: {
+        blocked: number;
+        attempts: {
+          finishReason: string;
+          calls: { verdict: string; rules: string[] }[];
+          done?: { refused: boolean };
+        }[];
+      };
     };
   };
   const sent = (index: number) =>
@@ -130,6 +137,27 @@ describe("the token shield over an upstream endpoint", () => {
     assert.deepEqual(
       answer.mentor.attempts[0]?.calls.map((call) => [call.verdict, call.rules]),
       [["block", ["P1"]]],
+    );
+    assert.equal(answer.choices[0]?.message.tool_calls?.[0]?.function.name, "check_distance");
+  });
+
+  it("a text call cut by max_tokens is a cut answer (finish_reason length), not a call", async () => {
+    endpoint.script = [
+      completion({ content: `${hermesSyntax.prefix}book_train", "arguments": {"origin": "Tor` }, "length"),
+      toolCall("check_distance", toronto),
+    ];
+    const answer = await chat(servers.plain, start().messages);
+    // Cut while a duty is open: refused like any answer without a call, then generated again.
+    assert.deepEqual(
+      answer.mentor.attempts.map((attempt) => [
+        attempt.finishReason,
+        attempt.calls.length,
+        attempt.done?.refused,
+      ]),
+      [
+        ["length", 0, true],
+        ["tool_calls", 1, undefined],
+      ],
     );
     assert.equal(answer.choices[0]?.message.tool_calls?.[0]?.function.name, "check_distance");
   });

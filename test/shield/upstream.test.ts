@@ -172,6 +172,9 @@ describe("the token shield over an upstream (request fields)", () => {
       ],
     });
     assert.deepEqual(readTextCalls("Hello.", hermesSyntax), { content: "Hello.", calls: [] });
+    assert.deepEqual(readTextCalls('<tool_call>\n{"name": "check_seats", "argu', hermesSyntax).calls, [
+      { name: "check_seats", arguments: {}, invalid: "the call is not valid JSON", incomplete: true },
+    ]);
     // Without the newlines the syntax has (a model writing on its own, without the grammar).
     assert.deepEqual(
       readTextCalls('<tool_call>{"name": "check_seats", "arguments": {}}</tool_call>', hermesSyntax),

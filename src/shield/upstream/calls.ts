@@ -6,6 +6,8 @@ export interface TextCall {
   arguments: Record<string, unknown>;
   /** Why the arguments could not be read. */
   invalid?: string;
+  /** The text ended before the call's closing tag (an answer cut by max_tokens). */
+  incomplete?: true;
 }
 
 /**
@@ -28,7 +30,8 @@ export function readTextCalls(
     const start = text.indexOf(open, position);
     if (start < 0) break;
     const end = close === "" ? -1 : text.indexOf(close, start + open.length);
-    calls.push(readCall(text.slice(start + open.length, end < 0 ? undefined : end).trim()));
+    const call = readCall(text.slice(start + open.length, end < 0 ? undefined : end).trim());
+    calls.push(end < 0 && close !== "" ? { ...call, incomplete: true } : call);
     position = end < 0 ? -1 : end + close.length;
   }
   const before = text.slice(0, first).trim();
