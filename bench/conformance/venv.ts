@@ -4,8 +4,8 @@ import { dirname, join } from "node:path";
 
 /**
  * The python of a venv in `dir` holding `pkg==version`: the venv is created with `python` and
- * the package pip-installed from PyPI when missing or at another version. Failures go to `fail`
- * with what pip said.
+ * the package pip-installed from PyPI when missing or at another version (with `extras`, e.g.
+ * `["server"]`). Failures go to `fail` with what pip said.
  */
 export function ensureVenv(
   dir: string,
@@ -13,6 +13,7 @@ export function ensureVenv(
   pkg: string,
   version: string,
   fail: (message: string) => never,
+  extras: readonly string[] = [],
 ): string {
   const bin = join(dir, process.platform === "win32" ? "Scripts/python.exe" : "bin/python");
   if (!existsSync(bin)) {
@@ -26,20 +27,15 @@ export function ensureVenv(
     encoding: "utf8",
   });
   if (installed.status === 0 && installed.stdout.trim() === version) return bin;
-  process.stderr.write(`installing ${pkg}==${version} from PyPI into ${dir}\n`);
-  const pip = spawnSync(
-    bin,
-    ["-m", "pip", "install", "--disable-pip-version-check", "--quiet", `${pkg}==${version}`],
-    {
-      encoding: "utf8",
-      env: { ...process.env, PIP_DEFAULT_TIMEOUT: process.env.PIP_DEFAULT_TIMEOUT ?? "30" },
-    },
-  );
+  const spec = `${pkg}${extras.length > 0 ? `[${extras.join(",")}]` : ""}==${version}`;
+  process.stderr.write(`installing ${spec} from PyPI into ${dir}\n`);
+  const pip = spawnSync(bin, ["-m", "pip", "install", "--disable-pip-version-check", "--quiet", spec], {
+    encoding: "utf8",
+    env: { ...process.env, PIP_DEFAULT_TIMEOUT: process.env.PIP_DEFAULT_TIMEOUT ?? "30" },
+  });
   if (pip.status !== 0) {
     const said = `${pip.stdout}\n${pip.stderr}`.trim().split("\n").slice(-4).join("\n  ");
-    fail(
-      `could not pip-install ${pkg}==${version} into ${dir}; is PyPI reachable from here?\n  pip said: ${said}`,
-    );
+    fail(`could not pip-install ${spec} into ${dir}; is PyPI reachable from here?\n  pip said: ${said}`);
   }
   return bin;
 }

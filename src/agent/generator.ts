@@ -9,6 +9,7 @@ import {
   type ToolChoice,
 } from "../openai/index.js";
 import type { ShieldSets } from "../shield/token/index.js";
+import { hermesSyntax, readTextCalls, upstreamShield } from "../shield/upstream/index.js";
 
 /** One generation request of a turn (OpenAI shapes). */
 export interface GenerationRequest {
@@ -50,7 +51,10 @@ export interface Generation {
 
 /** One model generation per call: the local engine, or an upstream OpenAI-compatible endpoint. */
 export interface TurnGenerator {
-  /** Whether the generator can apply the token shield (only the local engine can). */
+  /**
+   * Whether the generator takes `tokenShield`: the local engine applies it token by token, an
+   * upstream endpoint what a request can carry (safe tools, tool_choice, narrowed schemas, grammar).
+   */
   readonly tokenShield: boolean;
   generate(request: GenerationRequest): Promise<Generation>;
 }
@@ -115,11 +119,22 @@ export interface UpstreamOptions {
    * the client as a 502, and OpenAI's clients retry that themselves.
    */
   maxRetries?: number;
+  /**
+   * Token shield: `gbnf` also sends a GBNF `grammar` of the answer (llama.cpp's server,
+   * llama-cpp-python) in Hermes call syntax, and reads the calls from the text it answers.
+   * Default: none (tools, tool_choice and narrowed schemas only).
+   */
+  grammar?: "gbnf";
 }
 
-/** An OpenAI-compatible endpoint (llama-server, vLLM, a hosted model) through the openai SDK: prompt shield only. */
+/**
+ * An OpenAI-compatible endpoint (llama-server, vLLM, a hosted model) through the openai SDK. With
+ * `tokenShield`, the request carries what the upstream can enforce (`upstreamShield`): only the
+ * safe tools, `tool_choice: "required"` while the turn may not end, argument schemas narrowed to
+ * the allowed values, and with `grammar: "gbnf"` a grammar that excludes the masked names and values.
+ */
 export class UpstreamGenerator implements TurnGenerator {
-  readonly tokenShield = false;
+  readonly tokenShield = true;
   readonly endpoint: string;
   private readonly client: OpenAI;
 
@@ -135,24 +150,42 @@ export class UpstreamGenerator implements TurnGenerator {
   }
 
   async generate(request: GenerationRequest): Promise<Generation> {
-    if (request.tokenShield)
-      throw new MentorError(
-        "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
-        `the token shield needs the local engine; ${this.options.url} is an upstream endpoint`,
-      );
+    let tools = request.tools;
+    let toolChoice = request.toolChoice;
+    let grammar: string | undefined;
+    if (request.tokenShield) {
+      const shield = upstreamShield({
+        sets: request.tokenShield.sets,
+        tools,
+        toolChoice,
+        ...(request.parallelToolCalls !== undefined ? { parallelToolCalls: request.parallelToolCalls } : {}),
+        ...(this.options.grammar !== undefined ? { grammar: this.options.grammar } : {}),
+      });
+      if (shield.refusal !== undefined)
+        return {
+          content: null,
+          toolCalls: [],
+          finishReason: "refused",
+          refusal: shield.refusal,
+          usage: { promptTokens: 0, completionTokens: 0 },
+        };
+      ({ tools, toolChoice, grammar } = shield);
+    }
     const body = {
       model: this.options.model,
       // The upstream sees plain OpenAI messages: mentor's grounding stays here.
       messages: request.messages.map(
         ({ mentor: _grounding, ...message }) => message,
       ) as unknown as OpenAI.ChatCompletionMessageParam[],
-      ...(request.tools.length > 0
+      ...(tools.length > 0
         ? {
-            tools: request.tools as OpenAI.ChatCompletionTool[],
-            tool_choice: request.toolChoice,
+            tools: tools as OpenAI.ChatCompletionTool[],
+            tool_choice: toolChoice,
             parallel_tool_calls: request.parallelToolCalls,
           }
         : {}),
+      // llama.cpp's server and llama-cpp-python read it; others ignore a field they do not know.
+      ...(grammar !== undefined ? { grammar } : {}),
       // Undefined fields are left out of the JSON body.
       seed: request.seed,
       temperature: request.temperature,
@@ -170,7 +203,19 @@ export class UpstreamGenerator implements TurnGenerator {
     } catch (error) {
       throw this.upstreamError(error, request.signal);
     }
-    return readCompletion(completion, this.endpoint);
+    const generation = readCompletion(completion, this.endpoint);
+    const callsPossible = request.tools.length > 0 && request.toolChoice !== "none";
+    if (!callsPossible || generation.toolCalls.length > 0 || generation.content === null) return generation;
+    // An upstream that does not parse calls (llama-cpp-python's chat templates; any upstream under
+    // a grammar, which goes up with tool_choice none) answers them as text: they are read here, so
+    // the evaluator judges them rather than a client that would read them itself.
+    const written = readTextCalls(generation.content, hermesSyntax);
+    if (written.calls.length === 0) return generation;
+    // A call cut by max_tokens: a cut answer, as the local engine reports it (OpenAI's `length`).
+    if (written.calls.some((call) => call.incomplete))
+      return { ...generation, content: written.content, toolCalls: [], finishReason: "length" };
+    const toolCalls = written.calls.map(({ incomplete: _incomplete, ...call }) => call);
+    return { ...generation, content: written.content, toolCalls, finishReason: "tool_calls" };
   }
 
   private upstreamError(error: unknown, signal: AbortSignal | undefined): MentorError {

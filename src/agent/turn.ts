@@ -156,7 +156,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
   if (options.mode === "token" && !options.generator.tokenShield)
     throw new MentorError(
       "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
-      "the token shield needs the local engine; this server forwards to an upstream endpoint (use shield prompt)",
+      "this generator cannot apply the token shield (use shield prompt)",
     );
   const grounding = await options.grounder.ground(options.messages, options.signal);
   const groundMs = performance.now() - started;

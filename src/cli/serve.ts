@@ -12,6 +12,8 @@ interface ServeCommandOptions {
   port: string;
   upstream?: string;
   upstreamKey?: string;
+  upstreamGrammar?: string;
+  recorderFsync?: boolean;
   apiKey: string[];
   recorder?: string;
   dashboard?: boolean;
@@ -60,7 +62,10 @@ export function registerServeCommand(program: Command): void {
         .argParser(collect),
     )
     .addOption(
-      new Option("--shield <mode>", "default shield mode (token, or prompt with --upstream)")
+      new Option(
+        "--shield <mode>",
+        "default shield mode (token, or prompt with --upstream; token there sends only what the upstream can enforce)",
+      )
         .choices([...shieldModes])
         .env("MENTOR_SHIELD"),
     )
@@ -73,6 +78,14 @@ export function registerServeCommand(program: Command): void {
     )
     .addOption(new Option("--upstream-key <key>", "API key for the upstream").env("MENTOR_UPSTREAM_KEY"))
     .addOption(
+      new Option(
+        "--upstream-grammar <kind>",
+        "token shield over the upstream: also send a grammar of the answer (gbnf: llama.cpp's server, llama-cpp-python; Hermes call syntax)",
+      )
+        .choices(["gbnf"])
+        .env("MENTOR_UPSTREAM_GRAMMAR"),
+    )
+    .addOption(
       new Option("--api-key <key...>", "accepted API key; repeat for more; none = open")
         .env("MENTOR_API_KEY")
         .argParser(collect),
@@ -81,6 +94,12 @@ export function registerServeCommand(program: Command): void {
       new Option("--recorder <dir>", "flight recorder directory (one JSONL record per request)").env(
         "MENTOR_RECORDER",
       ),
+    )
+    .addOption(
+      new Option(
+        "--recorder-fsync",
+        "flush each flight record to disk (fsync) before its answer is sent",
+      ).env("MENTOR_RECORDER_FSYNC"),
     )
     .addOption(
       new Option(
@@ -163,6 +182,9 @@ export function registerServeCommand(program: Command): void {
               upstream: {
                 url: options.upstream,
                 ...(options.upstreamKey !== undefined ? { apiKey: options.upstreamKey } : {}),
+                ...(options.upstreamGrammar !== undefined
+                  ? { grammar: options.upstreamGrammar as "gbnf" }
+                  : {}),
                 ...(options.model !== undefined ? { model: options.model } : {}),
               },
             }
@@ -173,6 +195,7 @@ export function registerServeCommand(program: Command): void {
         port: integer(options.port, "--port", 0),
         apiKeys: options.apiKey ?? [],
         ...(options.recorder !== undefined ? { recorderDirectory: options.recorder } : {}),
+        ...(options.recorderFsync === true ? { recorderFsync: true } : {}),
         dashboard: options.dashboard === true,
         cors: options.cors === "off" ? false : options.cors,
         maxQueue: integer(options.maxQueue, "--max-queue", 0),

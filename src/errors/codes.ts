@@ -149,7 +149,7 @@ export const errorCodes = {
   },
   MNT_ERR_TOKEN_SHIELD_UNAVAILABLE: {
     status: 400,
-    fix: "The token shield needs the local engine; with an upstream endpoint use the prompt shield (`shield: prompt`).",
+    fix: "The token shield needs a generator that applies it (the local engine, or an upstream endpoint); with a custom generator that does not, use the prompt shield (`shield: prompt`).",
   },
   MNT_ERR_UPSTREAM: {
     status: 502,

@@ -45,7 +45,9 @@ export async function buildServer(options: ServerOptions = {}): Promise<FastifyI
       running: context.serving?.admission.running ?? 0,
     })),
     recorder:
-      settings.recorderDirectory !== undefined ? new FlightRecorder(settings.recorderDirectory) : undefined,
+      settings.recorderDirectory !== undefined
+        ? new FlightRecorder(settings.recorderDirectory, { fsync: settings.recorderFsync ?? false })
+        : undefined,
     startedAt: Date.now(),
     serving: undefined,
     solver: () => {

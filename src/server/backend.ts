@@ -31,7 +31,12 @@ async function upstreamBackend(
       ? undefined
       : endpointLabelModel(labeler === "model" ? { url: upstream.url, model, ...key } : labeler);
   return {
-    generator: new UpstreamGenerator({ url: upstream.url, model, ...key }),
+    generator: new UpstreamGenerator({
+      url: upstream.url,
+      model,
+      ...key,
+      ...(upstream.grammar !== undefined ? { grammar: upstream.grammar } : {}),
+    }),
     modelId: settings.modelId ?? model,
     concurrency: 4,
     grounder: grounderWith(settings, labelModel),

@@ -25,13 +25,17 @@ export interface ServerOptions {
   threads?: number;
   /** The local engine's backend (`auto`: a GPU if a prebuilt binary loads, else the CPU). Default `auto`. */
   gpu?: GpuChoice;
-  /** Serve an OpenAI-compatible endpoint instead of a local model (prompt shield only). */
-  upstream?: { url: string; apiKey?: string; model?: string };
+  /**
+   * Serve an OpenAI-compatible endpoint instead of a local model. The token shield there is what a
+   * request can carry (docs/server.md, "The token shield over an upstream"); `grammar: "gbnf"` adds
+   * a GBNF grammar of the answer (llama.cpp's server, llama-cpp-python).
+   */
+  upstream?: { url: string; apiKey?: string; model?: string; grammar?: "gbnf" };
   /** The id clients name the model by. Default: the registry name or the file name; upstream: its model id. */
   modelId?: string;
   /** Shipped policy ids (`travel`, `tau2-mock`, …) or paths; the first is the default. Default `["travel"]`; `[]` serves without a policy. */
   policies?: string[];
-  /** Default shield mode. Default `token` (`prompt` with an upstream). */
+  /** Default shield mode. Default `token` (`prompt` with an upstream, where `token` is what the upstream can enforce). */
   shield?: ShieldMode;
   /** Default token shield boost. Default 0.5. */
   eta?: number;
@@ -45,6 +49,13 @@ export interface ServerOptions {
   cors?: string | false;
   /** Directory of the flight recorder's JSONL files; none = no recording. */
   recorderDirectory?: string;
+  /**
+   * Flush each flight record to disk (fsync of the file, and of the directory once the file is
+   * made) before its answer is sent: every answered request is on disk whatever the kill point,
+   * also after a power loss. Default false (each record is written before the answer, to the
+   * operating system: a killed server loses none, a crashed machine may lose the last ones).
+   */
+  recorderFsync?: boolean;
   /** Serve the dashboard's pages under `/dashboard` (behind the API keys when some are set). Default false. */
   dashboard?: boolean;
   /** Requests answered at once. Default: the engine's sequences (local) or 4 (upstream, generator). */
@@ -128,8 +139,13 @@ const schema = z.strictObject({
   gpu: z.enum(gpuChoices, { error: `must be one of ${gpuChoices.join(", ")}` }).optional(),
   upstream: z
     .strictObject(
-      { url, apiKey: text.optional(), model: text.optional() },
-      { error: "must be {url, apiKey?, model?}" },
+      {
+        url,
+        apiKey: text.optional(),
+        model: text.optional(),
+        grammar: z.enum(["gbnf"], { error: "must be gbnf" }).optional(),
+      },
+      { error: "must be {url, apiKey?, model?, grammar?}" },
     )
     .optional(),
   modelId: text.optional(),
@@ -141,6 +157,7 @@ const schema = z.strictObject({
   apiKeys: z.array(text, { error: "must be a list of keys" }).default([]),
   cors: z.union([text, z.literal(false)], { error: "must be an origin or false" }).default("*"),
   recorderDirectory: text.optional(),
+  recorderFsync: z.boolean({ error: "must be true or false" }).optional(),
   dashboard: z.boolean({ error: "must be true or false" }).default(false),
   concurrency: count(1).optional(),
   maxQueue: count(0).default(16),
@@ -173,11 +190,6 @@ export function serverSettings(options: ServerOptions): ServerSettings {
     );
   const settings = parsed.data as ServerSettings & { shield?: ShieldMode };
   const shield = settings.shield ?? (settings.upstream ? "prompt" : "token");
-  if (settings.upstream && shield === "token")
-    throw new MentorError(
-      "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
-      "the token shield needs the local engine; with --upstream use --shield prompt (or none)",
-    );
   const sources = [
     settings.upstream && "upstream",
     settings.engine && "engine",

@@ -144,12 +144,15 @@ describe("a shielded turn on a tiny model with the travel policy", () => {
     );
   });
 
-  it("refuses the token shield with an upstream generator", async () => {
+  it("refuses the token shield with a generator that cannot apply it", async () => {
     await assert.rejects(
       runTurn({
         ...base,
         mode: "token",
-        generator: new UpstreamGenerator({ url: "http://127.0.0.1:9", model: "any" }),
+        generator: {
+          tokenShield: false,
+          generate: () => Promise.reject(new Error("the turn must not generate")),
+        },
       }),
       (error: unknown) => error instanceof MentorError && error.code === "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
     );

@@ -466,8 +466,8 @@ describe("server options", () => {
     await refused({ shield: "max" as never }, /shield must be one of none, prompt, token/);
     await refused({ upstream: { url: "ftp://example" } }, /upstream\.url must be an http\(s\) URL/);
     await refused(
-      { upstream: { url: "http://example" }, shield: "token" },
-      /token shield needs the local engine/,
+      { upstream: { url: "http://example", grammar: "ebnf" as never } },
+      /upstream\.grammar must be gbnf/,
     );
     await refused({ etaa: 1 } as ServerOptions, /Unrecognized key: "etaa"/);
     await refused(

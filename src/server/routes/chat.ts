@@ -39,6 +39,14 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
       settings.requestTimeoutMs,
     );
     let stream: EventStream | undefined;
+    // The record is written before the answer goes out (with --recorder-fsync, on disk by then).
+    let recorded = false;
+    const record = (): void => {
+      if (recorded) return;
+      recorded = true;
+      flight.ms = performance.now() - started;
+      recorder?.write(flight);
+    };
     try {
       const chat = readChatRequest(request.body);
       const mode = chat.mode ?? settings.shield;
@@ -52,7 +60,7 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
       if (mode === "token" && !backend.generator.tokenShield)
         throw new RequestError(
           chat.modeParam ?? null,
-          "the token shield needs the local engine; this server forwards to an upstream endpoint (use prompt)",
+          "this server's generator cannot apply the token shield (use prompt)",
           "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
         );
       if (entry) checkToolsAgainstPolicy(chat.tools, entry.policy);
@@ -102,17 +110,20 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
         },
         "turn",
       );
+      const body = stream ? undefined : completionBody(id, chat.model, result);
+      record();
       if (stream) {
         stream.finish(result);
         return reply;
       }
-      return completionBody(id, chat.model, result);
+      return body;
     } catch (caught) {
       // An abort surfaces as a cancelled generation: report why it was aborted.
       const reason = controller.signal.reason;
       const error = controller.signal.aborted && reason instanceof MentorError ? reason : caught;
       const { status, body } = errorResponse(error);
       Object.assign(flight, { status, error: body.error });
+      record();
       if (stream?.opened) {
         stream.fail(body);
         return reply;
@@ -123,8 +134,7 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
       reply.raw.off("close", onClose);
       // A streamed reply is hijacked from fastify, whose onResponse hook then does not run.
       if (stream?.opened) metrics.request("/v1/chat/completions", flight.status as number);
-      flight.ms = performance.now() - started;
-      recorder?.write(flight);
+      record();
     }
   });
 

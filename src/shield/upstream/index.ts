@@ -1,0 +1,9 @@
+export { readTextCalls, type TextCall } from "./calls.js";
+export {
+  type CallSyntax,
+  hermesSyntax,
+  literal as gbnfLiteral,
+  type ToolCallGrammarOptions,
+  toolCallGrammar,
+} from "./grammar.js";
+export { type UpstreamShield, type UpstreamShieldOptions, upstreamShield } from "./request.js";
