@@ -228,3 +228,34 @@ describe("an evaluator's answers do not depend on the questions asked before", (
     });
   }
 });
+
+describe("what a call for a binding not seen yet would do is judged on the run it is asked on", () => {
+  // Escalating the requested customer's case forbids the refund that R4 requires: no compliant
+  // finish is left, and every call is unsafe, one for a customer not seen yet too. An evaluator
+  // asked first about the case before the escalation (where such a call is allowed) kept that
+  // answer by tool, task and the states of rules without entities, and called escalate neutral.
+  test("refunds: a trapped run after an open one, and the other way round", () => {
+    const domain = domains.refunds as Domain;
+    const task = [{ name: "open_case", arguments: { customer: "c1" } }];
+    const open = new Conversation(task).messages;
+    const trapped = new Conversation(task).call(
+      "escalate",
+      { customer: "c1" },
+      { json: { status: "confirmed" } },
+    ).messages;
+    const toolClass = (answer: NextAnswer, name: string) =>
+      answer.tools.find((tool) => tool.name === name)?.class;
+    for (const order of [
+      [open, trapped],
+      [trapped, open],
+    ]) {
+      const shared = new Evaluator(domain.policy);
+      for (const messages of order) {
+        const alone = new Evaluator(domain.policy).next(messages);
+        assert.deepEqual(comparable(shared.next(messages)), comparable(alone));
+      }
+    }
+    assert.equal(toolClass(new Evaluator(domain.policy).next(trapped), "escalate"), "unsafe");
+    assert.equal(toolClass(new Evaluator(domain.policy).next(open), "escalate"), "neutral");
+  });
+});
