@@ -70,6 +70,20 @@ const domains: Record<string, Domain> = {
     values: { customer_id: ["c1", "c2", "c3"], order_id: ["o1", "o2", "o3"] },
     results: [{ ok: true }],
   },
+  // Every severity: escalate, ask (approvals), stop, override, warn, record.
+  severities: {
+    policy: fixture("test/evaluator/fixtures/ops.yaml"),
+    task: () => [],
+    values: { name: ["users"], amount: [20, 500], to: ["team", "press"] },
+    results: [{ ok: true }, { ok: false }],
+  },
+  // Rules that read every call ("immediately followed by", "the first action").
+  ltlHarnessRefund: {
+    policy: fixture("bench/conformance/ltl-harness-refund.policy.yaml"),
+    task: () => [],
+    values: {},
+    results: [{ verified: true }, { verified: false }, { ok: true }],
+  },
   tau2Retail: {
     policy: fixture("policies/tau2-retail/policy.yaml"),
     task: (pick) =>
@@ -209,6 +223,8 @@ describe("an evaluator's answers do not depend on the questions asked before", (
     travel: { seeds: 12, scripts: 4, maxCalls: 6 },
     refunds: { seeds: 12, scripts: 4, maxCalls: 6 },
     refundsByOrder: { seeds: 20, scripts: 4, maxCalls: 7 },
+    severities: { seeds: 12, scripts: 4, maxCalls: 6 },
+    ltlHarnessRefund: { seeds: 12, scripts: 4, maxCalls: 6 },
     tau2Retail: { seeds: 5, scripts: 3, maxCalls: 5 },
   };
   for (const [name, domain] of Object.entries(domains)) {
