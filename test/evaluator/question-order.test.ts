@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Evaluator, type NextAnswer, type ProposedCall } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
-import { loadPolicy, type Policy } from "../../src/policy/index.js";
+import { loadPolicy, type Policy, parsePolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
 import { seededRandom } from "../support/random.js";
 
@@ -21,6 +21,33 @@ import { seededRandom } from "../support/random.js";
 const fixture = (path: string) => loadPolicy(fileURLToPath(new URL(`../../../${path}`, import.meta.url)));
 
 type Pick = <T>(values: readonly T[]) => T;
+
+// An entity whose only rule applies to requested bindings, and a rule without entities that reads
+// every call: a call naming an item not asked about binds it and adds no instance (the run keeps
+// its instance array), yet the game aims a candidate at it (it is a position of `B`).
+const watch = parsePolicy(
+  `
+policy: watch
+manual:
+  A: Ping every item asked about.
+  B: Note every ping at once.
+tools:
+  ping: {parameters: {id: string}}
+  note: {parameters: {}}
+task:
+  ask: {parameters: {id: string}}
+entities:
+  item: {from: {ask: {i: id}}}
+propositions:
+  pinged(item): {tool: ping, when: "a.id == i"}
+  any_ping: {tool: ping}
+  noted: {tool: note}
+rules:
+  - {id: A, ltl: "F pinged(item)", applies_to: requested}
+  - {id: B, template: chainResponse, a: any_ping, b: noted}
+`,
+  "watch.yaml",
+);
 
 interface Domain {
   policy: Policy;
@@ -83,6 +110,12 @@ const domains: Record<string, Domain> = {
     task: () => [],
     values: {},
     results: [{ verified: true }, { verified: false }, { ok: true }],
+  },
+  watch: {
+    policy: watch,
+    task: (pick) => [{ name: "ask", arguments: { id: pick(["i1", "i2"]) } }],
+    values: { id: ["i1", "i2", "i3"] },
+    results: [{ ok: true }],
   },
   tau2Retail: {
     policy: fixture("policies/tau2-retail/policy.yaml"),
@@ -225,6 +258,7 @@ describe("an evaluator's answers do not depend on the questions asked before", (
     refundsByOrder: { seeds: 20, scripts: 4, maxCalls: 7 },
     severities: { seeds: 12, scripts: 4, maxCalls: 6 },
     ltlHarnessRefund: { seeds: 12, scripts: 4, maxCalls: 6 },
+    watch: { seeds: 12, scripts: 4, maxCalls: 5 },
     tau2Retail: { seeds: 5, scripts: 3, maxCalls: 5 },
   };
   for (const [name, domain] of Object.entries(domains)) {
@@ -273,5 +307,31 @@ describe("what a call for a binding not seen yet would do is judged on the run i
     }
     assert.equal(toolClass(new Evaluator(domain.policy).next(trapped), "escalate"), "unsafe");
     assert.equal(toolClass(new Evaluator(domain.policy).next(open), "escalate"), "neutral");
+  });
+});
+
+describe("the game's candidates are those of the run asked about", () => {
+  // The game kept candidates by instance array only: a run and the run after a call that binds an
+  // item nobody asked about (no instance added) shared them, so the later run missed the call aimed
+  // at that item, or the earlier one (or another conversation) was offered a call for an item it
+  // never named, depending on which was asked first.
+  test("watch: a binding that adds no instance, asked before and after the run without it", () => {
+    const task = [{ name: "ask", arguments: { id: "i1" } }];
+    const before = new Conversation(task).messages;
+    const after = new Conversation(task).call("ping", { id: "i9" }, { json: { ok: true } }).messages;
+    const pings = (answer: NextAnswer) =>
+      answer.calls
+        .filter((entry) => entry.call.name === "ping")
+        .map((entry) => entry.call.arguments.id ?? null);
+    for (const order of [
+      [before, after],
+      [after, before],
+    ]) {
+      const shared = new Evaluator(watch);
+      for (const messages of order)
+        assert.deepEqual(comparable(shared.next(messages)), comparable(new Evaluator(watch).next(messages)));
+    }
+    assert.deepEqual(pings(new Evaluator(watch).next(after)), ["i1", "i9", null]);
+    assert.deepEqual(pings(new Evaluator(watch).next(before)), ["i1", null]);
   });
 });
