@@ -13,10 +13,15 @@ import { seededRandom } from "../support/random.js";
 // random order, must answer each question exactly as a new evaluator asked only that question,
 // and as the reference computation (`incremental: false`) asked in the same order.
 //
-// Found on refunds-by-order: a refund names a customer and an order, and the game listed the
-// instances of that pair twice among those the refund affects; a distance looked up after the
-// call then stepped them twice (refunded twice: lost), and the lookup hit only when another
-// conversation had reached that state before (see test/evaluator/run-cache.test.ts).
+// What it found, each keyed by something that did not determine the answer:
+// - refunds-by-order: a refund names a customer and an order, and the game listed the instances
+//   of that pair twice among those the refund affects; a distance looked up after the call then
+//   stepped them twice (refunded twice: lost), and the lookup hit only when another conversation
+//   had reached that state before (see test/evaluator/run-cache.test.ts);
+// - refunds: whether a call for a customer not seen yet is blocked was kept by tool, task and the
+//   states of rules without entities, but a run with no compliant finish left blocks every call;
+// - watch (below): candidates were kept by instance array, but a call can bind an item without
+//   adding an instance, and the game aims a candidate at it.
 
 const fixture = (path: string) => loadPolicy(fileURLToPath(new URL(`../../../${path}`, import.meta.url)));
 
