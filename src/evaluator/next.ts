@@ -1,4 +1,3 @@
-import { LRUCache } from "lru-cache";
 import { type Expression, referencesOf, type Value, valuesEqual } from "../expression/index.js";
 import type { CallClass, CandidateCall } from "../game/index.js";
 import type { Run } from "../monitor/index.js";
@@ -8,16 +7,19 @@ import { repairValues } from "./advice.js";
 import type { Judge } from "./decide.js";
 import type { CallVerdict, Duty, NextAnswer } from "./types.js";
 
-/** Answers to "is a call of this tool for a binding not seen yet blocked?" kept (see `freshCallUnsafe`). */
-const FRESH_CALLS_SIZE = 512;
-
 /**
  * What may come next on a run: which tools and calls are unsafe or progressing, which argument
  * values, whether the run may end, and the open duties.
  */
 export class NextCalls {
-  /** Whether a call of a tool for a binding not seen yet is blocked, by tool, task and state of rules without entities. */
-  private readonly freshCalls = new LRUCache<string, boolean>({ max: FRESH_CALLS_SIZE });
+  /**
+   * Whether a call of a tool for a binding not seen yet is blocked, per run and tool. Keyed by run:
+   * the answer reads the whole run (a run with no compliant finish left blocks every call; a new
+   * binding's instances share components with the others through rules without entities and
+   * propositions over several entities; instances of rules that read every call start after the
+   * run's calls), so no part of it is a key for another run's answer.
+   */
+  private readonly freshCalls = new WeakMap<Run, Map<string, boolean>>();
   private constrained: [string, ToolSpec, Set<string>][] | undefined;
 
   constructor(private readonly judge: Judge) {}
@@ -138,23 +140,20 @@ export class NextCalls {
         Object.keys(candidate.bindingPattern).length > 0,
     );
     if (!proposition) return true;
-    // A fresh binding starts its own instances from scratch: the answer depends only on the task and
-    // on the rules without entities.
-    const global = run.globalInstances();
-    const key = JSON.stringify([
-      tool,
-      run.task,
-      run.beliefs.map((belief) => global.map((index) => belief[index])),
-    ]);
-    const known = this.freshCalls.get(key);
-    if (known !== undefined) return known;
+    let known = this.freshCalls.get(run);
+    if (!known) {
+      known = new Map();
+      this.freshCalls.set(run, known);
+    }
+    const answered = known.get(tool);
+    if (answered !== undefined) return answered;
     // Argument values no binding can have, so the call introduces a new one.
     const args: Record<string, Value> = {};
     for (const [variable, path] of Object.entries(proposition.bindingPattern)) {
       args[String(path[0])] = `\u0000unseen ${variable}`;
     }
     const unsafe = this.judge.decide(run, { name: tool, arguments: args }, false).verdict === "block";
-    this.freshCalls.set(key, unsafe);
+    known.set(tool, unsafe);
     return unsafe;
   }
 }

@@ -31,7 +31,7 @@ export interface CandidateCall {
   /** For the game's own candidates: the `when` texts of the tool's propositions that hold for the call. */
   whenTrue?: ReadonlySet<string>;
   cases: readonly OutcomeCase[];
-  /** The instances the call is an event of (sorted). */
+  /** The instances the call is an event of (sorted, each once: a move steps each of them once). */
   affected: number[];
   /** Per outcome case: the letter mask for each instance in `affected`, in the same order. */
   effects: Int32Array[];
@@ -158,11 +158,15 @@ function aimedAt(proposition: PropositionSpec, target: readonly Binding[]): bool
   );
 }
 
-/** Instance indices with those of the rules that read every call added (sorted). */
+/**
+ * Instance indices with those of the rules that read every call added: sorted, each once. A target
+ * of several bindings lists the instances over all of them once per binding (a refund of a
+ * customer's order reaches the instances of that pair through the customer and through the
+ * order); a move that listed one twice would step it twice where a move is stepped slot by slot
+ * (`StrategyTemplate.distanceAfterSteps`).
+ */
 function withEveryCall(run: Run, indices: readonly number[]): number[] {
-  const everyCall = run.everyCallInstances();
-  if (everyCall.length === 0) return [...indices];
-  return [...new Set([...indices, ...everyCall])].sort((left, right) => left - right);
+  return [...new Set([...indices, ...run.everyCallInstances()])].sort((left, right) => left - right);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { MentorError } from "../errors/index.js";
-import type { Instance, Run } from "../monitor/index.js";
+import type { Binding, Instance, Run } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
 import { type CallClass, type CandidateCall, candidateCalls, helpingCandidates } from "./candidates.js";
 import { type Component, componentsOf } from "./components.js";
@@ -16,9 +16,9 @@ export interface Structure {
   touched: WeakMap<CandidateCall, Component[]>;
 }
 
-/** What the templates of runs with the same instances share. */
+/** What the templates of runs with the same instances and bindings share. */
 interface InstancesGame {
-  /** Candidate calls depend only on the instances (and their bindings). */
+  /** Candidate calls depend only on the instances and the bindings (and the task, which their runs share). */
   candidates: CandidateCall[];
   /** See `helpingCandidates`, built on first use. */
   helpers: CandidateCall[][] | undefined;
@@ -30,13 +30,20 @@ interface InstancesGame {
  * The game of one policy: what its strategy templates share, and the memory they fill. Component
  * distances are kept by the component's shape (its rules and the effects of its calls), then
  * projected state: every binding of an entity under the same rules is the same small game.
- * Candidate calls and components are kept per instance array. An evaluator owns one game; a
+ * Candidate calls and components are kept per instance array and binding array. An evaluator owns one game; a
  * template made without one gets a game of its own.
  */
 export class Game {
   private readonly distances = new Map<string, Map<string, number>>();
-  // Keyed by a run's instance array: runs share it until an instance is added, and an entry goes with the last run that holds it.
-  private readonly byInstances = new WeakMap<readonly Instance[], InstancesGame>();
+  // Keyed by a run's instance array, then its binding array: runs share each until an instance
+  // (a binding) is added, and an entry goes with the last run that holds it. Both: a binding that
+  // adds no instance (a call names an entity whose rules apply only to requested bindings) keeps
+  // the instance array, and candidates are aimed at every binding (one that reaches only rules
+  // reading every call), so candidates kept by instances alone were those of whichever run asked first.
+  private readonly byInstances = new WeakMap<
+    readonly Instance[],
+    WeakMap<readonly Binding[], InstancesGame>
+  >();
 
   constructor(readonly policy: Policy) {}
 
@@ -74,7 +81,7 @@ export class Game {
     return structure;
   }
 
-  /** `helpingCandidates` of the run's instances and candidates, one list per instance array. */
+  /** `helpingCandidates` of the run's instances and candidates, one list per instance and binding array. */
   helpers(run: Run): CandidateCall[][] {
     const shared = this.shared(run);
     shared.helpers ??= helpingCandidates(run, shared.candidates);
@@ -87,10 +94,15 @@ export class Game {
         "MNT_ERR_BAD_INPUT",
         `a run of policy ${run.policy.name} cannot use the game of policy ${this.policy.name}`,
       );
-    let shared = this.byInstances.get(run.instances);
+    let byBindings = this.byInstances.get(run.instances);
+    if (!byBindings) {
+      byBindings = new WeakMap();
+      this.byInstances.set(run.instances, byBindings);
+    }
+    let shared = byBindings.get(run.bindings);
     if (!shared) {
       shared = { candidates: candidateCalls(run), helpers: undefined, structures: new Map() };
-      this.byInstances.set(run.instances, shared);
+      byBindings.set(run.bindings, shared);
     }
     return shared;
   }

@@ -99,7 +99,7 @@ export class StrategyTemplate {
   /**
    * Per instance, the candidates that may act on it (those on its own bindings, and for candidates
    * without a binding, those it is an event of), in candidate order. Instances with the same
-   * candidates share one array, and so do the templates of runs with the same instances
+   * candidates share one array, and so do the templates of runs with the same instances and bindings
    * (`firstProgressing` memoizes its answers per array).
    */
   helpingCandidates(): readonly CandidateCall[][] {
