@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Evaluator, type ProposedCall } from "../../src/evaluator/index.js";
-import { loadPolicy } from "../../src/policy/index.js";
+import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 import { SolverClient } from "../../src/smt/index.js";
 import { Conversation } from "../support/conversation.js";
 
@@ -140,11 +140,30 @@ describe("patient intake scenarios", () => {
   });
 
   test("a solver that cannot answer fails closed: the call stays blocked with the reason", async () => {
+    // A repair the direct search leaves to Z3 (a product of chosen arguments), asked of a closed client.
+    const transfers = new Evaluator(
+      parsePolicy(
+        [
+          "policy: transfers",
+          "manual: {T1: The fee squared covers the amount.}",
+          "tools:",
+          "  transfer:",
+          "    parameters: {amount: number, fee: number}",
+          "    repairable: [amount, fee]",
+          "propositions:",
+          "  transferred: {tool: transfer}",
+          "rules: []",
+          "constraints:",
+          "  - {id: T1, on: transferred, require: 'a.fee * a.fee >= a.amount'}",
+        ].join("\n"),
+        "transfers.yaml",
+      ),
+    );
     const closed = new SolverClient();
     await closed.close();
-    const decision = await evaluator.decideWithRepair(
-      lookedUp().messages,
-      register("p1", "premium", "walk-in"),
+    const decision = await transfers.decideWithRepair(
+      [{ role: "user", content: "Send 500." }],
+      { name: "transfer", arguments: { amount: 500, fee: 1 } },
       closed,
     );
     assert.equal(decision.verdict, "block");
