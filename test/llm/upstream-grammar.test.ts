@@ -7,7 +7,7 @@ import { LlamaCompletion } from "node-llama-cpp";
 import { Engine } from "../../src/llm/index.js";
 import { makeTinyModel } from "../../src/models/tiny-model.js";
 import type { ChatTool, ParameterSchema } from "../../src/openai/index.js";
-import { hermesSyntax, upstreamShield } from "../../src/shield/upstream/index.js";
+import { upstreamShield } from "../../src/shield/upstream/index.js";
 import { Gbnf } from "../support/gbnf.js";
 
 // Needs a model: writes a tiny one. The grammar mentor sends upstream (--upstream-grammar gbnf),
