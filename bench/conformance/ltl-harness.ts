@@ -25,28 +25,17 @@ import { Run, type ToolCallEvent, type Trace } from "../../src/monitor/index.js"
 import { loadPolicy, type Policy } from "../../src/policy/index.js";
 import { random } from "../args/workload.js";
 import { benchSource, repoRoot } from "../paths.js";
+import { REFUND_TOOLS, type RefundCall, refundSession } from "../shield/long-session.js";
 import { ensureVenv } from "./venv.js";
 
 /** The ltl-harness release the figures are for (pip-installed into the venv if missing). */
 const PINNED = "0.2.0";
 const POSTURE_MODE = { seatbelt: "block", tripwire: "warn", recorder: "record" } as const;
-const TOOLS = [
-  "look_up_order",
-  "request_receipt",
-  "verify_receipt",
-  "issue_refund",
-  "write_audit_note",
-  "escalate_to_human",
-  "reject_request",
-];
 const MAX_SESSION = 20;
 
 type Mode = "shielded" | "unshielded";
 
-interface Call {
-  tool: string;
-  result: Record<string, Value>;
-}
+type Call = RefundCall;
 
 /** What the driver says about one proposed call (see ltl_harness_driver.py). */
 interface HarnessCall {
@@ -113,23 +102,11 @@ function fail(message: string): never {
  */
 function generate(total: number, seed: number): Call[][] {
   const next = random(seed);
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
   const sessions: Call[][] = [];
   let count = 0;
   while (count < total) {
     const length = Math.min(1 + Math.floor(next() * MAX_SESSION), total - count);
-    const session: Call[] = [];
-    for (let index = 0; index < length; index++) {
-      const previous = session[index - 1]?.tool;
-      const tool =
-        index === 0 && next() < 0.5
-          ? "look_up_order"
-          : previous === "issue_refund" && next() < 0.5
-            ? "write_audit_note"
-            : pick(TOOLS);
-      session.push({ tool, result: tool === "verify_receipt" ? { verified: next() < 0.5 } : { ok: true } });
-    }
-    sessions.push(session);
+    sessions.push(refundSession(next, length));
     count += length;
   }
   return sessions;
@@ -164,8 +141,8 @@ function checkPolicy(policy: Policy, rulebook: HarnessAnswer["rulebook"]): void 
   for (const tool of tools)
     if (!tool.startsWith("mcp__refund__") || !policy.tools.has(tool.slice("mcp__refund__".length)))
       problems.push(`tool ${tool} has no mentor tool`);
-  if (tools.size !== TOOLS.length || TOOLS.some((tool) => !tools.has(`mcp__refund__${tool}`)))
-    problems.push(`the rulebook's tools are not ${TOOLS.join(", ")}`);
+  if (tools.size !== REFUND_TOOLS.length || REFUND_TOOLS.some((tool) => !tools.has(`mcp__refund__${tool}`)))
+    problems.push(`the rulebook's tools are not ${REFUND_TOOLS.join(", ")}`);
   if (problems.length > 0) fail(`the policy does not re-express the rulebook:\n  ${problems.join("\n  ")}`);
 }
 

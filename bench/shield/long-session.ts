@@ -42,21 +42,24 @@ export function refundPolicy(): Policy {
  */
 export function refundSessions(count: number, length: number, seed: number): RefundCall[][] {
   const next = random(seed);
+  return Array.from({ length: count }, () => refundSession(next, length));
+}
+
+/** One session of `length` calls drawn from `next`, as `refundSessions` describes. */
+export function refundSession(next: () => number, length: number): RefundCall[] {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
-  return Array.from({ length: count }, () => {
-    const session: RefundCall[] = [];
-    for (let index = 0; index < length; index++) {
-      const previous = session[index - 1]?.tool;
-      const tool =
-        index === 0 && next() < 0.5
-          ? "look_up_order"
-          : previous === "issue_refund" && next() < 0.5
-            ? "write_audit_note"
-            : pick(REFUND_TOOLS);
-      session.push({ tool, result: tool === "verify_receipt" ? { verified: next() < 0.5 } : { ok: true } });
-    }
-    return session;
-  });
+  const session: RefundCall[] = [];
+  for (let index = 0; index < length; index++) {
+    const previous = session[index - 1]?.tool;
+    const tool =
+      index === 0 && next() < 0.5
+        ? "look_up_order"
+        : previous === "issue_refund" && next() < 0.5
+          ? "write_audit_note"
+          : pick(REFUND_TOOLS);
+    session.push({ tool, result: tool === "verify_receipt" ? { verified: next() < 0.5 } : { ok: true } });
+  }
+  return session;
 }
 
 /** One proposed call: where it was in its session, how long each question took (ms), and the verdict. */

@@ -114,13 +114,12 @@ export class Advisor {
   prerequisite(run: Run, call: ToolCallEvent, violations: readonly RuleFinding[]): Advice | undefined {
     const template = this.judge.template(run);
     const named = new Set(run.namedBindings(call).map((binding) => binding.id));
-    const { classes } = template.classesAtBeliefs();
-    const safe = template
-      .classesAtBeliefs()
-      .safe.filter(
-        (candidate) =>
-          !this.judge.blocksWithNewBinding(run, { name: candidate.tool, arguments: candidate.arguments }),
-      );
+    const beliefClasses = template.classesAtBeliefs();
+    const classes = beliefClasses.classes;
+    const safe = beliefClasses.safe.filter(
+      (candidate) =>
+        !this.judge.blocksWithNewBinding(run, { name: candidate.tool, arguments: candidate.arguments }),
+    );
     // A prerequisite acts on the bindings the blocked call names (or on none).
     const related = safe.filter((candidate) => candidate.bindings.every((binding) => named.has(binding.id)));
     const proposed = { name: call.name, arguments: call.arguments };

@@ -91,28 +91,12 @@ export function translatorRepair(input: {
   candidate: string;
   problems: readonly string[];
 }): AgentPrompt {
-  return {
-    messages: [
-      { role: "system", content: translatorSystem },
-      {
-        role: "user",
-        content: [
-          "The manual:",
-          input.manual,
-          "",
-          "Your policy:",
-          "```yaml",
-          input.candidate,
-          "```",
-          "",
-          "mentor could not use it:",
-          ...input.problems.map((problem) => `- ${problem}`),
-          "",
-          "Fix these problems. Answer with the whole corrected policy in one ```yaml block.",
-        ].join("\n"),
-      },
-    ],
-  };
+  return translatorFollowUp(input, [
+    "mentor could not use it:",
+    ...input.problems.map((problem) => `- ${problem}`),
+    "",
+    "Fix these problems. Answer with the whole corrected policy in one ```yaml block.",
+  ]);
 }
 
 /** The checker found disagreements: fix the policy, or contest a label with a quoted sentence. */
@@ -126,6 +110,19 @@ export function translatorDisagreements(input: {
     const conversation = input.conversations.get(entry.conversation);
     return [`${disagreementText(entry)}`, ...(conversation ? [conversationText(conversation)] : []), ""];
   });
+  return translatorFollowUp(input, [
+    "An evaluator wrote test conversations from the manual and labelled them. Your policy disagrees on these:",
+    ...cases,
+    "For each one, either change the policy so that it agrees, or, if the label is wrong by the manual,",
+    "contest it: quote the manual sentence that shows it, word for word, in a ```json block:",
+    '{"contests": [{"conversation": "c3", "label": "compliant", "quote": "…", "reason": "…"}]}',
+    '("label" is what the conversation should be: "compliant", or "violation" with "sentence": an id).',
+    "Answer with the whole policy in one ```yaml block (unchanged if you only contest), then the json block if you contest.",
+  ]);
+}
+
+/** A later translator turn: the manual, its last policy, and what to do about it. */
+function translatorFollowUp(input: { manual: string; candidate: string }, request: string[]): AgentPrompt {
   return {
     messages: [
       { role: "system", content: translatorSystem },
@@ -140,13 +137,7 @@ export function translatorDisagreements(input: {
           input.candidate,
           "```",
           "",
-          "An evaluator wrote test conversations from the manual and labelled them. Your policy disagrees on these:",
-          ...cases,
-          "For each one, either change the policy so that it agrees, or, if the label is wrong by the manual,",
-          "contest it: quote the manual sentence that shows it, word for word, in a ```json block:",
-          '{"contests": [{"conversation": "c3", "label": "compliant", "quote": "…", "reason": "…"}]}',
-          '("label" is what the conversation should be: "compliant", or "violation" with "sentence": an id).',
-          "Answer with the whole policy in one ```yaml block (unchanged if you only contest), then the json block if you contest.",
+          ...request,
         ].join("\n"),
       },
     ],
