@@ -20,7 +20,6 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Evaluator } from "../../src/evaluator/index.js";
-import type { Value } from "../../src/expression/index.js";
 import { Run, type ToolCallEvent, type Trace } from "../../src/monitor/index.js";
 import { loadPolicy, type Policy } from "../../src/policy/index.js";
 import { random } from "../args/workload.js";

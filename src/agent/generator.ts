@@ -9,7 +9,7 @@ import {
   type ToolChoice,
 } from "../openai/index.js";
 import type { ShieldSets } from "../shield/token/index.js";
-import { hermesSyntax, readTextCalls, upstreamShield } from "../shield/upstream/index.js";
+import { readTextCalls, upstreamShield } from "../shield/upstream/index.js";
 
 /** One generation request of a turn (OpenAI shapes). */
 export interface GenerationRequest {
@@ -174,8 +174,10 @@ export class UpstreamGenerator implements TurnGenerator {
     const body = {
       model: this.options.model,
       // The upstream sees plain OpenAI messages: mentor's grounding stays here.
-      messages: request.messages.map(
-        ({ mentor: _grounding, ...message }) => message,
+      // An assistant message's null content goes up as "": llama-cpp-python's server (0.3.x)
+      // rejects null there, which OpenAI's clients send with every call they echo back.
+      messages: request.messages.map(({ mentor: _grounding, ...message }) =>
+        message.role === "assistant" && message.content === null ? { ...message, content: "" } : message,
       ) as unknown as OpenAI.ChatCompletionMessageParam[],
       ...(tools.length > 0
         ? {
@@ -207,9 +209,13 @@ export class UpstreamGenerator implements TurnGenerator {
     const callsPossible = request.tools.length > 0 && request.toolChoice !== "none";
     if (!callsPossible || generation.toolCalls.length > 0 || generation.content === null) return generation;
     // An upstream that does not parse calls (llama-cpp-python's chat templates; any upstream under
-    // a grammar, which goes up with tool_choice none) answers them as text: they are read here, so
-    // the evaluator judges them rather than a client that would read them itself.
-    const written = readTextCalls(generation.content, hermesSyntax);
+    // a grammar, which goes up with tool_choice none) answers them as text: they are read here in
+    // the forms the local engine reads, so the evaluator judges them rather than a client that
+    // would read them itself.
+    const written = readTextCalls(
+      generation.content,
+      new Set(request.tools.map((tool) => tool.function.name)),
+    );
     if (written.calls.length === 0) return generation;
     // A call cut by max_tokens: a cut answer, as the local engine reports it (OpenAI's `length`).
     if (written.calls.some((call) => call.incomplete))

@@ -168,9 +168,6 @@ const textCallOpening =
 /** The next call of a JSON array of calls written as text, right after the one before it. */
 const nextTextCallInArray = /^\s*,\s*\{\s*"name"\s*:\s*"(?<rest>[^"\\\n]*)$/;
 
-/** Lines that only wrapped calls written as text (fences, tags, array brackets): dropped from the content. */
-const callWrapperLine = /^[ \t]*(?:```[\w-]*|<\/?(?:tools|tool_call|function_call)>|[[\],])[ \t]*$/gm;
-
 /** The longest number a number slot takes (characters). */
 const maxNumberLength = 16;
 
@@ -770,11 +767,6 @@ export class CallDecoder {
     const space = this.tokenize(" ", false);
     return space.length === 1 && isTokenAllowed(mask, space[0] as number) ? space[0] : undefined;
   }
-}
-
-/** The content of a generation whose calls were written as text, without the fences and tags around them. */
-export function withoutCallWrappers(text: string): string {
-  return text.replace(callWrapperLine, "").replace(/\n{3,}/g, "\n\n");
 }
 
 function booleanValues(sets: ArgumentSets): string[] {

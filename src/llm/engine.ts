@@ -15,14 +15,9 @@ import PQueue from "p-queue";
 import { MentorError } from "../errors/index.js";
 import type { ChatMessage, ChatTool } from "../openai/index.js";
 import { decodeGgufTokens, TextVocabulary, type TokenMask, VocabularyIndex } from "../shield/token/index.js";
+import { withoutCallWrappers } from "../shield/upstream/index.js";
 import { chatFunctions, chatHistoryFromMessages } from "./chat.js";
-import {
-  CallDecoder,
-  type CallSyntax,
-  type DecodedCall,
-  type DecodeStats,
-  withoutCallWrappers,
-} from "./decoder.js";
+import { CallDecoder, type CallSyntax, type DecodedCall, type DecodeStats } from "./decoder.js";
 import type { GpuChoice } from "./gpu.js";
 import { type GenerateOptions, planGeneration } from "./plan.js";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { CallDecoder, type DecodePlan, withoutCallWrappers } from "../../src/llm/decoder.js";
+import { CallDecoder, type DecodePlan } from "../../src/llm/decoder.js";
 import { loadFamilyTokenizer } from "../../src/models/family-tokenizer.js";
 import { buildGgufVocabulary } from "../../src/models/tiny-model.js";
 import {
@@ -10,6 +10,7 @@ import {
   TextVocabulary,
   VocabularyIndex,
 } from "../../src/shield/token/index.js";
+import { readTextCalls, withoutCallWrappers } from "../../src/shield/upstream/index.js";
 import { decodePlan } from "../support/decode-plan.js";
 
 // Under tool_choice "auto", Qwen2.5-Coder-1.5B-Instruct writes most of its calls as text: in
@@ -185,6 +186,63 @@ describe("calls the real model wrote as text", () => {
       }
       assert.ok(calls >= recorded.length, `${calls} calls`);
     });
+});
+
+describe("the same texts from an upstream that does not parse calls (mentor --upstream)", () => {
+  // llama-cpp-python's server answers the model's calls as content: mentor reads them there in the
+  // same forms, so the baseline over an upstream is the one over the local engine.
+  const names = new Set(tools.map((tool) => tool.name));
+  it("reads each recorded text's calls, and leaves the text without their wrappers", () => {
+    for (const entry of recorded) {
+      const label = `${entry.task} seed ${entry.seed}`;
+      const read = readTextCalls(entry.text, names);
+      // An argument the tool does not declare is read as written; the decoder has no slot for it.
+      const declared = read.calls.map((call) => {
+        const properties = tools.find((tool) => tool.name === call.name)?.parameters.properties ?? {};
+        return {
+          name: call.name,
+          arguments: Object.fromEntries(Object.entries(call.arguments).filter(([key]) => key in properties)),
+        };
+      });
+      assert.deepEqual(declared, entry.calls, label);
+      if (entry.calls.length > 0)
+        assert.ok(!/```|<\/?tools>|"name"/.test(read.content ?? ""), `${label}: content ${read.content}`);
+      else assert.equal(read.content, entry.text, label);
+    }
+  });
+
+  it("reads a JSON array of calls, a call in an xml fence, and Llama's `parameters`", () => {
+    const route = { origin: "Toronto", destination: "Chicago" };
+    const both = `<tools>\n[{"name": "check_distance", "arguments": ${JSON.stringify(route)}}, {"name": "check_seats", "arguments": ${JSON.stringify(route)}}]\n</tools>`;
+    assert.deepEqual(readTextCalls(both, names), {
+      content: null,
+      calls: [
+        { name: "check_distance", arguments: route },
+        { name: "check_seats", arguments: route },
+      ],
+    });
+    const xml = `Checking.\n\`\`\`xml\n<function_call>\n  {"name": "check_distance", "arguments": ${JSON.stringify(route)}}\n</function_call>\n\`\`\``;
+    assert.deepEqual(readTextCalls(xml, names), {
+      content: "Checking.",
+      calls: [{ name: "check_distance", arguments: route }],
+    });
+    assert.deepEqual(
+      readTextCalls(`{"name": "check_seats", "parameters": ${JSON.stringify(route)}}`, names).calls,
+      [{ name: "check_seats", arguments: route }],
+    );
+  });
+
+  it("leaves JSON that names no declared tool as text, and marks a call the text ends inside", () => {
+    const data = 'The passenger:\n{"name": "Ada Lovelace", "age": 36}';
+    assert.deepEqual(readTextCalls(data, names), { content: data, calls: [] });
+    assert.deepEqual(readTextCalls('```json\n{"name": "check_se', names).calls, [
+      { name: "check_se", arguments: {}, incomplete: true },
+    ]);
+    assert.deepEqual(
+      readTextCalls('```json\n{"name": "check_seats", "arguments": {"origin": "To', names).calls,
+      [{ name: "check_seats", arguments: {}, incomplete: true }],
+    );
+  });
 });
 
 describe("forms other servers' users report for Qwen2.5-Coder (larger models)", () => {

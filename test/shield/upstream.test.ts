@@ -58,7 +58,8 @@ describe("the token shield over an upstream (request fields)", () => {
     assert.equal(shielded.toolChoice, "none");
     const grammar = new Gbnf(shielded.grammar as string);
     assert.ok(grammar.matches(call("check_distance", toronto)));
-    assert.ok(grammar.matches(`Let me check.\n${call("check_distance", toronto)}`));
+    // As the local engine, a required call starts the answer: text first is where models put calls as text.
+    assert.equal(grammar.matches(`Let me check.\n${call("check_distance", toronto)}`), false);
     assert.ok(grammar.matches(`${call("check_distance", toronto)}\n${call("check_seats", toronto)}`));
     // Ending the turn is not allowed: text alone is not in the language.
     assert.equal(grammar.matches("Your trip is booked."), false);
@@ -67,8 +68,9 @@ describe("the token shield over an upstream (request fields)", () => {
       assert.equal(grammar.viablePrefix(`${hermesSyntax.prefix}${name}`), false, name);
     assert.ok(grammar.viablePrefix(`${hermesSyntax.prefix}check_d`));
     // Calls hidden in text are not possible either.
-    assert.equal(grammar.viablePrefix("Sure: <tool_call>"), true);
     assert.equal(grammar.viablePrefix('Sure: <tool_call>\n{"name": "book_flight'), false);
+    assert.equal(grammar.viablePrefix('```json\n{"name": "book_flight'), false);
+    assert.equal(grammar.viablePrefix('{"name": "book_flight'), false);
   });
 
   test("seats available, no urgent need: business class is narrowed out of the enum and the grammar", () => {
@@ -154,6 +156,17 @@ describe("the token shield over an upstream (request fields)", () => {
     );
   });
 
+  test("where the turn may end: text, or text then calls, and no call hidden in the text", () => {
+    const grammar = new Gbnf(
+      toolCallGrammar({ tools: [tool("ping", {})], mustCall: false, parallel: false, syntax: hermesSyntax }),
+    );
+    const ping = `${hermesSyntax.prefix}ping${hermesSyntax.paramsPrefix}{}${hermesSyntax.suffix}`;
+    assert.ok(grammar.matches("All done."));
+    assert.ok(grammar.matches(`Pinging.\n${ping}`));
+    assert.equal(grammar.viablePrefix('```json\n{"name": "ping"'), false);
+    assert.equal(grammar.viablePrefix('Sure.\n{"name": "ping"'), false);
+  });
+
   test("nothing allowed: a refusal, as the local engine's plan gives", () => {
     const sets = { unsafeTools: ["book_train"], doneAllowed: false };
     const tools = [tool("book_train", route)];
@@ -163,29 +176,29 @@ describe("the token shield over an upstream (request fields)", () => {
   });
 
   test("calls written as text are read back", () => {
+    const names = new Set(["check_distance", "check_seats", "x"]);
     const text = `I will check.\n${call("check_distance", toronto)}\n${call("check_seats", toronto)}`;
-    assert.deepEqual(readTextCalls(text, hermesSyntax), {
+    assert.deepEqual(readTextCalls(text, names), {
       content: "I will check.",
       calls: [
         { name: "check_distance", arguments: toronto },
         { name: "check_seats", arguments: toronto },
       ],
     });
-    assert.deepEqual(readTextCalls("Hello.", hermesSyntax), { content: "Hello.", calls: [] });
-    assert.deepEqual(readTextCalls('<tool_call>\n{"name": "check_seats", "argu', hermesSyntax).calls, [
-      { name: "check_seats", arguments: {}, invalid: "the call is not valid JSON", incomplete: true },
+    assert.deepEqual(readTextCalls("Hello.", names), { content: "Hello.", calls: [] });
+    assert.deepEqual(readTextCalls('<tool_call>\n{"name": "check_seats", "argu', names).calls, [
+      { name: "check_seats", arguments: {}, incomplete: true },
     ]);
     // Without the newlines the syntax has (a model writing on its own, without the grammar).
     assert.deepEqual(
-      readTextCalls('<tool_call>{"name": "check_seats", "arguments": {}}</tool_call>', hermesSyntax),
+      readTextCalls('<tool_call>{"name": "check_seats", "arguments": {}}</tool_call>', names),
       {
         content: null,
         calls: [{ name: "check_seats", arguments: {} }],
       },
     );
     assert.equal(
-      readTextCalls(`${hermesSyntax.prefix}x", "arguments": [1]}\n</tool_call>`, hermesSyntax).calls[0]
-        ?.invalid,
+      readTextCalls(`${hermesSyntax.prefix}x", "arguments": [1]}\n</tool_call>`, names).calls[0]?.invalid,
       "the arguments are not a JSON object",
     );
   });

@@ -22,7 +22,7 @@ export const hermesSyntax: CallSyntax = {
 export interface ToolCallGrammarOptions {
   /** The tools that may be called, their schemas already narrowed (`enum`, `not: {enum}`). */
   tools: readonly ChatTool[];
-  /** The answer must be calls (no text alone). */
+  /** The answer must be calls (and starts with one). */
   mustCall: boolean;
   /** Several calls in one answer. */
   parallel: boolean;
@@ -30,8 +30,10 @@ export interface ToolCallGrammarOptions {
 }
 
 /**
- * A GBNF grammar (llama.cpp's dialect) of an answer: text without `<` (so that no call hides in
- * it), calls, or text then calls, as `mustCall` allows. Each call names one of the tools; its
+ * A GBNF grammar (llama.cpp's dialect) of an answer: text without `<` or `{` (so that no call
+ * hides in it, in the format's tags or as the JSON objects models write in fences), calls, or
+ * text then calls; only calls when `mustCall` (as the local engine starts such an answer in a
+ * call: a model that may write text first writes its call there). Each call names one of the tools; its
  * arguments are a JSON object with the tool's properties in declared order (the required ones
  * always, the others where the model writes them); an `enum` is its listed values, a string with
  * `not: {enum}` any string but those (written without escapes, as the local token shield
@@ -54,8 +56,8 @@ export function toolCallGrammar(options: ToolCallGrammarOptions): string {
   });
   rules.add("call", calls.join(" | "));
   rules.add("calls", options.parallel ? `call ( ${literal(options.syntax.betweenCalls)} call )*` : "call");
-  rules.add("text", "[^<]+");
-  const root = options.mustCall ? "text? calls" : "text | text? calls";
+  rules.add("text", "[^<{]+");
+  const root = options.mustCall ? "calls" : "text | text? calls";
   return [`root ::= ${root}`, ...rules.lines(), ...jsonRules].join("\n");
 }
 

@@ -1,4 +1,4 @@
-export { readTextCalls, type TextCall } from "./calls.js";
+export { readTextCalls, type TextCall, withoutCallWrappers } from "./calls.js";
 export {
   type CallSyntax,
   hermesSyntax,
