@@ -17,6 +17,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { loadRegistry, resolveModel } from "../../src/models/index.js";
+import { travelTools } from "../domains/travel/index.js";
 import { percentile, type Replica, startReplica, stopReplica } from "../replicas/cluster.js";
 
 const { values: options } = parseArgs({
@@ -57,25 +58,7 @@ const cities = [
   ["Montreal", "Boston"],
   ["Vancouver", "Seattle"],
 ];
-const route = { origin: { type: "string" }, destination: { type: "string" } };
-const tool = (name: string, description: string, extra: Record<string, unknown> = {}) => ({
-  type: "function",
-  function: {
-    name,
-    description,
-    parameters: {
-      type: "object",
-      properties: { ...route, ...extra },
-      required: Object.keys({ ...route, ...extra }),
-    },
-  },
-});
-const tools = [
-  tool("check_distance", "Distance in km between two cities."),
-  tool("check_seats", "Seat availability on flights between two cities."),
-  tool("book_train", "Book a train ticket."),
-  tool("book_flight", "Book a flight.", { travel_class: { type: "string", enum: ["economy", "business"] } }),
-];
+const tools = travelTools;
 
 /** The scripted tool result of a call (labels as the rules labeler reads them). */
 function toolResult(name: string): string {
@@ -151,6 +134,8 @@ function rssMiB(replica: Replica): number {
   return Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1] ?? Number.NaN) / 1024;
 }
 
+const p50p99 = (values: number[]) => ({ p50: percentile(values, 50), p99: percentile(values, 99) });
+
 const load = () =>
   loadavg()
     .map((value) => value.toFixed(2))
@@ -200,26 +185,8 @@ for (const sequences of settings) {
       turnsPerSecond: ok.length / elapsed,
       callsPerSecond: ok.reduce((sum, figure) => sum + figure.calls, 0) / elapsed,
       tokensPerSecond: ok.reduce((sum, figure) => sum + figure.completionTokens, 0) / elapsed,
-      latencyMs: {
-        p50: percentile(
-          ok.map((f) => f.ms),
-          50,
-        ),
-        p99: percentile(
-          ok.map((f) => f.ms),
-          99,
-        ),
-      },
-      waitMs: {
-        p50: percentile(
-          ok.map((f) => f.waitMs),
-          50,
-        ),
-        p99: percentile(
-          ok.map((f) => f.waitMs),
-          99,
-        ),
-      },
+      latencyMs: p50p99(ok.map((figure) => figure.ms)),
+      waitMs: p50p99(ok.map((figure) => figure.waitMs)),
       statuses,
       serverErrors: figures.filter((figure) => figure.status >= 500).length,
       rssMiB: { start: rssStart, end: rssMiB(replica) },

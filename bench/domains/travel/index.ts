@@ -22,7 +22,8 @@ const route = {
   destination: { type: "string", description: "Arrival city" },
 };
 
-const tools: ChatTool[] = [
+/** The travel tools as the benchmark's agents get them. */
+export const travelTools: ChatTool[] = [
   tool("check_distance", "Distance in km between two cities.", route),
   tool("check_seats", "Seat availability on flights between two cities.", route),
   tool("book_train", "Book a train ticket.", route),
@@ -61,7 +62,7 @@ export const travel: Domain = {
       ...sentences,
     ].join("\n");
   },
-  tools: () => tools,
+  tools: () => travelTools,
   tasks({ tasksFile }) {
     const file = tasksFile ?? benchSource("domains", "travel", "tasks.json");
     return readTaskArray(file).map((raw, index) => readTravelTask(raw, `[${index}]`, file));
@@ -131,7 +132,7 @@ function readTravelTask(raw: Record<string, unknown>, where: string, file: strin
   );
   (reference ?? []).forEach((call: { name?: unknown; arguments?: unknown }, index: number) => {
     requireField(
-      tools.some((tool) => tool.function.name === call?.name),
+      travelTools.some((tool) => tool.function.name === call?.name),
       file,
       `${at}.reference[${index}].name`,
       "a travel tool",
