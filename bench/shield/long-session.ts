@@ -85,6 +85,7 @@ export function evaluators(policy: Policy, options: EvaluatorOptions = {}): Eval
 export function timeSessions(
   { deciding, answering }: Evaluators,
   sessions: readonly RefundCall[][],
+  onRequest?: (position: number, body: string) => void,
 ): CallTiming[] {
   const timings: CallTiming[] = [];
   sessions.forEach((session, sessionIndex) => {
@@ -94,6 +95,7 @@ export function timeSessions(
     ];
     session.forEach((call, position) => {
       const body = JSON.stringify(messages);
+      onRequest?.(position, body);
       const forNext = JSON.parse(body) as unknown[];
       const forDecide = JSON.parse(body) as unknown[];
       const proposed = { name: call.tool, arguments: {} };

@@ -192,6 +192,7 @@ function longSessions(): void {
       `  ${name}: p50 ${micro(p50)} µs (≤ 50: ${mark(p50 <= 0.05)}), p95 ${micro(p95)} µs (≤ 200: ${mark(p95 <= 0.2)}), p50 at calls 80–99 / 0–9 ×${ratio.toFixed(2)} (≤ 1.3: ${mark(ratio <= 1.3)})`,
     );
   }
+  knownPrefixCost(policy);
   // Later calls are blocked more often (a blocked call is judged with advice, and its refusal is
   // read again by the next request): the same ratio among allowed calls that follow an allowed one.
   const allowedAfterAllowed = long.filter(
@@ -207,6 +208,33 @@ function longSessions(): void {
       positionFigures(allowedAfterAllowed, question, 1, 9).p50;
     console.log(
       `  ${question === "decideMs" ? "decide" : "next"}, allowed calls after an allowed call: p50 at calls 80–99 / 1–9 ×${ratio.toFixed(2)}`,
+    );
+  }
+}
+
+/**
+ * Where the growth with history is: finding a conversation's kept run compares each message with
+ * the kept one (the server is stateless, so every request carries them all), against parsing the
+ * same request body, which every server does first.
+ */
+function knownPrefixCost(policy: ReturnType<typeof refundPolicy>): void {
+  const pair = evaluators(policy);
+  const bodies = new Map<number, string>();
+  timeSessions(pair, refundSessions(1, 100, 99), (position, body) => {
+    if (position === 9 || position === 99) bodies.set(position, body);
+  });
+  console.log("  a known conversation's run (the walk over its messages) against JSON.parse of its body:");
+  for (const [position, body] of bodies) {
+    const copies = Array.from({ length: 2000 }, () => JSON.parse(body) as unknown[]);
+    const count = (copies[0] as unknown[]).length;
+    let start = performance.now();
+    for (const copy of copies) pair.deciding.run(copy);
+    const walk = (performance.now() - start) / copies.length;
+    start = performance.now();
+    for (let round = 0; round < copies.length; round++) JSON.parse(body);
+    const parse = (performance.now() - start) / copies.length;
+    console.log(
+      `    call ${position} (${count} messages): run ${(walk * 1000).toFixed(1)} µs (${((walk * 1e6) / count).toFixed(0)} ns a message), JSON.parse ${(parse * 1000).toFixed(1)} µs (${((parse * 1e6) / count).toFixed(0)} ns a message)`,
     );
   }
 }

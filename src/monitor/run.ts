@@ -25,6 +25,27 @@ export interface BrokenInstance {
   call: number;
 }
 
+/**
+ * Calls as a persistent list, newest first: a run after a call adds one node and shares the rest,
+ * so a step costs the same after 10 calls as after 1,000 (an array copied per step does not).
+ */
+interface CallList {
+  call: ToolCallEvent;
+  before: CallList | undefined;
+  length: number;
+}
+
+function withCall(list: CallList | undefined, call: ToolCallEvent): CallList {
+  return { call, before: list, length: (list?.length ?? 0) + 1 };
+}
+
+/** A call list's calls, oldest first. */
+function listed(list: CallList | undefined): ToolCallEvent[] {
+  const calls: ToolCallEvent[] = new Array(list?.length ?? 0);
+  for (let node = list; node; node = node.before) calls[node.length - 1] = node.call;
+  return calls;
+}
+
 /** What a run is made of; a run after a call shares every part the call does not change. */
 interface RunParts {
   policy: Policy;
@@ -34,9 +55,9 @@ interface RunParts {
   /** Shared until an instance is added. */
   instances: InstanceTable;
   beliefs: readonly Int32Array[];
-  calls: readonly ToolCallEvent[];
+  calls: CallList | undefined;
   /** Per binding id: the calls that named it, with their outcomes. */
-  histories: readonly (readonly ToolCallEvent[])[];
+  histories: readonly (CallList | undefined)[];
   /** Instances a made call broke for good (see `fromTrace`), with that call's position. */
   broken: readonly BrokenInstance[];
   /** Shared by every run derived from one `start`. */
@@ -52,7 +73,6 @@ export class Run {
   readonly policy: Policy;
   readonly task: readonly TaskCall[];
   readonly beliefs: readonly Int32Array[];
-  readonly calls: readonly ToolCallEvent[];
   /** Instances a made call broke for good (see `fromTrace`), with that call's position. */
   readonly broken: readonly BrokenInstance[];
 
@@ -60,8 +80,20 @@ export class Run {
     this.policy = parts.policy;
     this.task = parts.task;
     this.beliefs = parts.beliefs;
-    this.calls = parts.calls;
     this.broken = parts.broken;
+  }
+
+  /** The calls made, in order (listed when first asked: most questions need only their count). */
+  get calls(): readonly ToolCallEvent[] {
+    this.callArray ??= listed(this.parts.calls);
+    return this.callArray;
+  }
+
+  private callArray: readonly ToolCallEvent[] | undefined;
+
+  /** How many calls were made. */
+  get callCount(): number {
+    return this.parts.calls?.length ?? 0;
   }
 
   get bindings(): readonly Binding[] {
@@ -79,7 +111,7 @@ export class Run {
       bindings: new BindingTable([]),
       instances: new InstanceTable([]),
       beliefs: [new Int32Array(0)],
-      calls: [],
+      calls: undefined,
       histories: [],
       broken: [],
       outcomes: new OutcomeCatalog(policy),
@@ -181,9 +213,9 @@ export class Run {
     const run = this.atCall(call);
     const named = new Set(run.namedBindings(call).map((binding) => binding.id));
     const histories = run.parts.histories.map((history, id) =>
-      named.has(id) ? [...history, call] : history,
+      named.has(id) ? withCall(history, call) : history,
     );
-    const calls = [...run.calls, call];
+    const calls = withCall(run.parts.calls, call);
     return groups.map((cases) => {
       const beliefs = new Map<string, Int32Array>();
       const broken = new Set<number>();
@@ -199,7 +231,10 @@ export class Run {
         beliefs: [...beliefs.values()],
         calls,
         histories,
-        broken: [...run.broken, ...[...broken].map((instance) => ({ instance, call: run.calls.length }))],
+        broken:
+          broken.size === 0
+            ? run.broken
+            : [...run.broken, ...[...broken].map((instance) => ({ instance, call: run.callCount }))],
       });
     });
   }
@@ -339,7 +374,7 @@ export class Run {
   }
 
   /** Expression scope for a set of bindings: their variables, their task call, their history. */
-  scopeFor(bindings: readonly Binding[], args: Record<string, Value>, before = this.calls.length): Scope {
+  scopeFor(bindings: readonly Binding[], args: Record<string, Value>, before = this.callCount): Scope {
     const variables: Record<string, Value> = {};
     let task = this.taskFields();
     for (const binding of bindings) {
@@ -357,12 +392,23 @@ export class Run {
 
   /** The calls before position `before` that named any of `bindings` (every call for none), in run order. */
   private historyOf(bindings: readonly Binding[], before: number): readonly ToolCallEvent[] {
-    const whole = before === this.calls.length;
+    const whole = before === this.callCount;
     if (bindings.length === 0) return whole ? this.calls : this.calls.slice(0, before);
-    if (bindings.length === 1 && whole) return this.parts.histories[(bindings[0] as Binding).id] ?? [];
-    const named = new Set(bindings.flatMap((binding) => this.parts.histories[binding.id] ?? []));
+    if (bindings.length === 1 && whole) {
+      const id = (bindings[0] as Binding).id;
+      let history = this.historyArrays.get(id);
+      if (!history) {
+        history = listed(this.parts.histories[id]);
+        this.historyArrays.set(id, history);
+      }
+      return history;
+    }
+    const named = new Set(bindings.flatMap((binding) => listed(this.parts.histories[binding.id])));
     return this.calls.slice(0, before).filter((call) => named.has(call));
   }
+
+  /** Per binding id, its history listed (see `historyOf`). */
+  private readonly historyArrays = new Map<number, readonly ToolCallEvent[]>();
 
   private taskFieldsCache: Record<string, Value> | undefined;
 
@@ -458,7 +504,7 @@ export class Run {
     return new Run({
       ...this.parts,
       bindings: this.parts.bindings.with(binding),
-      histories: [...this.parts.histories, []],
+      histories: [...this.parts.histories, undefined],
     });
   }
 
@@ -482,7 +528,7 @@ export class Run {
     // Per added instance, the states it may be in after the calls so far.
     const starts = added.map((instance, index) => {
       if (!instance.bindings.some((binding) => (this.parts.histories[binding.id]?.length ?? 0) > 0))
-        return [startState(instance.rule, this.calls.length)];
+        return [startState(instance.rule, this.callCount)];
       const replay = this.replay(instance);
       if (replay.brokenAt !== undefined)
         broken.push({ instance: this.instances.length + index, call: replay.brokenAt });
