@@ -25,11 +25,20 @@ export function nginxBinary(): string | undefined {
 export interface Replica {
   url: string;
   child: ChildProcess;
+  /** The server's "mentor ready" log line (its settings: shield, model, gpu, …). */
+  ready: Record<string, unknown>;
 }
 
-/** Starts one `mentor serve` on a free loopback port; resolves when it says it is ready. */
-export async function startReplica(args: readonly string[]): Promise<Replica> {
+/**
+ * Starts one `mentor serve` (`args` after `serve --port 0`, settings also from `env`) on a free
+ * loopback port; resolves when it says it is ready. Its stderr is inherited.
+ */
+export async function startReplica(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Replica> {
   const child = spawn(process.execPath, [main, "serve", "--port", "0", ...args], {
+    env,
     stdio: ["ignore", "pipe", "inherit"],
   });
   for await (const line of createInterface({ input: child.stdout as NodeJS.ReadableStream })) {
@@ -41,7 +50,7 @@ export async function startReplica(args: readonly string[]): Promise<Replica> {
     }
     if (entry.msg === "mentor ready" && entry.url) {
       child.stdout?.resume();
-      return { url: entry.url, child };
+      return { url: entry.url, child, ready: entry };
     }
   }
   throw new Error(`mentor serve ${args.join(" ")} exited before it was ready`);
@@ -217,7 +226,8 @@ export function percentile(values: readonly number[], p: number): number {
   );
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on loopback now. */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
   const { port } = server.address() as AddressInfo;

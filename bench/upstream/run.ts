@@ -22,7 +22,6 @@
  * --jinja, vLLM, …) instead of starting llama-cpp-python.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { once } from "node:events";
 import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { homedir, loadavg } from "node:os";
@@ -33,6 +32,7 @@ import type { ChatTool } from "../../src/openai/index.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
 import { readTextCalls } from "../../src/shield/upstream/index.js";
 import { ensureVenv } from "../conformance/venv.js";
+import { freePort } from "../replicas/cluster.js";
 
 /** The llama-cpp-python release the check is for. */
 const PINNED = "0.3.36";
@@ -346,15 +346,6 @@ function recordingProxy(target: string, exchanges: Exchange[]) {
       forward.end(requestBody);
     });
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, "close");
-  return port;
 }
 
 async function ready(url: string, child: ChildProcess, timeoutMs: number): Promise<boolean> {

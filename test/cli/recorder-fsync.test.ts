@@ -1,17 +1,14 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { after, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
+import { startReplica } from "../../bench/replicas/cluster.js";
 import { makeTinyModel } from "../../src/models/tiny-model.js";
 import { travelMessages, travelTools } from "../support/tiny-travel.js";
 
 // Needs a model: writes a tiny one. A real `mentor serve` child killed with SIGKILL.
-const main = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), "mentor-recorder-fsync-"));
 after(() => rmSync(directory, { recursive: true, force: true }));
 
@@ -20,41 +17,23 @@ describe("mentor serve --recorder-fsync", () => {
     const model = join(directory, "llama.gguf");
     await makeTinyModel({ family: "llama3.1", outputPath: model, seed: 3 });
     const recorder = join(directory, "flights");
-    const child = spawn(
-      process.execPath,
-      [
-        main,
-        "serve",
-        "--port",
-        "0",
-        "--model",
-        model,
-        "--gpu",
-        "cpu",
-        "--threads",
-        "1",
-        "--shield",
-        "prompt",
-        "--recorder",
-        recorder,
-        "--recorder-fsync",
-        "--trust-client-grounding",
-        "--labeler",
-        "rules",
-      ],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
+    const { url, child } = await startReplica([
+      "--model",
+      model,
+      "--gpu",
+      "cpu",
+      "--threads",
+      "1",
+      "--shield",
+      "prompt",
+      "--recorder",
+      recorder,
+      "--recorder-fsync",
+      "--trust-client-grounding",
+      "--labeler",
+      "rules",
+    ]);
     const exited = once(child, "exit");
-    let url: string | undefined;
-    for await (const line of createInterface({ input: child.stdout })) {
-      const entry = JSON.parse(line) as { msg?: string; url?: string };
-      if (entry.msg === "mentor ready") {
-        url = entry.url;
-        break;
-      }
-    }
-    assert.ok(url, "the server said it is ready");
-    child.stdout.resume();
 
     const answered: string[] = [];
     /** One request; the answer's id once its body is complete (undefined if the server died first). */

@@ -4,9 +4,9 @@ import { once } from "node:events";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { startReplica } from "../../bench/replicas/cluster.js";
 import { makeTinyModel } from "../../src/models/tiny-model.js";
 
 // Needs a model: writes a tiny one.
@@ -19,35 +19,16 @@ describe("mentor serve (command line)", () => {
     const model = join(directory, "llama.gguf");
     await makeTinyModel({ family: "llama3.1", outputPath: model, seed: 3 });
     const recorder = join(directory, "flights");
-    const child = spawn(process.execPath, [main, "serve", "--port", "0"], {
-      env: {
-        ...process.env,
-        MENTOR_MODEL: model,
-        MENTOR_SHIELD: "prompt",
-        MENTOR_RECORDER: recorder,
-        MENTOR_GPU: "cpu",
-      },
-      stdio: ["ignore", "pipe", "inherit"],
+    // Structured logs: one JSON object per line; the ready line carries the URL and the settings.
+    const { url, child, ready } = await startReplica([], {
+      ...process.env,
+      MENTOR_MODEL: model,
+      MENTOR_SHIELD: "prompt",
+      MENTOR_RECORDER: recorder,
+      MENTOR_GPU: "cpu",
     });
+    assert.deepEqual([ready.shield, ready.model, ready.gpu], ["prompt", "llama", "cpu"]);
     const exited = once(child, "exit");
-    // Structured logs: one JSON object per line; the ready line carries the URL.
-    let url: string | undefined;
-    for await (const line of createInterface({ input: child.stdout })) {
-      const entry = JSON.parse(line) as {
-        msg?: string;
-        url?: string;
-        shield?: string;
-        model?: string;
-        gpu?: string;
-      };
-      if (entry.msg === "mentor ready") {
-        assert.deepEqual([entry.shield, entry.model, entry.gpu], ["prompt", "llama", "cpu"]);
-        url = entry.url;
-        break;
-      }
-    }
-    assert.ok(url);
-    child.stdout.resume();
     const response = await fetch(`${url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },

@@ -3,9 +3,10 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Evaluator, type NextAnswer, type ProposedCall } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
-import { loadPolicy, type Policy, parsePolicy } from "../../src/policy/index.js";
+import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
 import { seededRandom } from "../support/random.js";
+import { type Domain, type Pick, randomCall } from "../support/random-calls.js";
 
 // An evaluator's answers must not depend on the questions it was asked before. Its game keeps
 // what every question teaches (candidates, components, distances by component shape and projected
@@ -24,8 +25,6 @@ import { seededRandom } from "../support/random.js";
 //   adding an instance, and the game aims a candidate at it.
 
 const fixture = (path: string) => loadPolicy(fileURLToPath(new URL(`../../../${path}`, import.meta.url)));
-
-type Pick = <T>(values: readonly T[]) => T;
 
 // An entity whose only rule applies to requested bindings, and a rule without entities that reads
 // every call: a call naming an item not asked about binds it and adds no instance (the run keeps
@@ -53,15 +52,6 @@ rules:
 `,
   "watch.yaml",
 );
-
-interface Domain {
-  policy: Policy;
-  task: (pick: Pick) => { name: string; arguments: Record<string, Value> }[];
-  /** Argument values by parameter name (null for the others). */
-  values: Record<string, readonly Value[]>;
-  /** Results of JSON tools. */
-  results: readonly Value[];
-}
 
 const cities = ["Toronto", "Chicago", "Ottawa"];
 const orders = ["#W0000001", "#W0000002", "#W0000003"];
@@ -156,14 +146,6 @@ const domains: Record<string, Domain> = {
     results: [{ status: "pending" }, { status: "delivered" }, { error: "no such order" }, { user_id: "u1" }],
   },
 };
-
-function randomCall(domain: Domain, pick: Pick): ProposedCall {
-  const tool = pick([...domain.policy.tools.values()]);
-  const args: Record<string, Value> = {};
-  for (const parameter of tool.parameters)
-    args[parameter.name] = pick(domain.values[parameter.name] ?? [null]);
-  return { name: tool.name, arguments: args };
-}
 
 type Outcome = { json?: Value; label?: string | null; text?: string };
 

@@ -4,8 +4,9 @@ import { fileURLToPath } from "node:url";
 import { MentorError } from "../../src/errors/index.js";
 import { Evaluator, type NextAnswer, type ProposedCall } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
-import { loadPolicy, type Policy } from "../../src/policy/index.js";
+import { loadPolicy } from "../../src/policy/index.js";
 import { seededRandom } from "../support/random.js";
+import { type Domain, type Pick, randomCall } from "../support/random-calls.js";
 
 // The runs kept by message prefix (src/evaluator/run-cache.ts) must answer exactly as the run
 // rebuilt from the whole history (`runCache: {maxMessages: 0}`, the reference): on random
@@ -16,15 +17,6 @@ import { seededRandom } from "../support/random.js";
 // a monitor they were given or a message they sent.
 
 const fixture = (path: string) => loadPolicy(fileURLToPath(new URL(`../../../${path}`, import.meta.url)));
-
-interface Domain {
-  policy: Policy;
-  task: (pick: Pick) => { name: string; arguments: Record<string, Value> }[];
-  values: Record<string, readonly Value[]>;
-  results: readonly Value[];
-}
-
-type Pick = <T>(values: readonly T[]) => T;
 
 const cities = ["Toronto", "Chicago", "Ottawa"];
 const domains: Record<string, Domain> = {
@@ -71,14 +63,6 @@ const domains: Record<string, Domain> = {
     results: [{ verified: true }, { verified: false }, { ok: true }],
   },
 };
-
-function randomCall(domain: Domain, pick: Pick): ProposedCall {
-  const tool = pick([...domain.policy.tools.values()]);
-  const args: Record<string, Value> = {};
-  for (const parameter of tool.parameters)
-    args[parameter.name] = pick(domain.values[parameter.name] ?? [null]);
-  return { name: tool.name, arguments: args };
-}
 
 type Message = Record<string, unknown>;
 
