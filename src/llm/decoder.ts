@@ -61,6 +61,12 @@ export interface DecodePlan {
    * arguments): the slots allow only these. Absent: redirected calls are shielded as usual.
    */
   redirectArguments?: Map<string, Map<string, ArgumentSets>>;
+  /**
+   * Intent-keeping for the end of the turn (token mode, `done` not allowed): the allowed tool whose
+   * call the advice names toward the open duties. An end token sampled in free text is replaced by
+   * this call (its values steered by `redirectArguments`); absent: by a call whose name is open.
+   */
+  endRedirect?: string;
   /** Per tool, per argument. */
   argumentSets: Map<string, Map<string, ArgumentSets>>;
   /** Whether free text may start the turn and whether the turn may end without a call. */
@@ -356,7 +362,9 @@ export class CallDecoder {
       }
       // Ending the turn is not allowed (done is unsafe): the end token is vetoed by a call.
       this.stats.vetoed++;
-      return this.openCall();
+      return this.plan.endRedirect === undefined
+        ? this.openCall()
+        : this.openAdvisedCall(this.plan.endRedirect);
     }
     const text = this.index.text(token);
     this.freeTokens.push(token);
@@ -475,6 +483,19 @@ export class CallDecoder {
     this.phase = { kind: "name", text: "", tokens: [], lead: "" };
     this.callTokens = [...forced];
     return { replace: forced };
+  }
+
+  /** Replaces the sampled end token with the call prefix and the advised tool's name (then its arguments). */
+  private openAdvisedCall(to: string): DecodeAction {
+    const prefix = this.openCall().replace as number[];
+    this.stats.redirected++;
+    const name = this.tokenize(to, false);
+    this.stats.forced += name.length;
+    const completed = this.calls.length;
+    const action = this.startArguments(to, name, 0, this.plan.redirectArguments?.get(to));
+    const written = action.replace ?? name;
+    if (this.calls.length === completed) this.callTokens.push(...written);
+    return { ...action, replace: [...prefix, ...written] };
   }
 
   /** The syntax of the call being opened; what follows a name depends on it. */

@@ -117,9 +117,14 @@ export function planGeneration(
     ({ tool, to }) => declared.has(tool) && !names.includes(tool) && names.includes(to),
   );
   const redirects = new Map(kept.map(({ tool, to }) => [tool, to]));
+  // The end of a turn that may not end is steered to the advised call, where the turn may name it.
+  const endRedirect =
+    !doneAllowed && sets.doneRedirect !== undefined && names.includes(sets.doneRedirect.to)
+      ? sets.doneRedirect
+      : undefined;
   // A redirected call is steered to the advised call's string values (of every redirect to its tool).
   const redirectArguments = new Map<string, Map<string, ArgumentSets>>();
-  for (const { to, arguments: advised } of kept) {
+  for (const { to, arguments: advised } of [...kept, ...(endRedirect ? [endRedirect] : [])]) {
     for (const [argument, value] of Object.entries(advised ?? {})) {
       if (typeof value !== "string") continue;
       const perTool = redirectArguments.get(to) ?? new Map<string, ArgumentSets>();
@@ -136,7 +141,9 @@ export function planGeneration(
     redirects,
     redirectArguments,
     argumentSets,
-    startInCall: names.length > 0 && (callRequired || !doneAllowed),
+    // Where the end of the turn has no advised call to become, a turn that may not end starts in a call.
+    startInCall: names.length > 0 && (callRequired || (!doneAllowed && endRedirect === undefined)),
+    ...(endRedirect ? { endRedirect: endRedirect.to } : {}),
     callsAllowed: names.length > 0,
     endAllowed: doneAllowed || names.length === 0,
     endProgressing: doneAllowed && (sets.doneProgressing ?? false) && progressingNames.length === 0,

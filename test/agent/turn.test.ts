@@ -306,7 +306,7 @@ describe("the token shield's sets for a turn", () => {
     assert.equal(asked.mentor.doneRefusals, 0);
   });
 
-  it("redirects a wanted booking to the check it needs; mentor.intent false turns that off", async () => {
+  it("redirects a wanted booking, and the end of the turn, to the check it needs; mentor.intent false turns that off", async () => {
     const turn = async (intent?: boolean) => {
       const generator = new RecordingGenerator();
       await runTurn({
@@ -321,12 +321,15 @@ describe("the token shield's sets for a turn", () => {
       return generator.seen[0]?.sets;
     };
     const route = { origin: "Toronto", destination: "Chicago" };
-    assert.deepEqual((await turn())?.redirects, [
+    const on = await turn();
+    assert.deepEqual(on?.redirects, [
       { tool: "book_train", to: "check_distance", arguments: route },
       { tool: "book_flight", to: "check_distance", arguments: route },
     ]);
+    assert.deepEqual(on?.doneRedirect, { to: "check_distance", arguments: route });
     const off = await turn(false);
     assert.equal(off?.redirects, undefined);
+    assert.equal(off?.doneRedirect, undefined);
     assert.deepEqual(off?.unsafeTools, ["book_train", "book_flight"]);
   });
 });

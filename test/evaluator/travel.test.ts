@@ -133,6 +133,21 @@ describe("travel scenarios", () => {
     assert.equal(shieldSetsFor(evaluator, short.messages).redirects, undefined);
   });
 
+  test("while the trip is owed, ending the turn is redirected to the step the duty advises", () => {
+    const start = new Conversation([request(toronto)]);
+    assert.deepEqual(shieldSetsFor(evaluator, start.messages).doneRedirect, {
+      to: "check_distance",
+      arguments: toronto,
+    });
+    const short = start.call("check_distance", toronto, { label: "short" });
+    assert.deepEqual(shieldSetsFor(evaluator, short.messages).doneRedirect, {
+      to: "book_train",
+      arguments: toronto,
+    });
+    const booked = short.call("book_train", toronto, { json: { status: "confirmed" } });
+    assert.equal(shieldSetsFor(evaluator, booked.messages).doneRedirect, undefined);
+  });
+
   test("a full flight forbids flying that route (P7)", () => {
     const run = new Conversation([request(toronto)])
       .call("check_distance", toronto, { label: "long" })

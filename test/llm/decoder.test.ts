@@ -73,6 +73,7 @@ describe("call decoder with an adversarial sampler", () => {
     it(`writes only allowed names, never closes on unsafe values, and every call parses (${parallel ? "parallel calls" : "one call per turn"})`, () => {
       const random = seededRandom(9);
       let vetoed = 0;
+      let endsRedirected = 0;
       const callCounts = new Map<number, number>();
       for (let run = 0; run < 500; run++) {
         const minCalls = parallel ? run % 3 : 0;
@@ -97,6 +98,15 @@ describe("call decoder with an adversarial sampler", () => {
             ]),
           ),
           startInCall: run % 2 === 0,
+          // Every other free start steers the vetoed end of the turn to an advised call.
+          ...(run % 4 === 1
+            ? {
+                endRedirect: "check_distance",
+                redirectArguments: new Map([
+                  ["check_distance", new Map([["origin", { allowed: ["Chicago"] }]])],
+                ]),
+              }
+            : {}),
           callsAllowed: true,
           endAllowed: false,
           endProgressing: false,
@@ -143,8 +153,10 @@ describe("call decoder with an adversarial sampler", () => {
           assert.deepEqual(JSON.parse(raw.slice(start, -plan.syntax.suffix.length)), call.arguments, raw);
         });
         vetoed += decoder.stats.vetoed;
+        endsRedirected += decoder.stats.redirected;
       }
       assert.ok(vetoed > 100, `${vetoed} vetoes`);
+      assert.ok(endsRedirected > 20, `${endsRedirected} ends redirected`);
       // With parallel calls the sampler also opens calls of its own (more than minCalls).
       if (parallel)
         assert.ok(
@@ -251,6 +263,51 @@ describe("intent-keeping: a name that can only become an unsafe tool", () => {
     const mask = decoder.mask();
     assert.ok(mask?.allowed?.has(piece("_train")));
     assert.ok(!mask?.allowed?.has(piece("_flight")));
+  });
+});
+
+describe("intent-keeping: the end of a turn that may not end", () => {
+  const isEnd = (token: number) => token === endToken;
+  const piece = (text: string) => pieces.indexOf(text);
+  const plan = (endRedirect?: string): DecodePlan =>
+    decodePlan({
+      syntax: toySyntax,
+      tools,
+      names: ["check_distance", "book_train"],
+      startInCall: false,
+      ...(endRedirect ? { endRedirect } : {}),
+      redirectArguments: new Map([["check_distance", new Map([["origin", { allowed: ["Chicago"] }]])]]),
+    });
+  const endAfterText = (decoder: CallDecoder) => {
+    assert.deepEqual(decoder.initialTokens(), [], "the model may write text first");
+    for (const text of ["O", "k"]) {
+      decoder.mask();
+      assert.deepEqual(decoder.accept(piece(text)), {});
+    }
+    decoder.mask();
+    return decoder.accept(endToken);
+  };
+
+  it("becomes the advised call, steered to the advised values, after the model's text", () => {
+    const decoder = new CallDecoder(plan("check_distance"), index, tokenize, isEnd);
+    const action = endAfterText(decoder);
+    const written = (action.replace ?? []).map((token) => pieces[token]).join("");
+    assert.equal(written, '<call>{"name": "check_distance", "arguments": {"origin": "');
+    assert.equal(action.stop, undefined);
+    assert.equal(decoder.stats.vetoed, 1);
+    assert.equal(decoder.stats.redirected, 1);
+    const mask = decoder.mask();
+    assert.ok(mask?.allowed?.has(piece("Chicago")));
+    assert.ok(!mask?.allowed?.has(piece("Tor")), "only the advised origin");
+    assert.equal(decoder.textTokens.map((token) => pieces[token]).join(""), "Ok");
+  });
+
+  it("opens a call whose name is the model's when no call is advised", () => {
+    const decoder = new CallDecoder(plan(), index, tokenize, isEnd);
+    const action = endAfterText(decoder);
+    assert.deepEqual(action.replace, tokenize(toySyntax.prefix, true));
+    assert.equal(decoder.stats.redirected, 0);
+    assert.deepEqual(decoder.mask()?.allowed?.has(piece("book")), true);
   });
 });
 

@@ -37,16 +37,23 @@ export interface ShieldSets {
    * Unsafe tools without a redirect are masked.
    */
   redirects?: Redirect[];
+  /**
+   * Intent-keeping for the end of the turn: while `done` is not allowed, the call the evaluator
+   * advises toward the first open duty (the prompt shield's "Next:"). The model may write text;
+   * an end of the turn it samples there becomes this call, steered to the advised values.
+   */
+  doneRedirect?: AdvisedCall;
 }
 
-/**
- * An unsafe tool and the allowed call the evaluator's advice names for it: `to` with the advised
- * `arguments` (the binding it is for), which the redirected call is steered to.
- */
-export interface Redirect {
-  tool: string;
+/** The allowed call a masked wish is steered to: `to` with the advised `arguments` (the binding it is for). */
+export interface AdvisedCall {
   to: string;
   arguments?: Record<string, Value>;
+}
+
+/** An unsafe tool and the allowed call the evaluator's advice names for it. */
+export interface Redirect extends AdvisedCall {
+  tool: string;
 }
 
 /** The sets of an evaluator's `next` answer: unsafe tools banned, progressing ones boosted. */
@@ -69,7 +76,8 @@ export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
  * The sets of `next` with intent-keeping redirects: each unsafe tool whose considered call the
  * evaluator advises to precede by a step toward it (a prerequisite that unblocks it, not merely
  * one that progresses elsewhere), where that tool is not unsafe. The considered call lacks the
- * arguments no binding fills; each value of an enum among them is tried too.
+ * arguments no binding fills; each value of an enum among them is tried too. While duties are
+ * open, the end of the turn is redirected to the call that fulfils the first of them.
  */
 export function shieldSetsFor(
   evaluator: Evaluator,
@@ -90,7 +98,14 @@ export function shieldSetsFor(
       }
     }
   }
-  return redirects.length > 0 ? { ...sets, redirects } : sets;
+  const fulfil = next.done.allowed ? undefined : next.openDuties.find((duty) => duty.fulfil)?.fulfil;
+  return {
+    ...sets,
+    ...(redirects.length > 0 ? { redirects } : {}),
+    ...(fulfil && !unsafe.has(fulfil.name)
+      ? { doneRedirect: { to: fulfil.name, arguments: fulfil.arguments } }
+      : {}),
+  };
 }
 
 /** The call, then the call with each value of the first enum parameter it lacks. */
