@@ -485,15 +485,13 @@ export class CallDecoder {
     return { replace: forced };
   }
 
-  /** Replaces the sampled end token with the call prefix and the advised tool's name (then its arguments). */
+  /** Replaces the sampled end token with the call prefix, redirected to the advised tool at once. */
   private openAdvisedCall(to: string): DecodeAction {
     const prefix = this.openCall().replace as number[];
-    this.stats.redirected++;
-    const name = this.tokenize(to, false);
-    this.stats.forced += name.length;
     const completed = this.calls.length;
-    const action = this.startArguments(to, name, 0, this.plan.redirectArguments?.get(to));
-    const written = action.replace ?? name;
+    // The name slot is fresh: nothing to take back, so no new evaluation (`rewind` dropped).
+    const { rewind: _, ...action } = this.redirect(this.phase as Phase & { kind: "name" }, to, "");
+    const written = action.replace as number[];
     if (this.calls.length === completed) this.callTokens.push(...written);
     return { ...action, replace: [...prefix, ...written] };
   }

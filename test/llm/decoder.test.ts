@@ -152,6 +152,13 @@ describe("call decoder with an adversarial sampler", () => {
           const start = raw.indexOf(plan.syntax.paramsPrefix) + plan.syntax.paramsPrefix.length;
           assert.deepEqual(JSON.parse(raw.slice(start, -plan.syntax.suffix.length)), call.arguments, raw);
         });
+        // With one call per turn, a redirected end is the turn's call: the advised tool and value.
+        if (!parallel && decoder.stats.redirected > 0)
+          assert.deepEqual(
+            [decoder.calls[0]?.name, decoder.calls[0]?.arguments.origin],
+            ["check_distance", "Chicago"],
+            `run ${run}`,
+          );
         vetoed += decoder.stats.vetoed;
         endsRedirected += decoder.stats.redirected;
       }
