@@ -595,6 +595,16 @@ describe("tau2-retail: requests (task grounding) and duties", () => {
         arguments: { order_id: "#W1111111" },
       },
     );
+    // The duty's fulfil (the exchange) is unsafe before the lookup: an end of the turn is steered
+    // to the lookup that unblocks it, not left to a call the model picks with no advice.
+    assert.deepEqual(shieldSetsFor(evaluator, asked.messages).doneRedirect, {
+      to: "get_order_details",
+      arguments: { order_id: "#W1111111" },
+    });
+    assert.deepEqual(shieldSetsFor(evaluator, lookup(asked, "delivered").messages).doneRedirect, {
+      to: "exchange_delivered_order_items",
+      arguments: { order_id: "#W1111111" },
+    });
   });
 
   test("a return is owed unless the order is seen not delivered; an item change unless neither pending nor delivered", () => {

@@ -39,7 +39,8 @@ export interface ShieldSets {
   redirects?: Redirect[];
   /**
    * Intent-keeping for the end of the turn: while `done` is not allowed, the call the evaluator
-   * advises toward the first open duty (the prompt shield's "Next:"). The model may write text;
+   * advises toward the first open duty (the prompt shield's "Next:"), or the step that unblocks it
+   * where that call's tool is unsafe now. The model may write text;
    * an end of the turn it samples there becomes this call, steered to the advised values.
    */
   doneRedirect?: AdvisedCall;
@@ -77,7 +78,7 @@ export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
  * evaluator advises to precede by a step toward it (a prerequisite that unblocks it, not merely
  * one that progresses elsewhere), where that tool is not unsafe. The considered call lacks the
  * arguments no binding fills; each value of an enum among them is tried too. While duties are
- * open, the end of the turn is redirected to the call that fulfils the first of them.
+ * open, the end of the turn is redirected toward the first of them (`endOfTurnRedirect`).
  */
 export function shieldSetsFor(
   evaluator: Evaluator,
@@ -91,21 +92,49 @@ export function shieldSetsFor(
     const considered = next.calls.find((verdict) => verdict.call.name === tool)?.call;
     if (considered === undefined) continue;
     for (const call of withEnumValues(considered, evaluator.policy.tools.get(tool)?.parameters ?? [])) {
-      const advice = evaluator.decide(history, call).advice;
-      if (advice?.unblocks && advice.call.name !== tool && !unsafe.has(advice.call.name)) {
-        redirects.push({ tool, to: advice.call.name, arguments: advice.call.arguments });
+      const step = unblockingStep(evaluator, history, call, unsafe);
+      if (step) {
+        redirects.push({ tool, ...step });
         break;
       }
     }
   }
-  const fulfil = next.done.allowed ? undefined : next.openDuties.find((duty) => duty.fulfil)?.fulfil;
+  const doneRedirect = endOfTurnRedirect(evaluator, history, next, unsafe);
   return {
     ...sets,
     ...(redirects.length > 0 ? { redirects } : {}),
-    ...(fulfil && !unsafe.has(fulfil.name)
-      ? { doneRedirect: { to: fulfil.name, arguments: fulfil.arguments } }
-      : {}),
+    ...(doneRedirect ? { doneRedirect } : {}),
   };
+}
+
+/**
+ * While `done` is not allowed: the call that fulfils the first open duty or, where its tool is
+ * unsafe now, the allowed step the evaluator advises to unblock it (checking the order before
+ * changing it), so that the wish to end is steered toward what would let the turn end.
+ */
+function endOfTurnRedirect(
+  evaluator: Evaluator,
+  history: unknown,
+  next: NextAnswer,
+  unsafe: ReadonlySet<string>,
+): AdvisedCall | undefined {
+  if (next.done.allowed) return undefined;
+  const fulfil = next.openDuties.find((duty) => duty.fulfil)?.fulfil;
+  if (fulfil === undefined) return undefined;
+  if (!unsafe.has(fulfil.name)) return { to: fulfil.name, arguments: fulfil.arguments };
+  return unblockingStep(evaluator, history, fulfil, unsafe);
+}
+
+/** The evaluator's advice for a call, where it is a step of another, allowed tool that unblocks the call. */
+function unblockingStep(
+  evaluator: Evaluator,
+  history: unknown,
+  call: ProposedCall,
+  unsafe: ReadonlySet<string>,
+): AdvisedCall | undefined {
+  const advice = evaluator.decide(history, call).advice;
+  if (!advice?.unblocks || advice.call.name === call.name || unsafe.has(advice.call.name)) return undefined;
+  return { to: advice.call.name, arguments: advice.call.arguments };
 }
 
 /** The call, then the call with each value of the first enum parameter it lacks. */
