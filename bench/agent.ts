@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import OpenAI, { APIError } from "openai";
 import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
@@ -36,7 +36,8 @@ export interface AgentRun {
   /** Wall time of the model's turns, and the part of it the server spent grounding and deciding. */
   seconds: number;
   shieldSeconds: number;
-  stopped: "answer" | "limit" | "reference" | "error";
+  /** Why the run ended; `context`: the conversation outgrew the server's context (a failed run, not an error). */
+  stopped: "answer" | "limit" | "context" | "reference" | "error";
 }
 
 export function emptyRun(stopped: AgentRun["stopped"]): AgentRun {
@@ -147,8 +148,17 @@ export function serverAgent(options: ServerAgentOptions): Agent {
         };
         turn += 1;
         const started = performance.now();
-        const response = await client.chat.completions.create(body as ChatCompletionCreateParamsNonStreaming);
+        const response = await client.chat.completions
+          .create(body as ChatCompletionCreateParamsNonStreaming)
+          .catch((error: unknown) => {
+            if (outgrewContext(error)) return undefined;
+            throw error;
+          });
         run.seconds += (performance.now() - started) / 1000;
+        if (response === undefined) {
+          run.stopped = "context";
+          break;
+        }
         const message = response.choices[0]?.message;
         const record = readTurnRecord((response as unknown as { mentor?: unknown }).mentor);
         run.blocked += record.blocked.length;
@@ -198,6 +208,14 @@ export function serverAgent(options: ServerAgentOptions): Agent {
       return run;
     },
   };
+}
+
+/**
+ * The server refused the conversation as longer than its context. The seeds make a rerun end the
+ * same way, so this is where the run ends (it fails), with the trace so far.
+ */
+function outgrewContext(error: unknown): boolean {
+  return error instanceof APIError && error.status === 400 && error.code === "MNT_ERR_CONTEXT_LENGTH";
 }
 
 function parseArguments(text: string): Record<string, unknown> | undefined {

@@ -99,6 +99,10 @@ export const errorCodes = {
     status: 400,
     fix: "Correct the input as the message describes.",
   },
+  MNT_ERR_CONTEXT_LENGTH: {
+    status: 400,
+    fix: "The conversation and max_tokens do not fit the model's context: shorten the conversation, lower max_tokens, or serve with a larger --context-size.",
+  },
   MNT_ERR_BENCH_DATA: {
     status: 500,
     fix: "Point the benchmark at a bench-data directory (--data or MENTOR_BENCH_DATA) that holds the file the message names, in the format its README describes.",

@@ -237,7 +237,7 @@ export class Engine {
     const maxTokens = options.maxTokens ?? 256;
     if (prompt.length + maxTokens * 2 > this.context.contextSize)
       throw new MentorError(
-        "MNT_ERR_BAD_INPUT",
+        "MNT_ERR_CONTEXT_LENGTH",
         `the prompt (${prompt.length} tokens) and max_tokens (${maxTokens}) do not fit the context (${this.context.contextSize})`,
       );
     // p-queue gets no signal: it would free the slot of an aborted generation at once, while

@@ -190,6 +190,11 @@ describe("benchmark runner", () => {
     const inProcess = await runBenchmark(options({ ...settings, model, contextSize: 4096 }));
     assert.equal(inProcess.meta.model, "tiny-qwen3");
     assert.equal(inProcess.runs[0]?.error, undefined, inProcess.runs[0]?.error);
+    // A conversation longer than the context ends the run (failed, not an error to run again).
+    const small = await runBenchmark(options({ ...settings, model, contextSize: 512 }));
+    assert.equal(small.runs[0]?.error, undefined, small.runs[0]?.error);
+    assert.equal(small.runs[0]?.stopped, "context");
+    assert.equal(small.runs[0]?.pass, false);
 
     const server = await startServer({ model, policies: ["travel"], port: 0, sequences: 1, logger: false });
     try {

@@ -359,6 +359,16 @@ describe("engine on tiny models", { concurrency: true }, () => {
           (error: unknown) => error instanceof MentorError && error.code === "MNT_ERR_ENGINE_CALL_INCOMPLETE",
         );
       });
+
+      it("refuses a conversation that does not fit the context with its own code, naming the sizes", async () => {
+        await assert.rejects(
+          engine.generate({ messages, tools, seed: 1, maxTokens: 1024 }),
+          (error: unknown) =>
+            error instanceof MentorError &&
+            error.code === "MNT_ERR_CONTEXT_LENGTH" &&
+            /the prompt \(\d+ tokens\) and max_tokens \(1024\) do not fit the context \(2048\)/.test(error.message),
+        );
+      });
     });
   }
 });
