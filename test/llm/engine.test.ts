@@ -366,7 +366,9 @@ describe("engine on tiny models", { concurrency: true }, () => {
           (error: unknown) =>
             error instanceof MentorError &&
             error.code === "MNT_ERR_CONTEXT_LENGTH" &&
-            /the prompt \(\d+ tokens\) and max_tokens \(1024\) do not fit the context \(2048\)/.test(error.message),
+            /the prompt \(\d+ tokens\) and max_tokens \(1024\) do not fit the context \(2048\)/.test(
+              error.message,
+            ),
         );
       });
     });
