@@ -67,6 +67,12 @@ export interface DecodePlan {
    * this call (its values steered by `redirectArguments`); absent: by a call whose name is open.
    */
   endRedirect?: string;
+  /**
+   * With `endRedirect`: the free-text tokens after which the end of the turn is taken as reached
+   * (the next token becomes the advised call), so that text cut by max_tokens cannot end a turn
+   * that may not end. Half of max_tokens: the call keeps the other half.
+   */
+  freeTextBudget?: number;
   /** Per tool, per argument. */
   argumentSets: Map<string, Map<string, ArgumentSets>>;
   /** Whether free text may start the turn and whether the turn may end without a call. */
@@ -355,12 +361,18 @@ export class CallDecoder {
   }
 
   private acceptFree(token: number): DecodeAction {
-    if (this.isEndToken(token)) {
-      if (this.plan.endAllowed || this.plan.names.length === 0) {
-        this.phase = { kind: "finished" };
-        return { stop: true };
-      }
-      // Ending the turn is not allowed (done is unsafe): the end token is vetoed by a call.
+    const end = this.isEndToken(token);
+    if (end && (this.plan.endAllowed || this.plan.names.length === 0)) {
+      this.phase = { kind: "finished" };
+      return { stop: true };
+    }
+    const budgetSpent =
+      this.plan.endRedirect !== undefined &&
+      this.plan.freeTextBudget !== undefined &&
+      this.freeTokens.length >= this.plan.freeTextBudget;
+    if (end || budgetSpent) {
+      // Ending the turn is not allowed (done is unsafe): the end token (or, past the free-text
+      // budget, whatever token comes) is vetoed by a call.
       this.stats.vetoed++;
       return this.plan.endRedirect === undefined
         ? this.openCall()

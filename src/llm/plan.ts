@@ -143,7 +143,9 @@ export function planGeneration(
     argumentSets,
     // Where the end of the turn has no advised call to become, a turn that may not end starts in a call.
     startInCall: names.length > 0 && (callRequired || (!doneAllowed && endRedirect === undefined)),
-    ...(endRedirect ? { endRedirect: endRedirect.to } : {}),
+    ...(endRedirect
+      ? { endRedirect: endRedirect.to, freeTextBudget: Math.floor((options.maxTokens ?? 256) / 2) }
+      : {}),
     callsAllowed: names.length > 0,
     endAllowed: doneAllowed || names.length === 0,
     endProgressing: doneAllowed && (sets.doneProgressing ?? false) && progressingNames.length === 0,

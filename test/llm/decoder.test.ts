@@ -309,6 +309,24 @@ describe("intent-keeping: the end of a turn that may not end", () => {
     assert.equal(decoder.textTokens.map((token) => pieces[token]).join(""), "Ok");
   });
 
+  it("takes the end as reached once the free text has spent its budget (text cut by max_tokens)", () => {
+    const decoder = new CallDecoder({ ...plan("check_distance"), freeTextBudget: 2 }, index, tokenize, isEnd);
+    assert.deepEqual(decoder.initialTokens(), []);
+    for (const text of ["O", "k"]) {
+      decoder.mask();
+      assert.deepEqual(decoder.accept(piece(text)), {});
+    }
+    decoder.mask();
+    const action = decoder.accept(piece("O"));
+    const written = (action.replace ?? []).map((token) => pieces[token]).join("");
+    assert.equal(written, '<call>{"name": "check_distance", "arguments": {"origin": "');
+    assert.equal(
+      decoder.textTokens.map((token) => pieces[token]).join(""),
+      "Ok",
+      "the third token is not text",
+    );
+  });
+
   it("opens a call whose name is the model's when no call is advised", () => {
     const decoder = new CallDecoder(plan(), index, tokenize, isEnd);
     const action = endAfterText(decoder);

@@ -34,6 +34,8 @@ describe("the plan for a turn that may not end", () => {
     assert.deepEqual(planned.redirectArguments?.get("check_distance")?.get("origin"), {
       allowed: ["Toronto"],
     });
+    // Half of max_tokens (256 by default) for the text, the other half for the call.
+    assert.equal(planned.freeTextBudget, 128);
   });
 
   it("starts in a call, as without intent-keeping, when the advised tool may not be named", () => {
