@@ -68,9 +68,10 @@ export interface DecodePlan {
    */
   endRedirect?: string;
   /**
-   * With `endRedirect`: the free-text tokens after which the end of the turn is taken as reached
-   * (the next token becomes the advised call), so that text cut by max_tokens cannot end a turn
-   * that may not end. Half of max_tokens: the call keeps the other half.
+   * In a turn that may not end: the free-text tokens after which the end of the turn is taken as
+   * reached (the next token becomes the call, the advised one where `endRedirect` is set), so that
+   * text cut by max_tokens cannot end it. `planGeneration` sets half of max_tokens with
+   * `endRedirect`: the call keeps the other half.
    */
   freeTextBudget?: number;
   /** Per tool, per argument. */
@@ -367,9 +368,8 @@ export class CallDecoder {
       return { stop: true };
     }
     const budgetSpent =
-      this.plan.endRedirect !== undefined &&
-      this.plan.freeTextBudget !== undefined &&
-      this.freeTokens.length >= this.plan.freeTextBudget;
+      !this.plan.endAllowed &&
+      this.freeTokens.length >= (this.plan.freeTextBudget ?? Number.POSITIVE_INFINITY);
     if (end || budgetSpent) {
       // Ending the turn is not allowed (done is unsafe): the end token (or, past the free-text
       // budget, whatever token comes) is vetoed by a call.

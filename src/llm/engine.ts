@@ -19,7 +19,7 @@ import { withoutCallWrappers } from "../shield/upstream/index.js";
 import { chatFunctions, chatHistoryFromMessages } from "./chat.js";
 import { CallDecoder, type CallSyntax, type DecodedCall, type DecodeStats } from "./decoder.js";
 import type { GpuChoice } from "./gpu.js";
-import { type GenerateOptions, planGeneration } from "./plan.js";
+import { defaultMaxTokens, type GenerateOptions, planGeneration } from "./plan.js";
 
 export interface EngineOptions {
   /** Path of a GGUF file. */
@@ -234,7 +234,7 @@ export class Engine {
       ...this.renderPrompt(options.messages, options.tools),
       ...(decoder.initialTokens() as Token[]),
     ];
-    const maxTokens = options.maxTokens ?? 256;
+    const maxTokens = options.maxTokens ?? defaultMaxTokens;
     if (prompt.length + maxTokens * 2 > this.context.contextSize)
       throw new MentorError(
         "MNT_ERR_CONTEXT_LENGTH",
@@ -279,7 +279,7 @@ export class Engine {
     started: number,
   ): Promise<GenerationResult> {
     const model = this.model;
-    const maxTokens = options.maxTokens ?? 256;
+    const maxTokens = options.maxTokens ?? defaultMaxTokens;
     // Reuse the evaluated prefix shared with the sequence's previous generation (at least one
     // token is evaluated, so that there is something to sample from).
     const common = Math.min(commonPrefixLength(sequence.contextTokens, prompt), prompt.length - 1);

@@ -19,6 +19,9 @@ export interface ShieldOptions {
   strength?: number;
 }
 
+/** Sampled tokens per generation when the request sets no max_tokens. */
+export const defaultMaxTokens = 256;
+
 export interface GenerateOptions {
   messages: readonly ChatMessage[];
   tools?: readonly ChatTool[];
@@ -35,7 +38,7 @@ export interface GenerateOptions {
   stop?: readonly string[];
   /** Aborts the generation: it rejects with `MNT_ERR_CANCELLED`. */
   signal?: AbortSignal;
-  /** Sampled tokens (forced structure not counted). Default 256. */
+  /** Sampled tokens (forced structure not counted). Default `defaultMaxTokens`. */
   maxTokens?: number;
   /** A free string argument is closed after this many tokens. Default 24. */
   maxStringTokens?: number;
@@ -144,7 +147,10 @@ export function planGeneration(
     // Where the end of the turn has no advised call to become, a turn that may not end starts in a call.
     startInCall: names.length > 0 && (callRequired || (!doneAllowed && endRedirect === undefined)),
     ...(endRedirect
-      ? { endRedirect: endRedirect.to, freeTextBudget: Math.floor((options.maxTokens ?? 256) / 2) }
+      ? {
+          endRedirect: endRedirect.to,
+          freeTextBudget: Math.floor((options.maxTokens ?? defaultMaxTokens) / 2),
+        }
       : {}),
     callsAllowed: names.length > 0,
     endAllowed: doneAllowed || names.length === 0,

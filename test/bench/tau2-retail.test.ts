@@ -585,10 +585,9 @@ describe("tau2-retail: requests (task grounding) and duties", () => {
       // An id the request did not write is still advised the requested order's lookup.
       assert.deepEqual(decision.advice?.call, lookupFirst, order_id);
     }
+    const sets = shieldSetsFor(evaluator, asked.messages);
     assert.deepEqual(
-      shieldSetsFor(evaluator, asked.messages).redirects?.find(
-        (redirect) => redirect.tool === "exchange_delivered_order_items",
-      ),
+      sets.redirects?.find((redirect) => redirect.tool === "exchange_delivered_order_items"),
       {
         tool: "exchange_delivered_order_items",
         to: "get_order_details",
@@ -597,7 +596,7 @@ describe("tau2-retail: requests (task grounding) and duties", () => {
     );
     // The duty's fulfil (the exchange) is unsafe before the lookup: an end of the turn is steered
     // to the lookup that unblocks it, not left to a call the model picks with no advice.
-    assert.deepEqual(shieldSetsFor(evaluator, asked.messages).doneRedirect, {
+    assert.deepEqual(sets.doneRedirect, {
       to: "get_order_details",
       arguments: { order_id: "#W1111111" },
     });

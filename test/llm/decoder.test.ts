@@ -285,14 +285,15 @@ describe("intent-keeping: the end of a turn that may not end", () => {
       ...(endRedirect ? { endRedirect } : {}),
       redirectArguments: new Map([["check_distance", new Map([["origin", { allowed: ["Chicago"] }]])]]),
     });
-  const endAfterText = (decoder: CallDecoder) => {
+  /** The model writes "Ok", then samples `last` (by default the end token). */
+  const endAfterText = (decoder: CallDecoder, last = endToken) => {
     assert.deepEqual(decoder.initialTokens(), [], "the model may write text first");
     for (const text of ["O", "k"]) {
       decoder.mask();
       assert.deepEqual(decoder.accept(piece(text)), {});
     }
     decoder.mask();
-    return decoder.accept(endToken);
+    return decoder.accept(last);
   };
 
   it("becomes the advised call, steered to the advised values, after the model's text", () => {
@@ -311,13 +312,7 @@ describe("intent-keeping: the end of a turn that may not end", () => {
 
   it("takes the end as reached once the free text has spent its budget (text cut by max_tokens)", () => {
     const decoder = new CallDecoder({ ...plan("check_distance"), freeTextBudget: 2 }, index, tokenize, isEnd);
-    assert.deepEqual(decoder.initialTokens(), []);
-    for (const text of ["O", "k"]) {
-      decoder.mask();
-      assert.deepEqual(decoder.accept(piece(text)), {});
-    }
-    decoder.mask();
-    const action = decoder.accept(piece("O"));
+    const action = endAfterText(decoder, piece("O"));
     const written = (action.replace ?? []).map((token) => pieces[token]).join("");
     assert.equal(written, '<call>{"name": "check_distance", "arguments": {"origin": "');
     assert.equal(

@@ -87,19 +87,26 @@ export function shieldSetsFor(
 ): ShieldSets {
   const sets = shieldSetsFromNextAnswer(next);
   const unsafe = new Set(sets.unsafeTools);
+  // The end's redirect often asks about a call the name redirects already decided (the duty's own call).
+  const steps = new Map<string, AdvisedCall | undefined>();
+  const stepToward = (call: ProposedCall): AdvisedCall | undefined => {
+    const key = JSON.stringify(call);
+    if (!steps.has(key)) steps.set(key, unblockingStep(evaluator, history, call, unsafe));
+    return steps.get(key);
+  };
   const redirects: Redirect[] = [];
   for (const tool of unsafe) {
     const considered = next.calls.find((verdict) => verdict.call.name === tool)?.call;
     if (considered === undefined) continue;
     for (const call of withEnumValues(considered, evaluator.policy.tools.get(tool)?.parameters ?? [])) {
-      const step = unblockingStep(evaluator, history, call, unsafe);
+      const step = stepToward(call);
       if (step) {
         redirects.push({ tool, ...step });
         break;
       }
     }
   }
-  const doneRedirect = endOfTurnRedirect(evaluator, history, next, unsafe);
+  const doneRedirect = endOfTurnRedirect(next, unsafe, stepToward);
   return {
     ...sets,
     ...(redirects.length > 0 ? { redirects } : {}),
@@ -113,16 +120,15 @@ export function shieldSetsFor(
  * changing it), so that the wish to end is steered toward what would let the turn end.
  */
 function endOfTurnRedirect(
-  evaluator: Evaluator,
-  history: unknown,
   next: NextAnswer,
   unsafe: ReadonlySet<string>,
+  stepToward: (call: ProposedCall) => AdvisedCall | undefined,
 ): AdvisedCall | undefined {
   if (next.done.allowed) return undefined;
   const fulfil = next.openDuties.find((duty) => duty.fulfil)?.fulfil;
   if (fulfil === undefined) return undefined;
   if (!unsafe.has(fulfil.name)) return { to: fulfil.name, arguments: fulfil.arguments };
-  return unblockingStep(evaluator, history, fulfil, unsafe);
+  return stepToward(fulfil);
 }
 
 /** The evaluator's advice for a call, where it is a step of another, allowed tool that unblocks the call. */
