@@ -9,7 +9,9 @@ import {
   type NextAnswer,
   needsSolver,
   type ProposedCall,
+  SearchBudget,
   type Stop,
+  yieldToEventLoop,
 } from "../evaluator/index.js";
 import type { Value } from "../expression/index.js";
 import { type ChatMessage, type ChatTool, messageText, type ToolChoice } from "../openai/index.js";
@@ -61,6 +63,11 @@ export interface TurnOptions {
   maxTokens?: number;
   stop?: readonly string[];
   signal?: AbortSignal;
+  /**
+   * When the turn's answer is due (a `Date.now()` time: the server's request timeout). The
+   * evaluator's searches stop there, so the timeout's abort is not held up by them. Default none.
+   */
+  deadline?: number;
   /** Generations after the first one (blocked calls, refused answers). Default 4. */
   maxRegenerations?: number;
   /**
@@ -83,6 +90,8 @@ export interface AttemptCall {
   advice?: Advice;
   /** Why the shield blocked without deciding (it fails closed). */
   failClosed?: string;
+  /** The search for advice ran out of its budget (the advice may be missing). */
+  searchStopped?: string;
   /** The shield's feedback to the model when the call is blocked. */
   feedback?: string;
 }
@@ -116,6 +125,8 @@ export interface TurnRecord {
   game?: NextAnswer["gameStates"];
   /** The game search hit its limit: unclassified calls counted as unsafe. */
   failClosed?: string;
+  /** The token shield's search for redirects ran out of its budget: the redirects not found are masks. */
+  searchStopped?: string;
   /** A `stop` rule stopped the run in this turn: the message is the shield's stop text. */
   stopped?: Stop;
   /** The call a person approved (`mentor.approve`), returned without generating. */
@@ -158,8 +169,13 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
       "this generator cannot apply the token shield (use shield prompt)",
     );
+  // The evaluator's work is synchronous and bounded per step (the game's states, the advice
+  // searches' budgets): between steps the event loop runs other requests and the timeout's abort.
+  const pause = (): Promise<void> => yieldToEventLoop(options.signal);
+  const budget = (): SearchBudget => new SearchBudget(options.evaluator?.options.search, options.deadline);
   const grounding = await options.grounder.ground(options.messages, options.signal);
   const groundMs = performance.now() - started;
+  await pause();
   const ungrounded =
     options.strictGrounding && options.evaluator
       ? ungroundedError(grounding.notes, options.evaluator.policy.name)
@@ -169,6 +185,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
   const evaluator = options.evaluator;
   const shielded = evaluator !== undefined && options.mode !== "none";
   const next = evaluator?.next(history);
+  if (evaluator) await pause();
   const record: TurnRecord = {
     mode: options.mode,
     ...(evaluator ? { policy: evaluator.policy.name } : {}),
@@ -213,15 +230,22 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     if (refusal !== undefined) throw new MentorError("MNT_ERR_NOTHING_ALLOWED", refusal);
   }
   const working: ChatMessage[] = shielded
-    ? withReminder(history, evaluator, next as NextAnswer)
+    ? withReminder(history, evaluator, next as NextAnswer, budget())
     : [...history];
+  if (shielded) await pause();
   const tokenShield =
     options.mode === "token" && next !== undefined
       ? {
-          sets: tokenSets(evaluator as Evaluator, history, next, tools, toolChoice, options.intent ?? true),
+          sets: tokenSets(evaluator as Evaluator, history, next, budget(), {
+            tools,
+            toolChoice,
+            intent: options.intent ?? true,
+          }),
           eta: options.eta ?? 0.5,
         }
       : undefined;
+  if (tokenShield?.sets.searchStopped !== undefined) record.searchStopped = tokenShield.sets.searchStopped;
+  if (tokenShield) await pause();
   record.timings.prepareMs = performance.now() - started - groundMs;
   options.onGenerating?.();
   const maxRegenerations = options.maxRegenerations ?? 4;
@@ -262,7 +286,11 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     if (generation.toolCalls.length > 0) {
       // Severities that count refusals (escalate, override) read this turn's refusals too.
       const judgedOn = evaluator?.severities.countsRefusals ? working : history;
-      entry.calls = await judgeInOrder(evaluator, judgedOn, generation.toolCalls, options.solver);
+      entry.calls = await judgeInOrder(evaluator, judgedOn, generation.toolCalls, {
+        solver: options.solver,
+        budget,
+        pause,
+      });
       entry.decideMs = performance.now() - decideStarted;
       const blocked = entry.calls.filter((call) => call.verdict === "block");
       if (!shielded || blocked.length === 0)
@@ -327,12 +355,13 @@ async function judgeInOrder(
   evaluator: Evaluator | undefined,
   history: readonly ChatMessage[],
   calls: readonly GeneratedCall[],
-  solver: (() => SolverClient) | undefined,
+  steps: { solver: (() => SolverClient) | undefined; budget: () => SearchBudget; pause: () => Promise<void> },
 ): Promise<AttemptCall[]> {
   const judged: AttemptCall[] = [];
   for (const call of calls) {
     const before = judged.length === 0 ? history : [...history, toolCallMessage(null, judged)];
-    judged.push(await judge(evaluator, before, call, solver));
+    judged.push(await judge(evaluator, before, call, steps.solver, steps.budget()));
+    if (evaluator) await steps.pause();
   }
   return judged;
 }
@@ -343,6 +372,7 @@ async function judge(
   history: readonly ChatMessage[],
   call: GeneratedCall,
   solver: (() => SolverClient) | undefined,
+  budget: SearchBudget,
 ): Promise<AttemptCall> {
   const proposed: ProposedCall = { name: call.name, arguments: call.arguments as Record<string, Value> };
   if (call.invalid !== undefined)
@@ -357,7 +387,7 @@ async function judge(
     };
   if (evaluator === undefined)
     return { call: proposed, verdict: "allow", action: "allow", rules: [], warnings: [] };
-  let decision = evaluator.decide(history, proposed);
+  let decision = evaluator.decide(history, proposed, budget);
   if (solver && needsSolver(decision))
     decision = await evaluator.decideWithRepair(history, proposed, solver());
   return attemptOf(decision);
@@ -374,6 +404,7 @@ function attemptOf(decision: Decision): AttemptCall {
   };
   if (decision.advice) judged.advice = decision.advice;
   if (decision.failClosed !== undefined) judged.failClosed = decision.failClosed;
+  if (decision.searchStopped !== undefined) judged.searchStopped = decision.searchStopped;
   if (decision.verdict === "block")
     judged.feedback = decision.action === "stop" ? stoppedText(decision) : blockedText(decision);
   return judged;
@@ -447,11 +478,10 @@ function tokenSets(
   evaluator: Evaluator,
   history: readonly ChatMessage[],
   next: NextAnswer,
-  tools: readonly ChatTool[],
-  toolChoice: ToolChoice,
-  intent: boolean,
+  budget: SearchBudget,
+  { tools, toolChoice, intent }: { tools: readonly ChatTool[]; toolChoice: ToolChoice; intent: boolean },
 ): ShieldSets {
-  const sets = intent ? shieldSetsFor(evaluator, history, next) : shieldSetsFromNextAnswer(next);
+  const sets = intent ? shieldSetsFor(evaluator, history, next, budget) : shieldSetsFromNextAnswer(next);
   const unsafeTools = unsafeNames(next, tools, evaluator);
   return { ...sets, unsafeTools, ...(toolChoice === "none" ? { doneAllowed: true } : {}) };
 }
@@ -464,6 +494,7 @@ function withReminder(
   history: readonly ChatMessage[],
   evaluator: Evaluator,
   next: NextAnswer,
+  budget: SearchBudget,
 ): ChatMessage[] {
   const working = [...history];
   const lastCall = history.findLastIndex(
@@ -483,7 +514,7 @@ function withReminder(
       return working;
     }
     const decision: Decision = {
-      ...evaluator.decide(history.slice(0, lastCall), { name: called.name, arguments: args }),
+      ...evaluator.decide(history.slice(0, lastCall), { name: called.name, arguments: args }, budget),
       openDuties: next.openDuties,
     };
     const reminder = reminderText(decision);

@@ -3,6 +3,7 @@ import type { CandidateCall, StrategyTemplate } from "../game/index.js";
 import type { Binding, Instance, OutcomeCase, Run, ToolCallEvent } from "../monitor/index.js";
 import type { ConstraintSpec, ToolSpec } from "../policy/index.js";
 import type { SolverClient } from "../smt/index.js";
+import type { SearchBudget } from "./budget.js";
 import type { Judge } from "./decide.js";
 import { type Advice, type Decision, type ProposedCall, proposedEvent, type RuleFinding } from "./types.js";
 
@@ -21,8 +22,9 @@ export class Advisor {
   /**
    * The same call with the fewest repairable arguments changed so that every constraint holds
    * and no rule is broken; candidate values come from the argument's enum, the task and earlier calls.
+   * Each attempt spends one decision of `budget`.
    */
-  repair(run: Run, proposed: ProposedCall): Advice | undefined {
+  repair(run: Run, proposed: ProposedCall, budget: SearchBudget): Advice | undefined {
     const tool = this.judge.policy.tools.get(proposed.name);
     if (!tool) return undefined;
     const options = tool.repairable.map((name) => ({
@@ -41,6 +43,7 @@ export class Advisor {
       }
     });
     for (const change of attempts) {
+      if (!budget.spend()) return undefined;
       const candidate = { name: proposed.name, arguments: { ...proposed.arguments, ...change } };
       if (this.judge.decide(run, candidate, false).verdict === "allow")
         return { kind: "repair", call: candidate };
@@ -110,18 +113,30 @@ export class Advisor {
    * blocked call would be allowed, preferably one for a binding the blocked call names; failing
    * that, one after which fewer of the rules that block it still do and one more call can allow
    * it (the first of two checks it needs); failing that, a call that progresses towards finishing.
+   * Every hypothetical decision spends one of `budget`; once it is spent no further step is
+   * tried (a progressing call may still be advised, without `unblocks`).
    */
-  prerequisite(run: Run, call: ToolCallEvent, violations: readonly RuleFinding[]): Advice | undefined {
+  prerequisite(
+    run: Run,
+    call: ToolCallEvent,
+    violations: readonly RuleFinding[],
+    budget: SearchBudget,
+  ): Advice | undefined {
     const template = this.judge.template(run);
     const named = new Set(run.namedBindings(call).map((binding) => binding.id));
     const beliefClasses = template.classesAtBeliefs();
     const classes = beliefClasses.classes;
-    const safe = beliefClasses.safe.filter(
-      (candidate) =>
-        !this.judge.blocksWithNewBinding(run, { name: candidate.tool, arguments: candidate.arguments }),
-    );
+    // Bindings that differ only in their task call (a route asked for by train and by plane)
+    // give the same concrete call: it is judged once.
+    const allowedNow = (candidates: readonly CandidateCall[]): CandidateCall[] =>
+      distinctCalls(candidates).filter(
+        (candidate) =>
+          !this.judge.blocksWithNewBinding(run, { name: candidate.tool, arguments: candidate.arguments }),
+      );
     // A prerequisite acts on the bindings the blocked call names (or on none).
-    const related = safe.filter((candidate) => candidate.bindings.every((binding) => named.has(binding.id)));
+    const related = allowedNow(
+      beliefClasses.safe.filter((candidate) => candidate.bindings.every((binding) => named.has(binding.id))),
+    );
     const proposed = { name: call.name, arguments: call.arguments };
     // The template judges from the run's states when the letters and instances stay those of
     // the run: no history function decides a letter and the call introduces no binding.
@@ -135,13 +150,15 @@ export class Advisor {
     // (constraints, which a repair changes) still block it.
     const ordered = violations.some((finding) => finding.kind === "temporal");
     const enabler = related.find((candidate) =>
-      candidate.cases.some((outcomeCase, caseIndex) =>
-        move
-          ? this.allowedAfter(run, template, candidate, caseIndex, call, move, ordered)
-          : clears(
-              this.judge.decide(run.after(this.candidateEvent(candidate), [outcomeCase]), proposed, false),
-              ordered,
-            ),
+      candidate.cases.some(
+        (outcomeCase, caseIndex) =>
+          budget.spend() &&
+          (move
+            ? this.allowedAfter(run, template, candidate, caseIndex, call, move, ordered)
+            : clears(
+                this.judge.decide(run.after(this.candidateEvent(candidate), [outcomeCase]), proposed, false),
+                ordered,
+              )),
       ),
     );
     // A step: after it, fewer of the same rules block the call, and one more call can allow it.
@@ -150,6 +167,7 @@ export class Advisor {
       related.some((candidate) =>
         candidate.cases.some(
           (outcomeCase) =>
+            budget.spend() &&
             this.judge.decide(after.after(this.candidateEvent(candidate), [outcomeCase]), proposed, false)
               .verdict === "allow",
         ),
@@ -159,6 +177,7 @@ export class Advisor {
       (blocking.size > 1
         ? related.find((candidate) =>
             candidate.cases.some((outcomeCase) => {
+              if (!budget.spend()) return false;
               const after = run.after(this.candidateEvent(candidate), [outcomeCase]);
               const decision = this.judge.decide(after, proposed, false);
               const still = decision.violations.map((finding) => finding.rule);
@@ -173,7 +192,7 @@ export class Advisor {
         : undefined);
     const progressing = (candidate: CandidateCall): boolean =>
       classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
-    const chosen = step ?? related.find(progressing) ?? safe.find(progressing);
+    const chosen = step ?? related.find(progressing) ?? allowedNow(beliefClasses.safe).find(progressing);
     if (chosen === undefined) return undefined;
     const advice: Advice = { kind: "prerequisite", call: { name: chosen.tool, arguments: chosen.arguments } };
     if (chosen === step) advice.unblocks = true;
@@ -278,6 +297,17 @@ export class Advisor {
 }
 
 const HISTORY_FUNCTIONS = new Set(["last", "held", "count", "values"]);
+
+/** The candidates with one per concrete call (tool and arguments), the first of each kept. */
+function distinctCalls(candidates: readonly CandidateCall[]): CandidateCall[] {
+  const seen = new Set<string>();
+  return candidates.filter((candidate) => {
+    const key = JSON.stringify([candidate.tool, candidate.arguments]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
 
 /**
  * Values a repair of an argument prefers: the enum's members (true and false for a boolean), the task's scalar fields, and

@@ -3,6 +3,7 @@ import { type CandidateCall, Game, StrategyTemplate } from "../game/index.js";
 import type { Binding, Instance, Run, ToolCallEvent } from "../monitor/index.js";
 import type { ConstraintSpec, Policy } from "../policy/index.js";
 import { Advisor } from "./advice.js";
+import { SearchBudget } from "./budget.js";
 import { Duties } from "./duties.js";
 import { BindingTexts, Findings } from "./findings.js";
 import {
@@ -51,11 +52,15 @@ export class Judge {
     return template;
   }
 
-  decide(run: Run, proposed: ProposedCall, withAdvice: boolean): Decision {
+  /**
+   * Whether `proposed` may be made after `run`; `withAdvice` adds the open duties and, for a
+   * blocked call, advice found within `budget` (default: a budget of its own, `options.search`).
+   */
+  decide(run: Run, proposed: ProposedCall, withAdvice: boolean, budget?: SearchBudget): Decision {
     if (!this.policy.tools.has(proposed.name)) return this.undeclared(run, proposed, withAdvice);
     const call = proposedEvent(proposed);
     if (this.options.incremental === false || run.introducedBindings(call).length > 0)
-      return this.decideByRuns(run, call, proposed, withAdvice);
+      return this.decideByRuns(run, call, proposed, withAdvice, budget);
     const template = this.template(run);
     const move = template.moveOf(call, run.outcomeCases(call.name, call.outcome));
     const exclude = run.lostInstances();
@@ -78,7 +83,7 @@ export class Judge {
     }
     if (this.constrains(call.name)) findings.addAll(this.constraintFindings(run, call));
     const judged = { proposed, call, findings, failClosed: outcomes.failClosed };
-    return this.conclude(run, judged, withAdvice, (verdict) =>
+    return this.conclude(run, judged, withAdvice, budget, (verdict) =>
       this.duties.at(template, verdict === "allow" ? after : run.beliefs),
     );
   }
@@ -193,7 +198,13 @@ export class Judge {
   }
 
   /** The reference computation: the run rebuilt after the call, for each outcome and for all. */
-  private decideByRuns(run: Run, call: ToolCallEvent, proposed: ProposedCall, withAdvice: boolean): Decision {
+  private decideByRuns(
+    run: Run,
+    call: ToolCallEvent,
+    proposed: ProposedCall,
+    withAdvice: boolean,
+    budget: SearchBudget | undefined,
+  ): Decision {
     const findings = new Findings(this.texts);
     let failClosed: string | undefined;
     // Instances lost before this call stay out of the game, so an old violation does not block every later call.
@@ -223,7 +234,7 @@ export class Judge {
         findings.addInstance(instance, instance.rule.mode);
     });
     findings.addAll(this.constraintFindings(run, call));
-    return this.conclude(run, { proposed, call, findings, failClosed }, withAdvice, (verdict) => {
+    return this.conclude(run, { proposed, call, findings, failClosed }, withAdvice, budget, (verdict) => {
       const state = verdict === "allow" ? after : run;
       return this.duties.at(
         new StrategyTemplate(state, { ...this.options, exclude, game: this.game }),
@@ -236,6 +247,7 @@ export class Judge {
     run: Run,
     { proposed, call, findings, failClosed }: Judged,
     withAdvice: boolean,
+    budget: SearchBudget | undefined,
     duties: (verdict: Decision["verdict"]) => Duty[],
   ): Decision {
     const all = findings.list();
@@ -257,10 +269,12 @@ export class Judge {
     if (verdict === "block") {
       const onlyArguments =
         violations.length > 0 && violations.every((finding) => finding.kind === "constraint");
+      const search = budget ?? new SearchBudget(this.options.search);
       const advice =
-        (onlyArguments ? this.advisor.repair(run, proposed) : undefined) ??
-        this.advisor.prerequisite(run, call, violations);
+        (onlyArguments ? this.advisor.repair(run, proposed, search) : undefined) ??
+        this.advisor.prerequisite(run, call, violations, search);
       if (advice) decision.advice = advice;
+      if (search.exhausted !== undefined) decision.searchStopped = search.exhausted;
     }
     return decision;
   }

@@ -2,6 +2,7 @@ import { MentorError } from "../errors/index.js";
 import type { Run, TaskCall } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
 import type { SolverClient } from "../smt/index.js";
+import type { SearchBudget } from "./budget.js";
 import { Judge } from "./decide.js";
 import { Severities } from "./enforce.js";
 import { Monitor, type MonitorJSON } from "./monitor.js";
@@ -95,9 +96,12 @@ export class Evaluator {
     return Monitor.fromJSON(this.parts, json);
   }
 
-  /** The decision on a call proposed after the conversation, as its rules' severities say. */
-  decide(history: unknown, proposed: ProposedCall): Decision {
-    return this.monitorOf(history).decide(proposed);
+  /**
+   * The decision on a call proposed after the conversation, as its rules' severities say; its
+   * advice is searched within `budget` (default: a budget of its own, `options.search`).
+   */
+  decide(history: unknown, proposed: ProposedCall, budget?: SearchBudget): Decision {
+    return this.monitorOf(history).decide(proposed, true, budget);
   }
 
   /**

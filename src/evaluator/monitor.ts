@@ -8,6 +8,7 @@ import {
   type TraceEntry,
   traceEntries,
 } from "../monitor/index.js";
+import type { SearchBudget } from "./budget.js";
 import type { Judge } from "./decide.js";
 import { type EnforcementState, emptyEnforcement, type Severities } from "./enforce.js";
 import type { NextCalls } from "./next.js";
@@ -156,8 +157,11 @@ export class Monitor {
   }
 
   /** The decision on a call proposed now, changing nothing (the server's question). */
-  decide(call: ProposedCall, withAdvice = true): Decision {
-    return this.parts.severities.apply(this.parts.judge.decide(this.current, call, withAdvice), this.state);
+  decide(call: ProposedCall, withAdvice = true, budget?: SearchBudget): Decision {
+    return this.parts.severities.apply(
+      this.parts.judge.decide(this.current, call, withAdvice, budget),
+      this.state,
+    );
   }
 
   /**

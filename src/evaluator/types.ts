@@ -2,6 +2,7 @@ import type { Value } from "../expression/index.js";
 import type { CallClass, GameOptions } from "../game/index.js";
 import type { ToolCallEvent } from "../monitor/index.js";
 import type { Mode } from "../policy/index.js";
+import type { SearchLimits } from "./budget.js";
 import type { RunCacheLimits } from "./run-cache.js";
 
 export interface ProposedCall {
@@ -68,6 +69,8 @@ export interface Decision {
   openDuties: Duty[];
   /** Set when the shield could not decide and blocked to stay safe. */
   failClosed?: string;
+  /** Set when the search for advice ran out of its budget (`EvaluatorOptions.search`): the advice may be missing. */
+  searchStopped?: string;
   /** `escalate` rules whose refusals ran out: the call got their `to` action. */
   escalated?: string[];
   /** `override` rules that refused the call: the identical call proposed next overrides them. */
@@ -113,6 +116,12 @@ export interface EvaluatorOptions extends GameOptions {
    * on every question.
    */
   runCache?: RunCacheLimits;
+  /**
+   * Bounds of each search for advice (a repair, a prerequisite) and of the token shield's
+   * redirects for one turn: default 1,000 hypothetical decisions and 100 ms. A search that runs
+   * out keeps the call blocked and says so (`Decision.searchStopped`).
+   */
+  search?: SearchLimits;
 }
 
 /** A proposed call as an event of the run: its outcome is not known yet. */

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { MentorError } from "../errors/index.js";
+import { yieldToEventLoop } from "../evaluator/index.js";
 import type { Value } from "../expression/index.js";
 import { contentText, type TaskCall } from "../monitor/index.js";
 import type { Policy, ToolSpec } from "../policy/index.js";
@@ -40,6 +41,12 @@ export interface LabelerOptions {
   /** Model answers kept (least recently used dropped first); 0 keeps none. Default 1000. */
   cacheSize?: number;
   /**
+   * What grounding one conversation may spend: requests sent to the model (answers from the
+   * cache are free), default 16, and characters of message text read, default 1 MiB. Messages
+   * past either bound are not grounded (a note says why): the shield fails closed on them.
+   */
+  limits?: { maxModelRequests?: number; maxCharacters?: number };
+  /**
    * For measuring one side alone (bench): `rules` never asks the model; `llm` skips the rules and
    * asks the model wherever one is given, whatever the policy declares. Default: as the policy declares.
    */
@@ -68,22 +75,35 @@ export class Labeler implements Grounder {
   /** Model answers by request hash; `value` is wrapped because an answer may be null (`none`). */
   private readonly cache: LRUCache<string, { value: unknown }> | undefined;
   private readonly timeoutMs: number;
+  private readonly limits: { maxModelRequests: number; maxCharacters: number };
 
   constructor(
     readonly policy: Policy,
     private readonly options: LabelerOptions = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.limits = { maxModelRequests: 16, maxCharacters: 1024 * 1024, ...options.limits };
     const cacheSize = options.cacheSize ?? 1000;
     this.cache = cacheSize > 0 ? new LRUCache({ max: cacheSize }) : undefined;
   }
 
+  /**
+   * Grounds every user message and text tool output of `messages` (a copy). Between messages the
+   * event loop runs (the labeler's rules and answers are synchronous work), and an aborted
+   * `signal` ends the grounding with its reason.
+   */
   async ground(messages: readonly unknown[], signal?: AbortSignal): Promise<Grounding> {
     const copy = structuredClone(messages) as unknown[];
     const notes: GroundingNote[] = [];
     const calls = new Map<string, { name: string; arguments: Record<string, Value> }>();
+    const budget = new GroundingBudget(this.limits);
     let taskSeen = false;
+    let paused = performance.now();
     for (const [index, raw] of copy.entries()) {
+      if (performance.now() - paused > PAUSE_EVERY_MS) {
+        await yieldToEventLoop(signal);
+        paused = performance.now();
+      }
       if (typeof raw !== "object" || raw === null) continue;
       const message = raw as MessageShape;
       if (message.role === "assistant" && Array.isArray(message.tool_calls)) {
@@ -101,10 +121,11 @@ export class Labeler implements Grounder {
       if (message.role === "user") {
         const started = performance.now();
         const given = message.mentor?.task;
+        const text = given === undefined ? contentText(message.content) : "";
         const result: GroundingResult =
           given !== undefined
             ? { value: given, source: "client" }
-            : await this.groundTask(contentText(message.content), !taskSeen, signal);
+            : (budget.read(text) ?? (await this.groundTask(text, !taskSeen, signal, budget)));
         if ("value" in result) {
           if (given === undefined) message.mentor = { ...message.mentor, task: result.value };
           if (Array.isArray(result.value) && result.value.length > 0) taskSeen = true;
@@ -117,10 +138,11 @@ export class Labeler implements Grounder {
         if (!call || tool?.output !== "text") continue;
         const started = performance.now();
         const given = message.mentor?.label;
+        const text = given === undefined ? contentText(message.content) : "";
         const result: GroundingResult =
           given !== undefined
             ? { value: given, source: "client" }
-            : await this.labelOutput(tool, call.arguments, contentText(message.content), signal);
+            : (budget.read(text) ?? (await this.labelOutput(tool, call.arguments, text, signal, budget)));
         if ("value" in result && given === undefined)
           message.mentor = { ...message.mentor, label: result.value };
         notes.push(note(index, "label", result, started));
@@ -135,6 +157,7 @@ export class Labeler implements Grounder {
     callArguments: Record<string, Value>,
     text: string,
     signal?: AbortSignal,
+    budget?: GroundingBudget,
   ): Promise<GroundingResult> {
     if (this.options.only !== "llm") {
       const label = labelByRules(tool, text);
@@ -146,7 +169,9 @@ export class Labeler implements Grounder {
         source: "rule",
       };
     const labels = Object.keys(tool.labels);
-    return this.ask(labelRequest(tool, callArguments, text), signal, (raw) => parseLabel(raw, labels));
+    return this.ask(labelRequest(tool, callArguments, text), signal, budget, (raw) =>
+      parseLabel(raw, labels),
+    );
   }
 
   /**
@@ -154,7 +179,12 @@ export class Labeler implements Grounder {
    * policy's field rules decide are taken from the rules). With no match, a later message changes
    * nothing (`[]`); the first message is an error (reported, never guessed).
    */
-  async groundTask(text: string, first: boolean, signal?: AbortSignal): Promise<GroundingResult> {
+  async groundTask(
+    text: string,
+    first: boolean,
+    signal?: AbortSignal,
+    budget?: GroundingBudget,
+  ): Promise<GroundingResult> {
     const specs = [...this.policy.taskCalls.values()];
     if (specs.length === 0) return { value: [], source: "rule" };
     if (this.options.only !== "llm") {
@@ -164,7 +194,9 @@ export class Labeler implements Grounder {
     }
     const llm = specs.some((spec) => spec.grounding?.llm === true);
     if (this.mayAsk(llm)) {
-      const answer = await this.ask(taskRequest(specs, text), signal, (raw) => parseCalls(raw, specs));
+      const answer = await this.ask(taskRequest(specs, text), signal, budget, (raw) =>
+        parseCalls(raw, specs),
+      );
       if ("error" in answer) return answer;
       const calls = distinct(applyFieldRules(specs, answer.value as TaskCall[], text));
       if (!first || calls.length > 0) return { value: calls, source: answer.source };
@@ -195,6 +227,7 @@ export class Labeler implements Grounder {
   private async ask(
     request: ModelRequest,
     signal: AbortSignal | undefined,
+    budget: GroundingBudget | undefined,
     parse: (raw: string) => Parsed<unknown>,
   ): Promise<GroundingResult> {
     const model = this.options.model as LabelModel;
@@ -205,6 +238,8 @@ export class Labeler implements Grounder {
     if (cached) return { value: cached.value, source: "cache" };
     let lastError = "";
     for (let attempt = 0; attempt < 2; attempt++) {
+      const spent = budget?.ask();
+      if (spent) return spent;
       const timeout = AbortSignal.timeout(this.timeoutMs);
       const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
       let raw: string;
@@ -233,6 +268,37 @@ export class Labeler implements Grounder {
     }
     return {
       error: `MNT_ERR_LABELER_OUTPUT: ${model.name} answered invalidly twice; ${lastError}`,
+      source: "llm",
+    };
+  }
+}
+
+/** Pause the grounding for the event loop after this much synchronous work. */
+const PAUSE_EVERY_MS = 20;
+
+/** What grounding one conversation may still spend (`LabelerOptions.limits`); past it, results that say so. */
+class GroundingBudget {
+  private characters = 0;
+  private requests = 0;
+
+  constructor(private readonly limits: { maxModelRequests: number; maxCharacters: number }) {}
+
+  /** Counts a message's text; a result that fails closed once the characters are spent. */
+  read(text: string): GroundingResult | undefined {
+    this.characters += text.length;
+    if (this.characters <= this.limits.maxCharacters) return undefined;
+    return {
+      error: `not read: the conversation's text passed the labeler's budget of ${this.limits.maxCharacters} characters`,
+      source: "rule",
+    };
+  }
+
+  /** Counts a model request; a result that fails closed once the requests are spent. */
+  ask(): GroundingResult | undefined {
+    this.requests++;
+    if (this.requests <= this.limits.maxModelRequests) return undefined;
+    return {
+      error: `not asked: the labeler's budget of ${this.limits.maxModelRequests} model requests per conversation was spent`,
       source: "llm",
     };
   }

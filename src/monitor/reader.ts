@@ -3,6 +3,7 @@ import {
   contentText,
   type MessageFields,
   messagesError,
+  newTaskCalls,
   readCall,
   readOutcome,
   readTaskCalls,
@@ -71,9 +72,10 @@ export class MessageReader {
     if (typeof raw !== "object" || raw === null) throw messagesError(`${where} must be an object`);
     const message = raw as MessageFields;
     const open = [...this.open];
-    const task: TaskCall[] = [];
-    if (message.role === "user" && message.mentor?.task !== undefined)
-      task.push(...readTaskCalls(message.mentor.task, `${where}.mentor.task`, this.policy));
+    const task =
+      message.role === "user" && message.mentor?.task !== undefined
+        ? newTaskCalls(this.task, readTaskCalls(message.mentor.task, `${where}.mentor.task`, this.policy))
+        : [];
     if (message.role === "user" && message.mentor?.approve !== undefined) {
       const call = readCall(message.mentor.approve, `${where}.mentor.approve`, this.policy.tools, "tool");
       open.push({ kind: "approved", call });

@@ -11,7 +11,7 @@ import {
   startState,
 } from "./instances.js";
 import { type OutcomeCase, OutcomeCatalog, outcomeHolds } from "./outcomes.js";
-import type { Outcome, TaskCall, ToolCallEvent, Trace } from "./trace.js";
+import { newTaskCalls, type Outcome, type TaskCall, type ToolCallEvent, type Trace } from "./trace.js";
 
 interface CallContext {
   scope: Scope;
@@ -104,7 +104,8 @@ export class Run {
     return this.parts.instances.instances;
   }
 
-  static start(policy: Policy, task: readonly TaskCall[]): Run {
+  static start(policy: Policy, given: readonly TaskCall[]): Run {
+    const task = newTaskCalls([], given);
     let run = new Run({
       policy,
       task,

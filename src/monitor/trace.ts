@@ -1,5 +1,5 @@
 import { MentorError } from "../errors/index.js";
-import type { Value } from "../expression/index.js";
+import { type Value, valuesEqual } from "../expression/index.js";
 import type { Policy } from "../policy/index.js";
 
 /** A pseudo call grounded from the task (`request_travel(origin, destination, urgent)`). */
@@ -113,7 +113,7 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
     if (typeof raw !== "object" || raw === null) throw messagesError(`${where} must be an object`);
     const message = raw as MessageFields;
     if (message.role === "user" && message.mentor?.task !== undefined) {
-      task.push(...readTaskCalls(message.mentor.task, `${where}.mentor.task`, policy));
+      task.push(...newTaskCalls(task, readTaskCalls(message.mentor.task, `${where}.mentor.task`, policy)));
     }
     if (message.role === "user" && message.mentor?.approve !== undefined) {
       const call = readCall(message.mentor.approve, `${where}.mentor.approve`, policy.tools, "tool");
@@ -157,6 +157,20 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
 export function readTaskCalls(raw: unknown, where: string, policy: Policy): TaskCall[] {
   if (!Array.isArray(raw)) throw messagesError(`${where} must be an array of {name, arguments}`);
   return raw.map((item, index) => readCall(item, `${where}[${index}]`, policy.taskCalls, "task call"));
+}
+
+/**
+ * The calls of `added` that are not already in `known` (nor earlier in `added`): a request
+ * repeated, in one message or in several, is one task call, so it makes one binding and one duty.
+ */
+export function newTaskCalls(known: readonly TaskCall[], added: readonly TaskCall[]): TaskCall[] {
+  const fresh: TaskCall[] = [];
+  for (const call of added) {
+    const same = (other: TaskCall): boolean =>
+      other.name === call.name && valuesEqual(other.arguments, call.arguments);
+    if (!known.some(same) && !fresh.some(same)) fresh.push(call);
+  }
+  return fresh;
 }
 
 /** A `{name, arguments}` object naming one of `known` (a task call, or a tool for an approval). */

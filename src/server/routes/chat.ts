@@ -17,6 +17,7 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
     if (!serving) throw new MentorError("MNT_ERR_NOT_READY", "the model is still loading");
     const { backend, admission } = serving;
     const started = performance.now();
+    const deadline = Date.now() + settings.requestTimeoutMs;
     const id = `chatcmpl-${randomBytes(12).toString("base64url")}`;
     const flight: Record<string, unknown> = {
       time: new Date().toISOString(),
@@ -89,6 +90,7 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
           maxTokens: chat.maxTokens,
           stop: chat.stop,
           signal: controller.signal,
+          deadline,
           maxRegenerations: settings.maxRegenerations,
           onGenerating: () => stream?.open(),
         }),

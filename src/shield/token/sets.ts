@@ -1,4 +1,4 @@
-import type { Evaluator, NextAnswer, ProposedCall } from "../../evaluator/index.js";
+import { type Evaluator, type NextAnswer, type ProposedCall, SearchBudget } from "../../evaluator/index.js";
 import type { Value } from "../../expression/index.js";
 import type { Parameter } from "../../policy/index.js";
 
@@ -44,6 +44,8 @@ export interface ShieldSets {
    * an end of the turn it samples there becomes this call, steered to the advised values.
    */
   doneRedirect?: AdvisedCall;
+  /** Set when the search for redirects ran out of its budget: the redirects not found are masks. */
+  searchStopped?: string;
 }
 
 /** The allowed call a masked wish is steered to: `to` with the advised `arguments` (the binding it is for). */
@@ -78,12 +80,15 @@ export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
  * evaluator advises to precede by a step toward it (a prerequisite that unblocks it, not merely
  * one that progresses elsewhere), where that tool is not unsafe. The considered call lacks the
  * arguments no binding fills; each value of an enum among them is tried too. While duties are
- * open, the end of the turn is redirected toward the first of them (`endOfTurnRedirect`).
+ * open, the end of the turn is redirected toward the first of them (`endOfTurnRedirect`). All
+ * the advice searches share one budget (default: the evaluator's `search` limits); where it runs out, the
+ * redirects not found yet are left out (their tools stay masked) and `searchStopped` says so.
  */
 export function shieldSetsFor(
   evaluator: Evaluator,
   history: unknown,
   next: NextAnswer = evaluator.next(history),
+  budget = new SearchBudget(evaluator.options.search),
 ): ShieldSets {
   const sets = shieldSetsFromNextAnswer(next);
   const unsafe = new Set(sets.unsafeTools);
@@ -91,7 +96,7 @@ export function shieldSetsFor(
   const steps = new Map<string, AdvisedCall | undefined>();
   const stepToward = (call: ProposedCall): AdvisedCall | undefined => {
     const key = JSON.stringify(call);
-    if (!steps.has(key)) steps.set(key, unblockingStep(evaluator, history, call, unsafe));
+    if (!steps.has(key)) steps.set(key, unblockingStep(evaluator, history, call, unsafe, budget));
     return steps.get(key);
   };
   const redirects: Redirect[] = [];
@@ -111,6 +116,7 @@ export function shieldSetsFor(
     ...sets,
     ...(redirects.length > 0 ? { redirects } : {}),
     ...(doneRedirect ? { doneRedirect } : {}),
+    ...(budget.exhausted !== undefined ? { searchStopped: budget.exhausted } : {}),
   };
 }
 
@@ -137,8 +143,9 @@ function unblockingStep(
   history: unknown,
   call: ProposedCall,
   unsafe: ReadonlySet<string>,
+  budget: SearchBudget,
 ): AdvisedCall | undefined {
-  const advice = evaluator.decide(history, call).advice;
+  const advice = evaluator.decide(history, call, budget).advice;
   if (!advice?.unblocks || advice.call.name === call.name || unsafe.has(advice.call.name)) return undefined;
   return { to: advice.call.name, arguments: advice.call.arguments };
 }

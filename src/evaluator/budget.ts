@@ -1,0 +1,59 @@
+import { MentorError } from "../errors/index.js";
+
+/** Bounds of the evaluator's searches for advice (repairs, prerequisites, the token shield's redirects). */
+export interface SearchLimits {
+  /**
+   * Calls a search may judge on hypothetical runs. Default 500. This is the bound that shapes
+   * answers: it does not depend on the machine, so the same run gets the same advice.
+   */
+  maxDecisions?: number;
+  /**
+   * Milliseconds a search may run: a backstop for policies whose single decisions are slow (the
+   * event loop is held no longer). Default 1,000.
+   */
+  maxMs?: number;
+}
+
+export const defaultSearchLimits: Required<SearchLimits> = { maxDecisions: 500, maxMs: 1000 };
+
+/**
+ * What one search may still spend. A search asks `spend()` before each hypothetical decision and
+ * stops when it answers false: the advice it found so far stands, none is guessed, and
+ * `exhausted` says why it stopped (the call it was for stays blocked: the search fails closed).
+ * `deadline` (a `Date.now()` time, e.g. a request's timeout) ends it earlier.
+ */
+export class SearchBudget {
+  private decisions = 0;
+  private readonly maxDecisions: number;
+  private readonly maxMs: number;
+  private readonly ends: number;
+  exhausted: string | undefined;
+
+  constructor(limits: SearchLimits = {}, deadline = Number.POSITIVE_INFINITY) {
+    this.maxDecisions = limits.maxDecisions ?? defaultSearchLimits.maxDecisions;
+    this.maxMs = limits.maxMs ?? defaultSearchLimits.maxMs;
+    this.ends = Math.min(Date.now() + this.maxMs, deadline);
+  }
+
+  spend(): boolean {
+    if (this.exhausted !== undefined) return false;
+    this.decisions++;
+    if (this.decisions > this.maxDecisions)
+      this.exhausted = `the advice search stopped after ${this.maxDecisions} hypothetical decisions (its budget)`;
+    else if (Date.now() > this.ends)
+      this.exhausted = `the advice search stopped at its time limit (${this.maxMs} ms, or the request's deadline)`;
+    return this.exhausted === undefined;
+  }
+}
+
+/**
+ * Lets the event loop run (other requests, /health, timers such as a request's timeout) between
+ * bounded pieces of synchronous work, then throws the signal's reason if it was aborted meanwhile.
+ */
+export async function yieldToEventLoop(signal?: AbortSignal): Promise<void> {
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  if (signal?.aborted)
+    throw signal.reason instanceof Error
+      ? signal.reason
+      : new MentorError("MNT_ERR_CANCELLED", "the request was cancelled");
+}
