@@ -1,16 +1,18 @@
 /**
- * npm run bench:shield [-- --part synthetic|long] — policy compile time, game states, and
+ * npm run bench:shield [-- --part synthetic|long|hostile] — policy compile time, game states, and
  * decide / next latency for synthetic policies (synthetic.ts) of 5, 20 and 50 rules with 1, 10
  * and 100 bindings; then long sessions (long-session.ts): decide / next per call in 10-call and
  * 100-call sessions of a refund policy, with the runs kept by message prefix and, as the baseline
  * measured in the same run, rebuilt from the whole conversation per request. `decide` and `next`
- * are timed end to end from the messages.
+ * are timed end to end from the messages. Then requests that repeat themselves (hostile.ts): the
+ * token shield's preparation of a turn for N copies of one request, and N requests of one route.
  */
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { Evaluator, type EvaluatorOptions } from "../../src/evaluator/index.js";
 import { parsePolicy } from "../../src/policy/index.js";
+import { hostileRequests } from "./hostile.js";
 import {
   type CallTiming,
   evaluators,
@@ -39,13 +41,20 @@ function timeSamples(body: (sample: number) => void): number[] {
 }
 
 const { values: flags } = parseArgs({ options: { part: { type: "string", default: "all" } } });
-if (!["all", "synthetic", "long"].includes(flags.part as string)) {
-  process.stderr.write(`bench:shield: --part must be all, synthetic or long, got ${flags.part}\n`);
+if (!["all", "synthetic", "long", "hostile"].includes(flags.part as string)) {
+  process.stderr.write(`bench:shield: --part must be all, synthetic, long or hostile, got ${flags.part}\n`);
   process.exit(2);
 }
 console.log(`mentor bench:shield — node ${process.version}, ${new Date().toISOString()}`);
-if (flags.part !== "long") synthetic();
-if (flags.part !== "synthetic") longSessions();
+if (flags.part === "all" || flags.part === "synthetic") synthetic();
+if (flags.part === "all" || flags.part === "long") longSessions();
+if (flags.part === "all" || flags.part === "hostile") {
+  const [one, five, fifteen] = loadavg().map((load) => load.toFixed(2));
+  console.log(
+    `\nrequests that repeat themselves (travel policy, rules labeler, token shield sets); load average ${one} ${five} ${fifteen} (${cpus().length} cores)\n`,
+  );
+  await hostileRequests([1, 8, 16, 24, 32]);
+}
 
 function synthetic(): void {
   console.log(`samples: up to ${MAX_SAMPLES} per figure within ${BUDGET_MS / 1000} s; times in ms\n`);
