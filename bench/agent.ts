@@ -37,7 +37,8 @@ export interface AgentRun {
   seconds: number;
   shieldSeconds: number;
   /** Why the run ended; `context`: the conversation outgrew the server's context (a failed run, not an error). */
-  stopped: "answer" | "limit" | "context" | "reference" | "error";
+  /** `stuck`: the run answered after the policy's `done.stuck_after` calls with duties still open. */
+  stopped: "answer" | "stuck" | "limit" | "context" | "reference" | "error";
 }
 
 export function emptyRun(stopped: AgentRun["stopped"]): AgentRun {
@@ -184,7 +185,7 @@ export function serverAgent(options: ServerAgentOptions): Agent {
             run.trace.push({ kind: "reply", text: task.reply as string });
             continue;
           }
-          run.stopped = "answer";
+          run.stopped = record.stuck ? "stuck" : "answer";
           break;
         }
         for (const call of toolCalls) {
@@ -235,6 +236,8 @@ interface TurnFigures {
   violations: number;
   doneRefusals: number;
   shieldSeconds: number;
+  /** The turn could end with duties open because the run had made `done.stuck_after` calls. */
+  stuck: boolean;
 }
 
 /**
@@ -243,7 +246,14 @@ interface TurnFigures {
  * refused answers and the time spent grounding and deciding. Without the field nothing is counted.
  */
 export function readTurnRecord(mentor: unknown): TurnFigures {
-  const figures: TurnFigures = { blocked: [], repaired: 0, violations: 0, doneRefusals: 0, shieldSeconds: 0 };
+  const figures: TurnFigures = {
+    blocked: [],
+    repaired: 0,
+    violations: 0,
+    doneRefusals: 0,
+    shieldSeconds: 0,
+    stuck: false,
+  };
   if (typeof mentor !== "object" || mentor === null) return figures;
   const record = mentor as {
     mode?: unknown;
@@ -258,6 +268,7 @@ export function readTurnRecord(mentor: unknown): TurnFigures {
     }[];
     repairs?: unknown;
     doneRefusals?: unknown;
+    stuck?: unknown;
     timings?: { groundMs?: unknown; prepareMs?: unknown };
   };
   const shielded = record.mode !== "none";
@@ -282,5 +293,6 @@ export function readTurnRecord(mentor: unknown): TurnFigures {
   figures.repaired = Array.isArray(record.repairs) ? record.repairs.length : 0;
   figures.doneRefusals = typeof record.doneRefusals === "number" ? record.doneRefusals : 0;
   figures.shieldSeconds = milliseconds / 1000;
+  figures.stuck = typeof record.stuck === "string";
   return figures;
 }

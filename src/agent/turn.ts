@@ -15,7 +15,7 @@ import {
 } from "../evaluator/index.js";
 import type { Value } from "../expression/index.js";
 import { type ChatMessage, type ChatTool, messageText, type ToolChoice } from "../openai/index.js";
-import { blockedText, doneRefusedText, reminderText, stoppedText } from "../shield/index.js";
+import { blockedText, doneRefusedText, reminderText, stoppedText, stuckText } from "../shield/index.js";
 import { type ShieldSets, shieldSetsFor, shieldSetsFromNextAnswer } from "../shield/token/index.js";
 import type { SolverClient } from "../smt/index.js";
 import type { GeneratedCall, Generation, TurnGenerator, Usage } from "./generator.js";
@@ -125,6 +125,8 @@ export interface TurnRecord {
   game?: NextAnswer["gameStates"];
   /** The game search hit its limit: unclassified calls counted as unsafe. */
   failClosed?: string;
+  /** The run has made the policy's `done.stuck_after` calls with duties open: it may end (says why). */
+  stuck?: string;
   /** The token shield's search for redirects ran out of its budget: the redirects not found are masks. */
   searchStopped?: string;
   /** A `stop` rule stopped the run in this turn: the message is the shield's stop text. */
@@ -197,6 +199,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     openDuties: next?.openDuties ?? [],
     ...(next ? { game: next.gameStates } : {}),
     ...(next?.failClosed !== undefined ? { failClosed: next.failClosed } : {}),
+    ...(next?.done.stuck !== undefined ? { stuck: next.done.stuck } : {}),
     grounding: grounding.notes,
     timings: { groundMs, prepareMs: 0, totalMs: 0 },
   };
@@ -517,7 +520,13 @@ function withReminder(
       ...evaluator.decide(history.slice(0, lastCall), { name: called.name, arguments: args }, budget),
       openDuties: next.openDuties,
     };
-    const reminder = reminderText(decision);
+    // A stuck run is told it may stop (the duties are listed once, with why it may).
+    const reminder =
+      next.done.stuck === undefined
+        ? reminderText(decision)
+        : [reminderText({ ...decision, openDuties: [] }), stuckText(next.openDuties)]
+            .filter((part) => part !== undefined)
+            .join("\n");
     if (reminder !== undefined)
       working[index] = { ...message, content: `${messageText(message.content)}\n\n${reminder}` };
     return working;

@@ -56,7 +56,7 @@ export class NextCalls {
     const accepting = run.beliefs.every((belief) => template.isAccepting(belief));
     const openDuties = this.judge.duties.at(template, run.beliefs);
     const answer: NextAnswer = {
-      done: { allowed: accepting, progressing: accepting },
+      done: this.doneAt(run, accepting),
       tools,
       calls,
       arguments: mergeArgumentValues(argumentValues(calls), this.constrainedValues(run, calls, openDuties)),
@@ -65,6 +65,22 @@ export class NextCalls {
     };
     if (failClosed !== undefined) answer.failClosed = failClosed;
     return answer;
+  }
+
+  /**
+   * Whether the run may end: when no duty is open, or when it has made the policy's
+   * `done.stuck_after` calls and still has duties open (a run that cannot progress ends honestly
+   * instead of repeating calls to a call limit).
+   */
+  private doneAt(run: Run, accepting: boolean): NextAnswer["done"] {
+    const bound = this.judge.policy.stuckAfter;
+    if (accepting || bound === 0 || run.calls.length < bound)
+      return { allowed: accepting, progressing: accepting };
+    return {
+      allowed: true,
+      progressing: true,
+      stuck: `${run.calls.length} calls made and duties still open: the shield no longer forces another call (done.stuck_after: ${bound})`,
+    };
   }
 
   /**

@@ -89,7 +89,12 @@ export interface CallVerdict {
 }
 
 export interface NextAnswer {
-  done: { allowed: boolean; progressing: boolean };
+  /**
+   * Whether the run may end now, and whether ending is the progressing move. `stuck`: duties are
+   * open, but the run has made the policy's `done.stuck_after` calls, so ending is allowed (and
+   * boosted) rather than forcing another call; it says why.
+   */
+  done: { allowed: boolean; progressing: boolean; stuck?: string };
   /** Per tool the policy governs: unsafe (every call of it is unsafe), progressing, or neutral. */
   tools: { name: string; class: CallClass }[];
   /** The concrete calls the game considers (one per tool and binding), classified. */

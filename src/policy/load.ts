@@ -113,6 +113,7 @@ class PolicyCompiler {
       rules,
       constraints,
       maxDoneRefusals: raw.done.max_refusals,
+      stuckAfter: raw.done.stuck_after,
     };
   }
 

@@ -212,9 +212,14 @@ export const policySchema = z
       .object({
         /** How often an answer without a tool call may be refused while duties are open. */
         max_refusals: z.number().int().min(0).default(3),
+        /**
+         * Calls after which a run whose duties are still open is no longer forced to call again:
+         * it may end, saying what blocks it (0: never). The MENTOR paper stops blocking done after 25.
+         */
+        stuck_after: z.number().int().min(0).default(25),
       })
       .strict()
-      .default({ max_refusals: 3 }),
+      .default({ max_refusals: 3, stuck_after: 25 }),
   })
   .strict();
 

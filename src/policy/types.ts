@@ -161,4 +161,6 @@ export interface Policy {
   rules: RuleSpec[];
   constraints: ConstraintSpec[];
   maxDoneRefusals: number;
+  /** `done.stuck_after`: calls after which open duties no longer force another call (0: never). */
+  stuckAfter: number;
 }

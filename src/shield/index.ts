@@ -1,1 +1,1 @@
-export { blockedText, doneRefusedText, formatCall, reminderText, stoppedText } from "./prompt.js";
+export { blockedText, doneRefusedText, formatCall, reminderText, stoppedText, stuckText } from "./prompt.js";

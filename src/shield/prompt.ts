@@ -61,6 +61,14 @@ export function reminderText(decision: Decision): string | undefined {
   return parts.length > 0 ? parts.join("\n") : undefined;
 }
 
+/**
+ * For a run that may end with duties open (`done.stuck_after` calls made): the open duties, and
+ * that the model may stop and say what blocks them.
+ */
+export function stuckText(duties: readonly Duty[]): string {
+  return `[SHIELD] ${dutyList(duties)} The run has made many calls without meeting them: if nothing you can do meets them, stop and tell the user what blocks them.`;
+}
+
 /** Why the run may not end yet (the model answered without a tool call while duties are open). */
 export function doneRefusedText(duties: readonly Duty[]): string {
   return `[SHIELD] You cannot finish yet. ${dutyList(duties)}`;
