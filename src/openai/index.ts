@@ -12,3 +12,17 @@ export {
   type RequestFailure,
   requestFailure,
 } from "./client.js";
+export {
+  formatJsonPath,
+  type JsonPath,
+  maxJsonDepth,
+  pathBeyondDepth,
+} from "./json-depth.js";
+export {
+  expectedText,
+  firstProblem,
+  issue,
+  messagesSchema,
+  type SchemaProblem,
+  schemaProblem,
+} from "./message-schema.js";
