@@ -2,12 +2,10 @@ import { readFileSync } from "node:fs";
 import { MentorError } from "../errors/index.js";
 import {
   type ChatMessage,
+  depthProblem,
   firstProblem,
-  formatJsonPath,
   type JsonPath,
-  maxJsonDepth,
   messagesSchema,
-  pathBeyondDepth,
 } from "../openai/index.js";
 
 /** A JSON file, refused (naming the place) where it nests deeper than the server reads a body. */
@@ -22,14 +20,10 @@ export function readJsonFile(file: string): unknown {
   return value;
 }
 
-/** Refuses a JSON value nested deeper than `maxJsonDepth`; `where` names the file or option it came from. */
+/** Refuses a JSON value nested deeper than the server reads; `where` names the file or option it came from. */
 export function checkDepth(value: unknown, where: string): void {
-  const deep = pathBeyondDepth(value);
-  if (deep)
-    throw new MentorError(
-      "MNT_ERR_BAD_INPUT",
-      `${where}: ${formatJsonPath(deep, { maxLength: 40 })} nests deeper than ${maxJsonDepth} levels`,
-    );
+  const deep = depthProblem(value);
+  if (deep) throw new MentorError("MNT_ERR_BAD_INPUT", `${where}: ${deep.param} ${deep.message}`);
 }
 
 /**

@@ -13,7 +13,9 @@ export {
   requestFailure,
 } from "./client.js";
 export {
+  depthProblem,
   formatJsonPath,
+  type InputProblem,
   type JsonPath,
   maxJsonDepth,
   pathBeyondDepth,
@@ -23,6 +25,5 @@ export {
   firstProblem,
   issue,
   messagesSchema,
-  type SchemaProblem,
   schemaProblem,
 } from "./message-schema.js";

@@ -10,6 +10,25 @@ export const maxJsonDepth = 64;
 /** Keys and indexes from the top of a JSON value, e.g. `["messages", 0, "content"]`. */
 export type JsonPath = readonly (string | number)[];
 
+/** A problem of client-written JSON: the field it concerns (null for the whole value) and what is wrong there. */
+export interface InputProblem {
+  param: string | null;
+  message: string;
+}
+
+/**
+ * Where `value` nests deeper than `maxJsonDepth` (its path cut after 40 characters with `…`) and
+ * the message saying so; undefined when it does not.
+ */
+export function depthProblem(value: unknown): { param: string; message: string } | undefined {
+  const path = pathBeyondDepth(value);
+  if (path === undefined) return undefined;
+  return {
+    param: formatJsonPath(path, { maxLength: 40 }),
+    message: `nests deeper than ${maxJsonDepth} levels`,
+  };
+}
+
 interface Visit {
   value: object;
   depth: number;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { formatJsonPath, type JsonPath, maxJsonDepth, pathBeyondDepth } from "./json-depth.js";
+import { depthProblem, formatJsonPath, type InputProblem, type JsonPath } from "./json-depth.js";
 
 /**
  * The schema of the `messages` a client sends, shared by the server (the request body) and the CLI
@@ -88,12 +88,6 @@ export const messagesSchema = z
         );
   });
 
-/** A problem a schema found: the field (null for the whole value) and what is wrong with it. */
-export interface SchemaProblem {
-  param: string | null;
-  message: string;
-}
-
 /**
  * Checks `value` against `schema`: the first problem, its field named from `prefix` down
  * (`messages[0].role`), or undefined when the value fits.
@@ -102,13 +96,13 @@ export function firstProblem(
   schema: z.ZodType,
   value: unknown,
   prefix: JsonPath = [],
-): SchemaProblem | undefined {
+): InputProblem | undefined {
   const parsed = schema.safeParse(value, { error: expectedText });
   return parsed.success ? undefined : schemaProblem(parsed.error, prefix);
 }
 
 /** The problem to report of a failed parse (`schema.safeParse(value, { error: expectedText })`). */
-export function schemaProblem(error: z.ZodError, prefix: JsonPath = []): SchemaProblem {
+export function schemaProblem(error: z.ZodError, prefix: JsonPath = []): InputProblem {
   const { path, message } = firstIssue(error.issues);
   const full = [...prefix, ...(path as (string | number)[])];
   return { param: full.length > 0 ? formatJsonPath(full) : null, message };
@@ -190,8 +184,6 @@ function jsonTextProblem(text: string): string | undefined {
   } catch {
     return "is not valid JSON";
   }
-  const deep = pathBeyondDepth(value);
-  return deep
-    ? `nests deeper than ${maxJsonDepth} levels (at ${formatJsonPath(deep, { maxLength: 40 })})`
-    : undefined;
+  const deep = depthProblem(value);
+  return deep ? `${deep.message} (at ${deep.param})` : undefined;
 }

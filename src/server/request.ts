@@ -4,12 +4,10 @@ import { type ErrorCode, MentorError } from "../errors/index.js";
 import {
   type ChatMessage,
   type ChatTool,
+  depthProblem,
   expectedText,
-  formatJsonPath,
   issue,
-  maxJsonDepth,
   messagesSchema,
-  pathBeyondDepth,
   schemaProblem,
   type ToolChoice,
 } from "../openai/index.js";
@@ -174,12 +172,8 @@ const chatBody = z
  * parsing (the request digest, the labeler's copy, the flight record) recurse.
  */
 export function checkBodyDepth(body: unknown): void {
-  const deep = pathBeyondDepth(body);
-  if (deep)
-    throw new RequestError(
-      formatJsonPath(deep, { maxLength: 40 }),
-      `nests deeper than ${maxJsonDepth} levels`,
-    );
+  const deep = depthProblem(body);
+  if (deep) throw new RequestError(deep.param, deep.message);
 }
 
 /** Reads and checks a request body; the first problem is reported, naming its field. */

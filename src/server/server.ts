@@ -1,3 +1,4 @@
+import type { FastifyInstance } from "fastify";
 import { MentorError } from "../errors/index.js";
 import { buildServer } from "./app.js";
 import { loadBackend } from "./backend.js";
@@ -17,13 +18,7 @@ export interface RunningServer {
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   const app = await buildServer(options);
   const { settings } = app.mentor;
-  let address: string;
-  try {
-    address = await app.listen({ host: settings.host, port: settings.port });
-  } catch (error) {
-    await app.close();
-    throw listenError(error, settings);
-  }
+  const address = await listen(app, settings.host, settings.port);
   const url = address.replace("[::1]", "localhost");
   settings.onListening?.(url);
   let backend: Backend | undefined;
@@ -49,20 +44,26 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   return { url, close: () => app.close() };
 }
 
-/** Why the server could not open its port, in one line with the host and port. */
-function listenError(error: unknown, settings: { host: string; port: number }): unknown {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (typeof code !== "string") return error;
-  const reasons: Record<string, string> = {
-    EADDRINUSE: "the port is in use (another server, or another mentor, listens there)",
-    EADDRNOTAVAIL: "the host is not an address of this machine",
-    EACCES: "permission denied (ports below 1024 need privileges)",
-    ENOTFOUND: "the host is neither an IP address nor a name that resolves",
-    EAI_AGAIN: "the host's name did not resolve (DNS is unreachable)",
-  };
-  const reason = reasons[code] ?? (error as Error).message;
-  return new MentorError(
-    "MNT_ERR_LISTEN",
-    `cannot listen on ${settings.host}:${settings.port}: ${reason} (${code})`,
-  );
+/**
+ * `app.listen`; when the port cannot be opened (in use, a host that is no address of this machine)
+ * the app is closed and the error is MNT_ERR_LISTEN, one line naming the host, port and reason.
+ */
+export async function listen(app: FastifyInstance, host: string, port: number): Promise<string> {
+  try {
+    return await app.listen({ host, port });
+  } catch (error) {
+    await app.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (typeof code !== "string") throw error;
+    const reason = listenFailures[code] ?? (error as Error).message;
+    throw new MentorError("MNT_ERR_LISTEN", `cannot listen on ${host}:${port}: ${reason} (${code})`);
+  }
 }
+
+const listenFailures: Record<string, string> = {
+  EADDRINUSE: "the port is in use (another server, or another mentor, listens there)",
+  EADDRNOTAVAIL: "the host is not an address of this machine",
+  EACCES: "permission denied (ports below 1024 need privileges)",
+  ENOTFOUND: "the host is neither an IP address nor a name that resolves",
+  EAI_AGAIN: "the host's name did not resolve (DNS is unreachable)",
+};

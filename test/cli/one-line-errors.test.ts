@@ -153,7 +153,7 @@ describe("formulas and policies that would crash the loader", () => {
 describe("mentor serve refuses a bad start before it loads a model", () => {
   const model = () => join(directory, "none.gguf");
 
-  test("a busy port", async () => {
+  test("a busy port (serve, and the dashboard alone)", async () => {
     const busy = createServer();
     busy.listen(0, "127.0.0.1");
     await once(busy, "listening");
@@ -164,6 +164,7 @@ describe("mentor serve refuses a bad start before it loads a model", () => {
         "MNT_ERR_LISTEN",
         new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use .*\\(EADDRINUSE\\)`),
       );
+      await failsWith(["dashboard", "--port", String(port)], "MNT_ERR_LISTEN", /\(EADDRINUSE\)/);
     } finally {
       busy.close();
     }
