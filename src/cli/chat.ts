@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { Evaluator } from "../evaluator/index.js";
@@ -9,6 +8,7 @@ import { loadRegistry, resolveModel } from "../models/index.js";
 import type { ChatMessage, ChatTool, ToolChoice } from "../openai/index.js";
 import { loadPolicy } from "../policy/index.js";
 import { type ShieldSets, shieldSetsFor } from "../shield/token/index.js";
+import { readJsonFile, readMessagesFile } from "./input.js";
 import { integer } from "./options.js";
 
 interface ChatCommandOptions {
@@ -67,15 +67,10 @@ export function registerChatCommands(program: Command): void {
     .option("--temperature <number>", "sampling temperature", "0.7")
     .option("--max-tokens <number>", "sampled tokens at most", "256")
     .action(async (options: ChatCommandOptions) => {
-      const messagesFile = readJson(options.messages) as unknown;
-      let messages = (
-        Array.isArray(messagesFile) ? messagesFile : (messagesFile as { messages?: unknown }).messages
-      ) as ChatMessage[] | undefined;
-      if (!Array.isArray(messages))
-        throw new MentorError("MNT_ERR_BAD_INPUT", `${options.messages}: expected a JSON array of messages`);
+      let messages = readMessagesFile(options.messages);
       let tools: ChatTool[] = [];
       if (options.tools !== undefined) {
-        const toolsFile = readJson(options.tools) as unknown;
+        const toolsFile = readJsonFile(options.tools) as unknown;
         tools = (
           Array.isArray(toolsFile) ? toolsFile : ((toolsFile as { tools?: ChatTool[] }).tools ?? [])
         ) as ChatTool[];
@@ -83,7 +78,7 @@ export function registerChatCommands(program: Command): void {
       if (options.shield !== "none" && options.shield !== "token")
         throw new MentorError("MNT_ERR_BAD_INPUT", `--shield must be none or token, not ${options.shield}`);
       let sets: ShieldSets | undefined;
-      if (options.shieldSets !== undefined) sets = readJson(options.shieldSets) as ShieldSets;
+      if (options.shieldSets !== undefined) sets = readJsonFile(options.shieldSets) as ShieldSets;
       const policy = options.policy !== undefined ? loadPolicy(options.policy) : undefined;
       if (options.labelerUrl !== undefined && options.labelerModel === undefined)
         throw new MentorError("MNT_ERR_BAD_INPUT", "--labeler-url needs --labeler-model");
@@ -148,14 +143,6 @@ export function registerChatCommands(program: Command): void {
         await engine.dispose();
       }
     });
-}
-
-function readJson(file: string): unknown {
-  try {
-    return JSON.parse(readFileSync(file, "utf8"));
-  } catch (error) {
-    throw new MentorError("MNT_ERR_BAD_INPUT", `${file}: ${(error as Error).message}`);
-  }
 }
 
 function number(text: string | undefined, option: string): number {

@@ -1,7 +1,7 @@
 import { type Command, Option } from "commander";
 import { buildDashboard } from "../dashboard/index.js";
 import { loadPolicy } from "../policy/index.js";
-import { policyFile } from "../server/index.js";
+import { listen, policyFile } from "../server/index.js";
 import { integer } from "./options.js";
 
 interface DashboardCommandOptions {
@@ -39,7 +39,7 @@ export function registerDashboardCommand(program: Command): void {
         policies,
         results: options.results,
       });
-      const address = await app.listen({ host: options.host, port: integer(options.port, "--port", 0) });
+      const address = await listen(app, options.host, integer(options.port, "--port", 0));
       process.stdout.write(`mentor dashboard: ${address}/dashboard/\n`);
       const stop = (): void => {
         app.close().then(

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import {
@@ -18,8 +17,10 @@ import {
 import { lintConstraints, lintPolicy } from "../game/index.js";
 import { Labeler, ungroundedError } from "../labeler/index.js";
 import { parseArguments } from "../monitor/index.js";
+import type { ChatMessage } from "../openai/index.js";
 import { loadPolicy, type Policy } from "../policy/index.js";
 import { SolverClient } from "../smt/index.js";
+import { checkDepth, checkedMessages, readJsonFile, readMessagesFile } from "./input.js";
 
 export function registerPolicyCommands(program: Command): void {
   program
@@ -95,7 +96,7 @@ export function registerPolicyCommands(program: Command): void {
       }) => {
         const policy = loadPolicy(options.policy);
         const evaluator = new Evaluator(policy, { strict: options.strict ?? false });
-        const { messages, ungrounded } = await grounded(policy, readMessages(options.messages), options);
+        const { messages, ungrounded } = await grounded(policy, readMessagesFile(options.messages), options);
         const result: Record<string, unknown> = { next: evaluator.next(messages), ungrounded };
         if (options.call !== undefined)
           result.decide = await decideWithSolver(evaluator, messages, parseCall(options.call));
@@ -135,7 +136,7 @@ export function registerPolicyCommands(program: Command): void {
         const evaluator = new Evaluator(policy);
         const { messages, ungrounded } = await grounded(
           policy,
-          readMessages(options.messages as string),
+          readMessagesFile(options.messages as string),
           options,
         );
         const verification = verifyConversation(policy, evaluator, messages);
@@ -150,7 +151,7 @@ async function verifySuite(
   policy: Policy,
   file: string,
 ): Promise<{ conversations: number; agree: number; disagreements: (Disagreement & { text: string })[] }> {
-  const raw = readJson(file) as Partial<SuiteFile>;
+  const raw = readJsonFile(file) as Partial<SuiteFile>;
   if (!Array.isArray(raw.conversations) || typeof raw.manual !== "object" || raw.manual === null)
     throw new MentorError(
       "MNT_ERR_BAD_INPUT",
@@ -165,7 +166,7 @@ async function verifySuite(
       );
     return {
       id: String(entry.id ?? `c${index + 1}`),
-      messages: entry.messages as Record<string, unknown>[],
+      messages: checkedMessages(entry.messages, ["conversations", index, "messages"]),
       expected: entry.expected,
       source: "evaluator",
     };
@@ -185,10 +186,9 @@ async function verifySuite(
  */
 async function grounded(
   policy: Policy,
-  raw: unknown,
+  raw: ChatMessage[],
   options: { strictGrounding?: boolean },
 ): Promise<{ messages: unknown[]; ungrounded: { message: number; kind: string; error: string }[] }> {
-  if (!Array.isArray(raw)) throw new MentorError("MNT_ERR_MESSAGES", "messages must be a JSON array");
   const { messages, notes } = await new Labeler(policy).ground(raw);
   const ungrounded = notes.flatMap((note) =>
     note.error === undefined ? [] : [{ message: note.message, kind: note.kind, error: note.error }],
@@ -214,25 +214,6 @@ async function decideWithSolver(
   }
 }
 
-function readJson(file: string): unknown {
-  try {
-    return JSON.parse(readFileSync(file, "utf8"));
-  } catch (error) {
-    throw new MentorError(
-      "MNT_ERR_BAD_INPUT",
-      `cannot read messages from ${file}: ${(error as Error).message}`,
-    );
-  }
-}
-
-function readMessages(file: string): unknown {
-  const parsed = readJson(file);
-  if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && "messages" in parsed) {
-    return (parsed as { messages: unknown }).messages;
-  }
-  return parsed;
-}
-
 function parseCall(text: string): ProposedCall {
   let call: unknown;
   try {
@@ -240,6 +221,7 @@ function parseCall(text: string): ProposedCall {
   } catch (error) {
     throw new MentorError("MNT_ERR_BAD_INPUT", `--call is not valid JSON: ${(error as Error).message}`);
   }
+  checkDepth(call, "--call");
   const { name, arguments: args } = (call ?? {}) as { name?: unknown; arguments?: unknown };
   if (typeof name !== "string") {
     throw new MentorError("MNT_ERR_BAD_INPUT", '--call must look like {"name": "tool", "arguments": {...}}');

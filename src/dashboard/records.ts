@@ -1,6 +1,7 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { TurnRecord } from "../agent/index.js";
+import { depthProblem } from "../openai/index.js";
 
 /** One line of a flight recorder file (`serve --recorder DIR`), as the chat route writes it. */
 export interface FlightRecord {
@@ -138,6 +139,10 @@ function parseRecord(text: string): FlightRecord | string {
   if (typeof record.time !== "string") return "field time: missing or not a string";
   if (typeof record.status !== "number") return "field status: missing or not a number";
   if (record.messages !== undefined && !Array.isArray(record.messages)) return "field messages: not an array";
+  // As deep as the server reads a body's messages (the run view copies them recursively); an older
+  // server did not refuse deeper ones.
+  const deep = depthProblem({ messages: record.messages });
+  if (deep) return `field messages: ${deep.param} ${deep.message}`;
   if (record.mentor !== undefined) {
     const mentor = record.mentor as Record<string, unknown>;
     if (typeof mentor !== "object" || mentor === null || !Array.isArray(mentor.attempts))

@@ -175,6 +175,14 @@ export const errorCodes = {
     status: 400,
     fix: "Declare the tool as the policy does: every parameter the policy names, with the same type and enum values.",
   },
+  MNT_ERR_LISTEN: {
+    status: 500,
+    fix: "The server could not open its port: pick a free --port (or 0 for any), and a --host that is an address of this machine (127.0.0.1, 0.0.0.0, ::) or a name that resolves to one.",
+  },
+  MNT_ERR_RECORDER_PATH: {
+    status: 500,
+    fix: "--recorder names a directory for the flight recorder's files: give a path that is a directory (or does not exist yet) and that the server may write in.",
+  },
   MNT_ERR_NOT_READY: {
     status: 503,
     fix: "The server is still loading its model; retry when `GET /health` answers 200.",
@@ -186,6 +194,14 @@ export const errorCodes = {
   MNT_ERR_MEDIA_TYPE: {
     status: 415,
     fix: "Send the body as JSON with `Content-Type: application/json`.",
+  },
+  MNT_ERR_URL_TOO_LONG: {
+    status: 414,
+    fix: "A segment of the URL's path (a model id, a flight record id) is longer than the server reads (256 characters); use the id `GET /v1/models` or the dashboard lists.",
+  },
+  MNT_ERR_HEADERS_TOO_LARGE: {
+    status: 431,
+    fix: "The request line (its URL) and headers together are longer than Node's limit (16 KiB unless `--max-http-header-size` raises it); shorten the URL or the headers.",
   },
   MNT_ERR_NOT_FOUND: {
     status: 404,

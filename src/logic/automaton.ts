@@ -1,5 +1,5 @@
 import { LRUCache } from "lru-cache";
-import { MentorError } from "../errors/index.js";
+import { MentorError, type SourceLocation } from "../errors/index.js";
 import {
   type Atom,
   atomsOf,
@@ -32,6 +32,8 @@ export interface AutomatonOptions {
   alphabet?: readonly Letter[];
   /** Default 100,000. Exceeding it throws MNT_ERR_AUTOMATON_LIMIT. */
   maxStates?: number;
+  /** What the formula is (`rule R1`) and where it was written: named in a limit error instead of the formula. */
+  source?: { name: string; location?: SourceLocation };
   /** Default 16 (65,536 letters). */
   maxPowersetAtoms?: number;
 }
@@ -54,6 +56,7 @@ export class Automaton {
   private readonly past: PastEvaluator;
   private readonly maxStates: number;
   private readonly alphabetMasks: readonly number[];
+  private readonly source: AutomatonOptions["source"];
 
   private readonly residuals: Formula[] = [];
   private readonly memories: number[] = [];
@@ -83,6 +86,7 @@ export class Automaton {
     this.past = new PastEvaluator(roots);
     this.pastRootBit = new Map(roots.map((root, index) => [root.id, index]));
     this.maxStates = options.maxStates ?? 100_000;
+    this.source = options.source;
     this.alphabetMasks = options.alphabet
       ? [...new Set(options.alphabet.map((letter) => this.letterMask(letter)))]
       : powersetMasks(this.atoms.length, options.maxPowersetAtoms ?? 16);
@@ -250,9 +254,11 @@ export class Automaton {
     const known = this.stateIndex.get(key);
     if (known !== undefined) return known;
     if (this.residuals.length >= this.maxStates) {
+      const what = this.source?.name ?? formatFormula(this.formula);
       throw new MentorError(
         "MNT_ERR_AUTOMATON_LIMIT",
-        `the automaton of ${formatFormula(this.formula)} exceeds ${this.maxStates} states`,
+        `the automaton of ${what} exceeds ${this.maxStates} states`,
+        this.source?.location,
       );
     }
     const state = this.residuals.length;

@@ -8,7 +8,7 @@ export {
 } from "./automaton.js";
 export { type DeclareTemplate, declareTemplates } from "./declare.js";
 export * from "./formula.js";
-export { type ParseOptions, parseFormula } from "./parser.js";
+export { maxFormulaDepth, type ParseOptions, parseFormula } from "./parser.js";
 export { PastEvaluator } from "./past.js";
 export { acceptsEmpty, progress } from "./progression.js";
 export { holds } from "./semantics.js";

@@ -1,4 +1,4 @@
-import { lineAndColumn, MentorError } from "../errors/index.js";
+import { type ErrorCode, lineAndColumn, MentorError } from "../errors/index.js";
 import {
   and,
   atom,
@@ -53,6 +53,14 @@ const reserved = new Set([...Object.keys(unaryKeywords), ...binaryKeywords, "tru
 const symbols = ["<->", "<=>", "->", "=>", "&&", "||", "!", "~", "&", "|", "(", ")", ","];
 const symbolAliases: Record<string, string> = { "<=>": "<->", "=>": "->", "&&": "&", "||": "|", "~": "!" };
 
+/**
+ * How deep a formula may nest: unary operators, parentheses and right-nested binary operators
+ * (`a U (b U …)`, `a -> (b -> …)`), and `<->` chains. The parser and the passes over a formula
+ * (normal forms, progression) recurse; far below where the stack would overflow, and far above
+ * what a rule needs.
+ */
+export const maxFormulaDepth = 256;
+
 export interface ParseOptions {
   /** Named in error messages (e.g. the rule id and policy file). */
   source?: string;
@@ -66,6 +74,7 @@ export function parseFormula(text: string, options: ParseOptions = {}): Formula 
 class Parser {
   private readonly tokens: Token[];
   private position = 0;
+  private depth = 0;
 
   constructor(
     private readonly text: string,
@@ -81,14 +90,26 @@ class Parser {
   }
 
   private parseIff(): Formula {
+    const depth = this.depth;
     let left = this.parseImplies();
-    while (this.accept("<->")) left = iff(left, this.parseImplies());
+    // A chain nests to the left: each `<->` is one level more.
+    for (let token = this.peek(); this.accept("<->"); token = this.peek()) {
+      this.enter(token);
+      left = iff(left, this.parseImplies());
+    }
+    this.depth = depth;
     return left;
   }
 
   private parseImplies(): Formula {
     const left = this.parseOr();
-    return this.accept("->") ? implies(left, this.parseImplies()) : left;
+    const token = this.peek();
+    return this.accept("->")
+      ? implies(
+          left,
+          this.nested(token, () => this.parseImplies()),
+        )
+      : left;
   }
 
   private parseOr(): Formula {
@@ -108,7 +129,7 @@ class Parser {
     const token = this.peek();
     if (token.type !== "name" || !binaryKeywords.has(token.text)) return left;
     this.position++;
-    const right = this.parseTemporal();
+    const right = this.nested(token, () => this.parseTemporal());
     switch (token.text) {
       case "U":
         return binary("until", left, right);
@@ -122,12 +143,15 @@ class Parser {
   }
 
   private parseUnary(): Formula {
-    if (this.accept("!")) return not(this.parseUnary());
     const token = this.peek();
+    if (this.accept("!")) return not(this.nested(token, () => this.parseUnary()));
     const kind = token.type === "name" ? unaryKeywords[token.text] : undefined;
     if (kind) {
       this.position++;
-      return unary(kind, this.parseUnary());
+      return unary(
+        kind,
+        this.nested(token, () => this.parseUnary()),
+      );
     }
     return this.parsePrimary();
   }
@@ -135,7 +159,7 @@ class Parser {
   private parsePrimary(): Formula {
     const token = this.peek();
     if (this.accept("(")) {
-      const inner = this.parseIff();
+      const inner = this.nested(token, () => this.parseIff());
       this.expect(")", `')' to close the '(' at column ${this.locate(token.offset).column}`);
       return inner;
     }
@@ -168,6 +192,26 @@ class Parser {
     return args;
   }
 
+  /** Parses one level deeper, inside the operator or parenthesis `at`. */
+  private nested(at: Token, parse: () => Formula): Formula {
+    this.enter(at);
+    try {
+      return parse();
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private enter(at: Token): void {
+    this.depth++;
+    if (this.depth > maxFormulaDepth)
+      throw this.error(
+        `the formula nests deeper than ${maxFormulaDepth} levels (operators and parentheses); split it into smaller rules`,
+        at.offset,
+        "MNT_ERR_FORMULA_TOO_LARGE",
+      );
+  }
+
   private peek(): Token {
     return this.tokens[this.position] as Token;
   }
@@ -191,9 +235,9 @@ class Parser {
     throw this.error(`expected ${expected}, found ${found}`, token.offset);
   }
 
-  private error(message: string, offset: number): MentorError {
+  private error(message: string, offset: number, code: ErrorCode = "MNT_ERR_FORMULA_SYNTAX"): MentorError {
     const source = this.options.source ? `${this.options.source}: ` : "";
-    return new MentorError("MNT_ERR_FORMULA_SYNTAX", `${source}${message}`, this.locate(offset));
+    return new MentorError(code, `${source}${message}`, this.locate(offset));
   }
 
   private locate(offset: number): { line: number; column: number } {

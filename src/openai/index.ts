@@ -12,3 +12,18 @@ export {
   type RequestFailure,
   requestFailure,
 } from "./client.js";
+export {
+  depthProblem,
+  formatJsonPath,
+  type InputProblem,
+  type JsonPath,
+  maxJsonDepth,
+  pathBeyondDepth,
+} from "./json-depth.js";
+export {
+  expectedText,
+  firstProblem,
+  issue,
+  messagesSchema,
+  schemaProblem,
+} from "./message-schema.js";

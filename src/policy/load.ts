@@ -50,6 +50,9 @@ export function parsePolicy(text: string, file = "<policy>"): Policy {
   return new PolicyCompiler(new PolicySource(text, file)).compile();
 }
 
+/** How many copies of anchored values the aliases of a policy file may make (yaml's default). */
+const maxAliasCount = 100;
+
 const propositionKeyPattern =
   /^([A-Za-z_][A-Za-z0-9_]*)(?:\(\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*\))?$/;
 
@@ -72,7 +75,15 @@ class PolicyCompiler {
       );
       this.fail();
     }
-    const parsed = policySchema.safeParse(this.source.document.toJS());
+    if (this.source.document.contents === null) {
+      this.problem(
+        "MNT_ERR_POLICY_SCHEMA",
+        "the file is empty; a policy is a YAML mapping with policy, manual, tools, propositions and rules (docs/policy.md)",
+        [],
+      );
+      this.fail();
+    }
+    const parsed = policySchema.safeParse(this.plainValue());
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
         const path = issue.path as (string | number)[];
@@ -117,15 +128,31 @@ class PolicyCompiler {
     };
   }
 
+  /**
+   * The document as plain data. Aliases that expand past `maxAliasCount` copies (a "billion
+   * laughs" file) or name no anchor are a problem at the first alias, not a crash.
+   */
+  private plainValue(): unknown {
+    try {
+      return this.source.document.toJS({ maxAliasCount });
+    } catch (error) {
+      if (!(error instanceof ReferenceError)) throw error;
+      const message = error.message.startsWith("Excessive alias count")
+        ? `the aliases expand to more than ${maxAliasCount} copies of anchored values (an alias bomb); write the values out`
+        : error.message;
+      this.problems.push(new MentorError("MNT_ERR_POLICY_YAML", message, this.source.firstAlias()));
+      this.fail();
+    }
+  }
+
+  /** One problem is one line (it names its file, line and column); several are listed under a count. */
   private fail(): never {
     const count = this.problems.length;
-    const list = this.problems.map((problem) => `  ${problem.message}`).join("\n");
-    throw new MentorError(
-      "MNT_ERR_POLICY_INVALID",
-      `${count} problem${count === 1 ? "" : "s"} in policy ${this.source.file}:\n${list}`,
-      undefined,
-      this.problems,
-    );
+    const message =
+      count === 1
+        ? (this.problems[0] as MentorError).message
+        : `${count} problems in policy ${this.source.file}:\n${this.problems.map((problem) => `  ${problem.message}`).join("\n")}`;
+    throw new MentorError("MNT_ERR_POLICY_INVALID", message, undefined, this.problems);
   }
 
   private problem(
@@ -484,7 +511,10 @@ class PolicyCompiler {
           appliesTo: rule.applies_to,
           sentence,
           location: this.source.locate(path),
-          automaton: new Automaton(formula, { alphabet: ruleAlphabet(tools, rulePropositions) }),
+          automaton: new Automaton(formula, {
+            alphabet: ruleAlphabet(tools, rulePropositions),
+            source: { name: `rule ${rule.id}`, location: this.source.locate(formulaPath) },
+          }),
           propositions: rulePropositions,
         });
       } catch (error) {

@@ -1,4 +1,4 @@
-import { type Document, isMap, isScalar, LineCounter, type Node, parseDocument, Scalar } from "yaml";
+import { type Document, isMap, isScalar, LineCounter, type Node, parseDocument, Scalar, visit } from "yaml";
 import type { SourceLocation } from "../errors/index.js";
 
 export type YamlPath = readonly (string | number)[];
@@ -18,15 +18,27 @@ export class PolicySource {
   /** The location of the value at `path` (or of its key, with `key: true`), and optionally of a character in it. */
   locate(path: YamlPath, options: { key?: boolean; offsetInValue?: number } = {}): SourceLocation {
     const node = options.key ? this.keyNode(path) : this.valueNode(path);
-    const pathText = formatPath(path);
+    const named = path.length > 0 ? { path: formatPath(path) } : {};
     if (!node?.range) {
-      const parent = path.length > 0 ? this.locate(path.slice(0, -1)) : { file: this.file };
-      return { ...parent, path: pathText };
+      const parent = path.length > 0 ? this.locate(path.slice(0, -1)) : this.position(0);
+      return { ...parent, ...named };
     }
     let offset = node.range[0];
     if (options.offsetInValue !== undefined && isScalar(node))
       offset = this.offsetInScalar(node, options.offsetInValue);
-    return { ...this.position(offset), path: pathText };
+    return { ...this.position(offset), ...named };
+  }
+
+  /** Where the first alias (`*name`) is, or the file's start if there is none. */
+  firstAlias(): SourceLocation {
+    let offset = 0;
+    visit(this.document, {
+      Alias(_key, node) {
+        offset = node.range?.[0] ?? 0;
+        return visit.BREAK;
+      },
+    });
+    return this.position(offset);
   }
 
   position(offset: number): SourceLocation {

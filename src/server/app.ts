@@ -6,11 +6,12 @@ import { Labeler } from "../labeler/index.js";
 import { SolverClient } from "../smt/index.js";
 import { Admission } from "./admission.js";
 import type { Backend, ServerContext } from "./context.js";
-import { replyWithError } from "./errors.js";
+import { maxParamLength, replyToClientError, replyWithError } from "./errors.js";
 import { Metrics } from "./metrics.js";
 import { type ServerOptions, type ServerSettings, serverSettings } from "./options.js";
 import { PolicySet } from "./policies.js";
 import { FlightRecorder } from "./recorder.js";
+import { checkBodyDepth } from "./request.js";
 import { chatRoutes } from "./routes/chat.js";
 import { healthRoutes } from "./routes/health.js";
 import { modelRoutes } from "./routes/models.js";
@@ -59,8 +60,14 @@ export async function buildServer(options: ServerOptions = {}): Promise<FastifyI
   const app = Fastify({
     logger: settings.logger,
     bodyLimit: settings.bodyLimit,
+    routerOptions: { maxParamLength },
     forceCloseConnections: "idle",
+    // Fastify's answers to a bad URL, and Node's to a request it cannot read, in mentor's shape.
+    frameworkErrors: replyWithError,
+    clientErrorHandler: replyToClientError,
   });
+  // JSON only: fastify also reads text/plain, and would hand a JSON body sent as text on as a string.
+  app.removeContentTypeParser("text/plain");
   if (settings.cors !== false)
     await app.register(cors, {
       origin: settings.cors,
@@ -76,6 +83,7 @@ export async function buildServer(options: ServerOptions = {}): Promise<FastifyI
     if (typeof key !== "string" || !apiKeys.has(key))
       throw new MentorError("MNT_ERR_UNAUTHORIZED", "a valid API key is required");
   });
+  app.addHook("preValidation", async (request) => checkBodyDepth(request.body));
   app.addHook("onResponse", async (request, reply) => {
     context.metrics.request(request.routeOptions.url ?? "unknown", reply.statusCode);
   });

@@ -4,4 +4,4 @@ export { errorResponse } from "./errors.js";
 export type { ServerOptions } from "./options.js";
 export { policyFile } from "./policies.js";
 export { type ChatRequest, checkToolsAgainstPolicy, RequestError, readChatRequest } from "./request.js";
-export { type RunningServer, startServer } from "./server.js";
+export { listen, type RunningServer, startServer } from "./server.js";

@@ -1,5 +1,6 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { MentorError } from "../errors/index.js";
 
 export interface FlightRecorderOptions {
   /**
@@ -20,12 +21,20 @@ export class FlightRecorder {
   private readonly fsync: boolean;
   private descriptor: number | undefined;
 
+  /** Makes the directory if needed and opens a new file in it; a path that cannot hold one is MNT_ERR_RECORDER_PATH. */
   constructor(directory: string, options: FlightRecorderOptions = {}) {
-    mkdirSync(directory, { recursive: true });
     const stamp = new Date().toISOString().replace(/[:.]/g, "-");
     this.file = join(directory, `flight-${stamp}-${process.pid}.jsonl`);
     this.fsync = options.fsync ?? false;
-    this.descriptor = openSync(this.file, "a");
+    try {
+      mkdirSync(directory, { recursive: true });
+      this.descriptor = openSync(this.file, "a");
+    } catch (error) {
+      throw new MentorError(
+        "MNT_ERR_RECORDER_PATH",
+        `the flight recorder cannot write in ${directory}: ${(error as Error).message}`,
+      );
+    }
     if (this.fsync) {
       // The new file's name is on disk once its directory is.
       fsyncSync(this.descriptor);

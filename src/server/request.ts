@@ -1,7 +1,16 @@
 import { z } from "zod";
 import { type ShieldMode, shieldModes } from "../agent/index.js";
 import { type ErrorCode, MentorError } from "../errors/index.js";
-import type { ChatMessage, ChatTool, ToolChoice } from "../openai/index.js";
+import {
+  type ChatMessage,
+  type ChatTool,
+  depthProblem,
+  expectedText,
+  issue,
+  messagesSchema,
+  schemaProblem,
+  type ToolChoice,
+} from "../openai/index.js";
 import type { Policy } from "../policy/index.js";
 
 /** A `POST /v1/chat/completions` body, checked field by field. */
@@ -44,8 +53,6 @@ export class RequestError extends MentorError {
   }
 }
 
-const roles = ["system", "developer", "user", "assistant", "tool"] as const;
-
 function number(limits: { integer?: boolean; min?: number; max?: number } = {}) {
   let schema = z.number({ error: "must be a number" });
   if (limits.integer) schema = schema.int({ error: "must be an integer" });
@@ -55,84 +62,6 @@ function number(limits: { integer?: boolean; min?: number; max?: number } = {}) 
 }
 
 const boolean = z.boolean({ error: "must be a boolean" }).nullish();
-
-const textPart = z.object(
-  {
-    type: z.literal("text", { error: 'must be a text part {type: "text", text}' }),
-    text: z.string({ error: "must be a string" }),
-  },
-  { error: 'must be a text part {type: "text", text}' },
-);
-const content = z.union([z.string(), z.array(textPart)], {
-  error: "must be a string or an array of text parts",
-});
-
-const toolCall = z.object(
-  {
-    id: z.string({ error: "must be a string" }).min(1, { error: "must be a string" }),
-    function: z.object(
-      {
-        name: z.string({ error: "must be a string" }),
-        arguments: z
-          .string({ error: "must be a JSON string" })
-          .refine(isJson, { error: "is not valid JSON" }),
-      },
-      { error: "must be an object" },
-    ),
-  },
-  { error: "must be an object" },
-);
-
-const message = z
-  .looseObject(
-    {
-      role: z.enum(roles, { error: `must be one of ${roles.join(", ")}` }),
-      content: content.nullish(),
-      tool_calls: z.array(toolCall, { error: "must be an array" }).nullish(),
-      tool_call_id: z.string({ error: "must be a string" }).optional(),
-    },
-    { error: "must be an object" },
-  )
-  .check((context) => {
-    const { role, content: value, tool_call_id: answers } = context.value;
-    if (role !== "assistant" && (value === null || value === undefined))
-      context.issues.push(issue(context.value, ["content"], "must be a string or an array of text parts"));
-    if (role === "tool" && answers === undefined)
-      context.issues.push(issue(context.value, ["tool_call_id"], "must be a string"));
-  });
-
-/** Every tool message answers an earlier call, and every call has its result. */
-const messages = z
-  .array(message, { error: "must be a non-empty array" })
-  .min(1, { error: "must be a non-empty array" })
-  .check((context) => {
-    const calls: { id: string; at: (string | number)[] }[] = [];
-    const answered = new Set<string>();
-    context.value.forEach((entry, index) => {
-      (entry.tool_calls ?? []).forEach((call, callIndex) => {
-        calls.push({ id: call.id, at: [index, "tool_calls", callIndex, "id"] });
-      });
-      if (entry.role !== "tool" || entry.tool_call_id === undefined) return;
-      if (!calls.some((call) => call.id === entry.tool_call_id))
-        context.issues.push(
-          issue(
-            context.value,
-            [index, "tool_call_id"],
-            `${JSON.stringify(entry.tool_call_id)} answers no earlier assistant tool call`,
-          ),
-        );
-      answered.add(entry.tool_call_id);
-    });
-    for (const call of calls)
-      if (!answered.has(call.id))
-        context.issues.push(
-          issue(
-            context.value,
-            call.at,
-            `the tool call ${JSON.stringify(call.id)} has no tool message with its result`,
-          ),
-        );
-  });
 
 const tool = z.object(
   {
@@ -199,7 +128,7 @@ const chatBody = z
       model: z
         .string({ error: "must be a non-empty string" })
         .min(1, { error: "must be a non-empty string" }),
-      messages,
+      messages: messagesSchema,
       tools,
       tool_choice: toolChoice,
       parallel_tool_calls: boolean,
@@ -238,12 +167,21 @@ const chatBody = z
     }
   });
 
+/**
+ * Refuses a body nested deeper than `maxJsonDepth`, naming where it goes too deep: the steps after
+ * parsing (the request digest, the labeler's copy, the flight record) recurse.
+ */
+export function checkBodyDepth(body: unknown): void {
+  const deep = depthProblem(body);
+  if (deep) throw new RequestError(deep.param, deep.message);
+}
+
 /** Reads and checks a request body; the first problem is reported, naming its field. */
 export function readChatRequest(body: unknown): ChatRequest {
-  const parsed = chatBody.safeParse(body);
+  const parsed = chatBody.safeParse(body, { error: expectedText });
   if (!parsed.success) {
-    const { path, message: text } = firstIssue(parsed.error.issues);
-    throw new RequestError(path.length > 0 ? paramOf(path) : null, text);
+    const { param, message } = schemaProblem(parsed.error);
+    throw new RequestError(param, message);
   }
   const raw = parsed.data;
   const request: ChatRequest = {
@@ -286,47 +224,6 @@ export function readChatRequest(body: unknown): ChatRequest {
     if (mentor.intent !== undefined) request.intent = mentor.intent;
   }
   return request;
-}
-
-type Issue = z.core.$ZodIssue;
-
-/**
- * The issue to report: the first one, and inside a union the branch that got furthest (a bad text
- * part of an array content is named as such, not as "neither a string nor an array").
- */
-function firstIssue(issues: readonly Issue[]): { path: PropertyKey[]; message: string } {
-  const first = issues[0] as Issue;
-  if (first.code === "invalid_union") {
-    const deepest = first.errors
-      .map((branch) => branch[0])
-      .filter((branchIssue): branchIssue is Issue => branchIssue !== undefined && branchIssue.path.length > 0)
-      .sort((a, b) => b.path.length - a.path.length)[0];
-    if (deepest) {
-      const inner = firstIssue([deepest]);
-      return { path: [...first.path, ...inner.path], message: inner.message };
-    }
-  }
-  return { path: first.path, message: first.message };
-}
-
-/** `["messages", 1, "tool_calls", 0, "id"]` → `messages[1].tool_calls[0].id`. */
-function paramOf(path: readonly PropertyKey[]): string {
-  return path
-    .map((key, index) => (typeof key === "number" ? `[${key}]` : `${index > 0 ? "." : ""}${String(key)}`))
-    .join("");
-}
-
-function issue(input: unknown, path: (string | number)[], message: string): z.core.$ZodRawIssue {
-  return { code: "custom", input, path, message };
-}
-
-function isJson(text: string): boolean {
-  try {
-    JSON.parse(text || "{}");
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

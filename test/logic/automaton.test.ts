@@ -132,6 +132,20 @@ describe("Automaton", () => {
     );
   });
 
+  test("a state limit error names the formula's source and location when given", () => {
+    const formula = parseFormula("G(a -> F(b & F(c & F(d & F e))))");
+    const location = { file: "policy.yaml", line: 12, column: 9, path: "rules[3].ltl" };
+    const automaton = new Automaton(formula, { maxStates: 3, source: { name: "rule P4", location } });
+    assert.throws(
+      () => automaton.compile(),
+      (error: unknown) =>
+        error instanceof MentorError &&
+        error.code === "MNT_ERR_AUTOMATON_LIMIT" &&
+        error.location === location &&
+        error.message === "policy.yaml:12:9 (rules[3].ltl): the automaton of rule P4 exceeds 3 states",
+    );
+  });
+
   test("refuses to explore the powerset of too many atoms without an explicit alphabet", () => {
     const formula = parseFormula(Array.from({ length: 17 }, (_, index) => `F p${index}`).join(" & "));
     assert.equal(

@@ -6,7 +6,9 @@ import {
   and,
   atom,
   binary,
+  type Formula,
   formatFormula,
+  maxFormulaDepth,
   not,
   or,
   parseFormula,
@@ -112,5 +114,39 @@ describe("parseFormula", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("parseFormula: nesting depth", () => {
+  function tooLarge(text: string): MentorError {
+    try {
+      parseFormula(text);
+    } catch (error) {
+      assert.ok(error instanceof MentorError, String(error));
+      assert.equal(error.code, "MNT_ERR_FORMULA_TOO_LARGE");
+      return error;
+    }
+    assert.fail("expected MNT_ERR_FORMULA_TOO_LARGE");
+  }
+
+  test("20,000 nested operators are an error at the column where the limit is passed, not a stack overflow", () => {
+    const deep = `${"G ".repeat(20_000)}a`;
+    // The 257th G, 2 × 256 characters on.
+    assert.deepEqual(tooLarge(deep).location, { line: 1, column: 2 * maxFormulaDepth + 1 });
+    for (const text of [
+      `${"(".repeat(20_000)}a${")".repeat(20_000)}`,
+      `${"!".repeat(20_000)}a`,
+      `${"a U ".repeat(20_000)}a`,
+      `${"a -> ".repeat(20_000)}a`,
+      Array.from({ length: 20_001 }, (_, index) => `p${index % 3}`).join(" <-> "),
+    ])
+      tooLarge(text);
+  });
+
+  test(`${maxFormulaDepth} levels parse`, () => {
+    let formula: Formula = a;
+    for (let level = 0; level < maxFormulaDepth; level++) formula = unary("always", formula);
+    assert.equal(parseFormula(`${"G ".repeat(maxFormulaDepth)}a`), formula);
+    tooLarge(`${"G ".repeat(maxFormulaDepth + 1)}a`);
   });
 });
