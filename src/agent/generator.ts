@@ -1,6 +1,6 @@
 import type OpenAI from "openai";
 import { MentorError } from "../errors/index.js";
-import type { Engine, GenerationResult } from "../llm/index.js";
+import { defaultMaxTokens, type Engine, type GenerationResult } from "../llm/index.js";
 import {
   type ChatMessage,
   type ChatTool,
@@ -82,13 +82,14 @@ export class EngineGenerator implements TurnGenerator {
         signal: request.signal,
       });
     } catch (error) {
-      // The token budget ran out inside a call: for the client, a cut answer (OpenAI's `length`).
+      // The token budget ran out inside a call: for the client, a cut answer (OpenAI's `length`),
+      // which spent (at most) the whole budget.
       if (error instanceof MentorError && error.code === "MNT_ERR_ENGINE_CALL_INCOMPLETE")
         return {
           content: null,
           toolCalls: [],
           finishReason: "length",
-          usage: { promptTokens: 0, completionTokens: request.maxTokens ?? 0 },
+          usage: { promptTokens: 0, completionTokens: request.maxTokens ?? defaultMaxTokens },
         };
       throw error;
     }
@@ -99,7 +100,7 @@ export class EngineGenerator implements TurnGenerator {
       ...(result.refusal !== undefined ? { refusal: result.refusal } : {}),
       usage: {
         promptTokens: result.stats.promptTokens,
-        completionTokens: result.stats.sampled + result.stats.forced,
+        completionTokens: result.stats.completionTokens,
       },
     };
   }

@@ -121,6 +121,8 @@ export interface TurnRecord {
   /** The call a person approved (`mentor.approve`), returned without generating. */
   approved?: ProposedCall;
   grounding: GroundingNote[];
+  /** Summed over every generation of the turn (regenerations cost tokens too). */
+  usage: Usage;
   /** Grounding; the evaluator's questions before the first generation (next, reminder); the whole turn. */
   timings: { groundMs: number; prepareMs: number; totalMs: number };
 }
@@ -134,7 +136,10 @@ export interface AssistantMessage extends ChatMessage {
 export interface TurnResult {
   message: AssistantMessage;
   finishReason: "stop" | "tool_calls" | "length";
-  /** Summed over every generation of the turn (regenerations cost tokens too). */
+  /**
+   * The turn's last generation's (the answer's own; an exhausted turn's last refused one): within
+   * max_tokens. The whole turn's is `mentor.usage`.
+   */
   usage: Usage;
   mentor: TurnRecord;
 }
@@ -181,11 +186,12 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     ...(next ? { game: next.gameStates } : {}),
     ...(next?.failClosed !== undefined ? { failClosed: next.failClosed } : {}),
     grounding: grounding.notes,
+    usage: { promptTokens: 0, completionTokens: 0 },
     timings: { groundMs, prepareMs: 0, totalMs: 0 },
   };
-  const usage: Usage = { promptTokens: 0, completionTokens: 0 };
   const finish = (message: AssistantMessage, finishReason: TurnResult["finishReason"]): TurnResult => {
     record.timings.totalMs = performance.now() - started;
+    const usage = record.attempts.at(-1)?.usage ?? { promptTokens: 0, completionTokens: 0 };
     return { message, finishReason, usage, mentor: record };
   };
 
@@ -244,8 +250,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       stop: options.stop,
       signal: options.signal,
     });
-    usage.promptTokens += generation.usage.promptTokens;
-    usage.completionTokens += generation.usage.completionTokens;
+    record.usage.promptTokens += generation.usage.promptTokens;
+    record.usage.completionTokens += generation.usage.completionTokens;
     const decideStarted = performance.now();
     const entry: TurnAttempt = {
       content: generation.content,

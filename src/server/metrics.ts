@@ -81,8 +81,8 @@ export class Metrics {
   }
 
   turnDone(result: TurnResult, mode: ShieldMode): void {
-    this.promptTokens.inc(result.usage.promptTokens);
-    this.completionTokens.inc(result.usage.completionTokens);
+    this.promptTokens.inc(result.mentor.usage.promptTokens);
+    this.completionTokens.inc(result.mentor.usage.completionTokens);
     for (const attempt of result.mentor.attempts) {
       this.proposed.inc({ mode }, attempt.calls.length);
       this.decision.observe(attempt.decideMs / 1000);

@@ -81,7 +81,9 @@ describe("a shielded turn on a tiny model with the travel policy", () => {
     const last = rest.at(-1);
     assert.equal(last?.calls[0]?.verdict, "allow");
     assert.equal(regenerated.message.tool_calls?.[0]?.function.name, last?.calls[0]?.call.name);
-    assert.ok(regenerated.usage.completionTokens > (first?.usage.completionTokens ?? 0));
+    // The answer's usage is the generation it comes from; the turn's counts the blocked one too.
+    assert.deepEqual(regenerated.usage, last?.usage);
+    assert.ok(regenerated.mentor.usage.completionTokens > (last?.usage.completionTokens ?? 0));
   });
 
   it("prompt mode: ending while a duty is open is refused up to the policy's bound, then allowed", async () => {
