@@ -1,6 +1,8 @@
 import type OpenAI from "openai";
 import { MentorError } from "../errors/index.js";
-import { defaultMaxTokens, type Engine, type GenerationResult } from "../llm/index.js";
+import type { Engine, GenerationResult } from "../llm/index.js";
+// Not through llm/index.js, which loads node-llama-cpp (proxy mode never does).
+import { defaultMaxTokens } from "../llm/plan.js";
 import {
   type ChatMessage,
   type ChatTool,
@@ -28,7 +30,10 @@ export interface GenerationRequest {
   signal?: AbortSignal;
 }
 
-/** A call as the model wrote it; `invalid` says why its arguments could not be read. */
+/**
+ * A call as the model wrote it; `invalid` says why it is blocked without being judged: its
+ * arguments could not be read, or it is not a call the request offers (`offeredCall`).
+ */
 export interface GeneratedCall {
   name: string;
   arguments: Record<string, unknown>;

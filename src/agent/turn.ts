@@ -18,6 +18,7 @@ import { type ShieldSets, shieldSetsFor, shieldSetsFromNextAnswer } from "../shi
 import type { SolverClient } from "../smt/index.js";
 import type { GeneratedCall, Generation, TurnGenerator, Usage } from "./generator.js";
 import { type Grounder, type GroundingNote, ungroundedError } from "./grounder.js";
+import { offeredCall } from "./offered.js";
 
 /** `none`: generate once (the evaluator's verdicts are only recorded); `prompt`: feedback text; `token`: masks too. */
 export type ShieldMode = "none" | "prompt" | "token";
@@ -268,11 +269,16 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     if (generation.toolCalls.length > 0) {
       // Severities that count refusals (escalate, override) read this turn's refusals too.
       const judgedOn = evaluator?.severities.countsRefusals ? working : history;
-      entry.calls = await judgeInOrder(evaluator, judgedOn, generation.toolCalls, options.solver);
+      const calls = generation.toolCalls.map((call) => offeredCall(call, tools, toolChoice));
+      entry.calls = await judgeInOrder(evaluator, judgedOn, calls, options.solver);
       entry.decideMs = performance.now() - decideStarted;
       const blocked = entry.calls.filter((call) => call.verdict === "block");
-      if (!shielded || blocked.length === 0)
-        return finish(toolCallMessage(generation.content, entry.calls), "tool_calls");
+      if (!shielded || blocked.length === 0) {
+        // Unshielded too, a call that could not be judged (unreadable, not offered) is not returned.
+        const returned = entry.calls.filter((_, index) => calls[index]?.invalid === undefined);
+        if (returned.length === 0) return finish({ role: "assistant", content: generation.content }, "stop");
+        return finish(toolCallMessage(generation.content, returned), "tool_calls");
+      }
       record.blocked += blocked.length;
       const stop = blocked.find((call) => call.action === "stop");
       if (stop) {
@@ -359,7 +365,7 @@ async function judge(
       rules: [],
       warnings: [],
       failClosed: call.invalid,
-      feedback: `[SHIELD] Blocked ${call.name}: ${call.invalid}. Write the arguments as a JSON object.`,
+      feedback: `[SHIELD] Blocked ${call.name}: ${call.invalid}.`,
     };
   if (evaluator === undefined)
     return { call: proposed, verdict: "allow", action: "allow", rules: [], warnings: [] };

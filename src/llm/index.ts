@@ -15,4 +15,4 @@ export {
 } from "./engine.js";
 export { type GpuChoice, gpuChoices, gpuName, parseGpuChoice } from "./gpu.js";
 export { LocalLabelModel, type LocalLabelModelOptions } from "./local-label-model.js";
-export { defaultMaxTokens, type GenerateOptions, planGeneration, type ShieldOptions } from "./plan.js";
+export { type GenerateOptions, planGeneration, type ShieldOptions } from "./plan.js";

@@ -19,7 +19,7 @@ import {
 import { MentorError } from "../../src/errors/index.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { Engine } from "../../src/llm/index.js";
-import type { ChatMessage } from "../../src/openai/index.js";
+import type { ChatMessage, ChatTool } from "../../src/openai/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { SolverClient } from "../../src/smt/index.js";
 import { Conversation } from "../support/conversation.js";
@@ -373,6 +373,20 @@ describe("argument repair by the solver in a turn", () => {
       },
     };
   };
+  const registerPatient: ChatTool = {
+    type: "function",
+    function: {
+      name: "register_patient",
+      parameters: {
+        type: "object",
+        properties: {
+          patient_id: { type: "string" },
+          insurance_status: { type: "string" },
+          notes: { type: "string" },
+        },
+      },
+    },
+  };
   const solver = new SolverClient({ timeoutMs: 20_000 });
   after(() => solver.close());
 
@@ -380,7 +394,7 @@ describe("argument repair by the solver in a turn", () => {
     const turn = (withSolver: boolean) =>
       runTurn({
         messages: conversation.messages as ChatMessage[],
-        tools: [],
+        tools: [registerPatient],
         evaluator,
         grounder: givenGrounding,
         generator: scripted(),
