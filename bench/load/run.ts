@@ -108,8 +108,7 @@ async function agent(
         choices?: {
           message: { content: string | null; tool_calls?: { id: string; function: { name: string } }[] };
         }[];
-        usage?: { completion_tokens: number };
-        mentor?: { timings?: { totalMs: number } };
+        mentor?: { timings?: { totalMs: number }; usage?: { completionTokens: number } };
       };
       const ms = performance.now() - started;
       const message = body.choices?.[0]?.message;
@@ -119,7 +118,8 @@ async function agent(
         ms,
         waitMs: Math.max(0, ms - (body.mentor?.timings?.totalMs ?? ms)),
         calls: calls.length,
-        completionTokens: body.usage?.completion_tokens ?? 0,
+        // Every generation of the turn (usage is the returned one's).
+        completionTokens: body.mentor?.usage?.completionTokens ?? 0,
       });
       if (response.status !== 200 || !message || calls.length === 0) break;
       messages.push({ role: "assistant", content: message.content, tool_calls: message.tool_calls });

@@ -102,7 +102,8 @@ async function main(): Promise<void> {
     });
     return {
       ms: performance.now() - started,
-      tokens: result.usage.completionTokens,
+      // Every generation of the turn (usage is the returned one's).
+      tokens: result.mentor.usage.completionTokens,
       generationMs: generationMs(result.mentor),
     };
   };
@@ -120,11 +121,11 @@ async function main(): Promise<void> {
         max_tokens: maxTokens,
       }),
     });
-    const body = (await response.json()) as { usage: { completion_tokens: number }; mentor: TurnRecord };
+    const body = (await response.json()) as { mentor: TurnRecord };
     if (!response.ok) throw new Error(JSON.stringify(body));
     return {
       ms: performance.now() - started,
-      tokens: body.usage.completion_tokens,
+      tokens: body.mentor.usage.completionTokens,
       generationMs: generationMs(body.mentor),
     };
   };

@@ -1,6 +1,8 @@
 import type OpenAI from "openai";
 import { MentorError } from "../errors/index.js";
 import type { Engine, GenerationResult } from "../llm/index.js";
+// Not through llm/index.js, which loads node-llama-cpp (proxy mode never does).
+import { defaultMaxTokens } from "../llm/plan.js";
 import {
   type ChatMessage,
   type ChatTool,
@@ -28,7 +30,10 @@ export interface GenerationRequest {
   signal?: AbortSignal;
 }
 
-/** A call as the model wrote it; `invalid` says why its arguments could not be read. */
+/**
+ * A call as the model wrote it; `invalid` says why it is blocked without being judged: its
+ * arguments could not be read, or it is not a call the request offers (`offeredCall`).
+ */
 export interface GeneratedCall {
   name: string;
   arguments: Record<string, unknown>;
@@ -82,13 +87,14 @@ export class EngineGenerator implements TurnGenerator {
         signal: request.signal,
       });
     } catch (error) {
-      // The token budget ran out inside a call: for the client, a cut answer (OpenAI's `length`).
+      // The token budget ran out inside a call: for the client, a cut answer (OpenAI's `length`),
+      // which spent (at most) the whole budget.
       if (error instanceof MentorError && error.code === "MNT_ERR_ENGINE_CALL_INCOMPLETE")
         return {
           content: null,
           toolCalls: [],
           finishReason: "length",
-          usage: { promptTokens: 0, completionTokens: request.maxTokens ?? 0 },
+          usage: { promptTokens: 0, completionTokens: request.maxTokens ?? defaultMaxTokens },
         };
       throw error;
     }
@@ -99,7 +105,7 @@ export class EngineGenerator implements TurnGenerator {
       ...(result.refusal !== undefined ? { refusal: result.refusal } : {}),
       usage: {
         promptTokens: result.stats.promptTokens,
-        completionTokens: result.stats.sampled + result.stats.forced,
+        completionTokens: result.stats.completionTokens,
       },
     };
   }

@@ -20,6 +20,7 @@ import { type ShieldSets, shieldSetsFor, shieldSetsFromNextAnswer } from "../shi
 import type { SolverClient } from "../smt/index.js";
 import type { GeneratedCall, Generation, TurnGenerator, Usage } from "./generator.js";
 import { type Grounder, type GroundingNote, ungroundedError } from "./grounder.js";
+import { offeredCall } from "./offered.js";
 
 /** `none`: generate once (the evaluator's verdicts are only recorded); `prompt`: feedback text; `token`: masks too. */
 export type ShieldMode = "none" | "prompt" | "token";
@@ -134,6 +135,8 @@ export interface TurnRecord {
   /** The call a person approved (`mentor.approve`), returned without generating. */
   approved?: ProposedCall;
   grounding: GroundingNote[];
+  /** Summed over every generation of the turn (regenerations cost tokens too). */
+  usage: Usage;
   /** Grounding; the evaluator's questions before the first generation (next, reminder); the whole turn. */
   timings: { groundMs: number; prepareMs: number; totalMs: number };
 }
@@ -147,7 +150,10 @@ export interface AssistantMessage extends ChatMessage {
 export interface TurnResult {
   message: AssistantMessage;
   finishReason: "stop" | "tool_calls" | "length";
-  /** Summed over every generation of the turn (regenerations cost tokens too). */
+  /**
+   * The turn's last generation's (the answer's own; an exhausted turn's last refused one): within
+   * max_tokens. The whole turn's is `mentor.usage`.
+   */
   usage: Usage;
   mentor: TurnRecord;
 }
@@ -201,11 +207,12 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     ...(next?.failClosed !== undefined ? { failClosed: next.failClosed } : {}),
     ...(next?.done.stuck !== undefined ? { stuck: next.done.stuck } : {}),
     grounding: grounding.notes,
+    usage: { promptTokens: 0, completionTokens: 0 },
     timings: { groundMs, prepareMs: 0, totalMs: 0 },
   };
-  const usage: Usage = { promptTokens: 0, completionTokens: 0 };
   const finish = (message: AssistantMessage, finishReason: TurnResult["finishReason"]): TurnResult => {
     record.timings.totalMs = performance.now() - started;
+    const usage = record.attempts.at(-1)?.usage ?? { promptTokens: 0, completionTokens: 0 };
     return { message, finishReason, usage, mentor: record };
   };
 
@@ -271,8 +278,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       stop: options.stop,
       signal: options.signal,
     });
-    usage.promptTokens += generation.usage.promptTokens;
-    usage.completionTokens += generation.usage.completionTokens;
+    record.usage.promptTokens += generation.usage.promptTokens;
+    record.usage.completionTokens += generation.usage.completionTokens;
     const decideStarted = performance.now();
     const entry: TurnAttempt = {
       content: generation.content,
@@ -289,15 +296,16 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     if (generation.toolCalls.length > 0) {
       // Severities that count refusals (escalate, override) read this turn's refusals too.
       const judgedOn = evaluator?.severities.countsRefusals ? working : history;
-      entry.calls = await judgeInOrder(evaluator, judgedOn, generation.toolCalls, {
-        solver: options.solver,
-        budget,
-        pause,
-      });
+      const calls = generation.toolCalls.map((call) => offeredCall(call, tools, toolChoice));
+      entry.calls = await judgeInOrder(evaluator, judgedOn, calls, { solver: options.solver, budget, pause });
       entry.decideMs = performance.now() - decideStarted;
       const blocked = entry.calls.filter((call) => call.verdict === "block");
-      if (!shielded || blocked.length === 0)
-        return finish(toolCallMessage(generation.content, entry.calls), "tool_calls");
+      if (!shielded || blocked.length === 0) {
+        // Unshielded too, a call that could not be judged (unreadable, not offered) is not returned.
+        const returned = entry.calls.filter((_, index) => calls[index]?.invalid === undefined);
+        if (returned.length === 0) return finish({ role: "assistant", content: generation.content }, "stop");
+        return finish(toolCallMessage(generation.content, returned), "tool_calls");
+      }
       record.blocked += blocked.length;
       const stop = blocked.find((call) => call.action === "stop");
       if (stop) {
@@ -386,7 +394,7 @@ async function judge(
       rules: [],
       warnings: [],
       failClosed: call.invalid,
-      feedback: `[SHIELD] Blocked ${call.name}: ${call.invalid}. Write the arguments as a JSON object.`,
+      feedback: `[SHIELD] Blocked ${call.name}: ${call.invalid}.`,
     };
   if (evaluator === undefined)
     return { call: proposed, verdict: "allow", action: "allow", rules: [], warnings: [] };

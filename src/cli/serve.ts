@@ -14,6 +14,7 @@ interface ServeCommandOptions {
   upstreamKey?: string;
   upstreamGrammar?: string;
   recorderFsync?: boolean;
+  recorderRequired?: boolean;
   apiKey: string[];
   recorder?: string;
   dashboard?: boolean;
@@ -100,6 +101,12 @@ export function registerServeCommand(program: Command): void {
         "--recorder-fsync",
         "flush each flight record to disk (fsync) before its answer is sent",
       ).env("MENTOR_RECORDER_FSYNC"),
+    )
+    .addOption(
+      new Option(
+        "--recorder-required",
+        "refuse work (503 MNT_ERR_RECORDER_FAILED) while the flight recorder cannot write, instead of answering unrecorded",
+      ).env("MENTOR_RECORDER_REQUIRED"),
     )
     .addOption(
       new Option(
@@ -196,6 +203,7 @@ export function registerServeCommand(program: Command): void {
         apiKeys: options.apiKey ?? [],
         ...(options.recorder !== undefined ? { recorderDirectory: options.recorder } : {}),
         ...(options.recorderFsync === true ? { recorderFsync: true } : {}),
+        ...(options.recorderRequired === true ? { recorderRequired: true } : {}),
         dashboard: options.dashboard === true,
         cors: options.cors === "off" ? false : options.cors,
         maxQueue: integer(options.maxQueue, "--max-queue", 0),

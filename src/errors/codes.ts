@@ -187,6 +187,10 @@ export const errorCodes = {
     status: 503,
     fix: "The server is still loading its model; retry when `GET /health` answers 200.",
   },
+  MNT_ERR_RECORDER_FAILED: {
+    status: 503,
+    fix: "The flight recorder could not write its file (disk full, I/O error: `GET /health` shows the error) and the server was started with --recorder-required. Free space or repair the disk; the server takes work again once a record is written (each refused request's record is a new try).",
+  },
   MNT_ERR_BODY_TOO_LARGE: {
     status: 413,
     fix: "Send a smaller request body, or start the server with a larger body limit (`bodyLimit`).",

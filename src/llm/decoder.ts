@@ -71,9 +71,11 @@ export interface DecodePlan {
    * In a turn that may not end: the free-text tokens after which the end of the turn is taken as
    * reached (the next token becomes the call, the advised one where `endRedirect` is set), so that
    * text cut by max_tokens cannot end it. `planGeneration` sets half of max_tokens with
-   * `endRedirect`: the call keeps the other half.
+   * `endRedirect`; less where the advised call needs more than the other half of `maxTokens`.
    */
   freeTextBudget?: number;
+  /** The answer's tokens at most, forced ones included (the engine cuts there). */
+  maxTokens?: number;
   /** Per tool, per argument. */
   argumentSets: Map<string, Map<string, ArgumentSets>>;
   /** Whether free text may start the turn and whether the turn may end without a call. */
@@ -204,6 +206,7 @@ export class CallDecoder {
   private values: Record<string, unknown> = {};
   private currentMask: TokenMask | undefined;
   private penalty: TokenMask | undefined;
+  private textBudget: number | undefined;
   private nameClosings = new Map<string, Closing>();
   /** The tokens of the call being written (prefix, sampled and forced). */
   private callTokens: number[] = [];
@@ -367,9 +370,7 @@ export class CallDecoder {
       this.phase = { kind: "finished" };
       return { stop: true };
     }
-    const budgetSpent =
-      !this.plan.endAllowed &&
-      this.freeTokens.length >= (this.plan.freeTextBudget ?? Number.POSITIVE_INFINITY);
+    const budgetSpent = !this.plan.endAllowed && this.freeTokens.length >= this.freeTextBudget();
     if (end || budgetSpent) {
       // Ending the turn is not allowed (done is unsafe): the end token (or, past the free-text
       // budget, whatever token comes) is vetoed by a call.
@@ -485,6 +486,53 @@ export class CallDecoder {
       this.penalty = { bias, banned: new Set(), allowed: undefined };
     }
     return this.penalty;
+  }
+
+  /**
+   * The free-text tokens of a turn that may not end (`DecodePlan.freeTextBudget`), cut so that
+   * the advised call fits in what max_tokens leaves after them.
+   */
+  private freeTextBudget(): number {
+    if (this.textBudget === undefined) {
+      const { freeTextBudget = Number.POSITIVE_INFINITY, endRedirect, maxTokens } = this.plan;
+      const room =
+        endRedirect !== undefined && maxTokens !== undefined
+          ? maxTokens - this.callTokensAtMost(endRedirect)
+          : Number.POSITIVE_INFINITY;
+      this.textBudget = Math.max(0, Math.min(freeTextBudget, room));
+    }
+    return this.textBudget;
+  }
+
+  /**
+   * The tokens a call of the tool takes at most in the format's syntax, its values steered to the
+   * advised ones: the structure as forced; an allow-list value one token per character (the model
+   * may spell it in pieces); a value the model writes, the most its slot takes.
+   */
+  private callTokensAtMost(name: string): number {
+    const tool = this.plan.tools.find((candidate) => candidate.name === name) as ToolDefinition;
+    const sets = new Map([
+      ...(this.plan.argumentSets.get(name) ?? []),
+      ...(this.plan.redirectArguments?.get(name) ?? []),
+    ]);
+    const { prefix, paramsPrefix, suffix } = this.plan.syntax;
+    let tokens = this.tokenize(prefix, true).length + this.tokenize(name, false).length;
+    let fixed = paramsPrefix;
+    for (const segment of skeleton(tool, sets)) {
+      if (segment.kind === "fixed") {
+        fixed += segment.text;
+        continue;
+      }
+      if (fixed !== "") tokens += this.tokenize(fixed, false).length;
+      fixed = "";
+      const values = segment.kind === "string" ? (segment.sets.allowed ?? segment.enumValues) : undefined;
+      if (values !== undefined) tokens += Math.max(0, ...values.map((value) => value.length)) + 2;
+      else if (segment.kind === "string") tokens += this.plan.maxStringTokens + 2;
+      else if (segment.kind === "number") tokens += maxNumberLength;
+      else if (segment.kind === "boolean") tokens += "false".length;
+      else tokens += this.plan.maxStringTokens * jsonTokensPerString;
+    }
+    return tokens + this.tokenize(fixed, false).length + this.tokenize(suffix, true).length;
   }
 
   /** Replaces the sampled token with the call prefix. */

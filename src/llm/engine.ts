@@ -43,7 +43,13 @@ export interface EngineOptions {
 }
 
 export interface GenerationStats extends DecodeStats {
+  /** The conversation's tokens as the model reads them (the forced opening of a call not counted). */
   promptTokens: number;
+  /**
+   * The answer's tokens: the call opening a turn that must call starts in, then every token kept
+   * after it, sampled and forced (`tokens`). Never above `maxTokens`.
+   */
+  completionTokens: number;
   /** Prompt tokens found already evaluated in the sequence's cache (not evaluated again). */
   reusedTokens: number;
   /** Wall time of the generation (prompt evaluation included). */
@@ -209,6 +215,7 @@ export class Engine {
         maskSteps: 0,
         maskMs: 0,
         promptTokens: 0,
+        completionTokens: 0,
         reusedTokens: 0,
         ms: 0,
       };
@@ -230,10 +237,8 @@ export class Engine {
       (token) => model.isEogToken(token as Token),
       (token) => model.isSpecialToken(token as Token),
     );
-    const prompt = [
-      ...this.renderPrompt(options.messages, options.tools),
-      ...(decoder.initialTokens() as Token[]),
-    ];
+    const conversation = this.renderPrompt(options.messages, options.tools);
+    const prompt = [...conversation, ...(decoder.initialTokens() as Token[])];
     const maxTokens = options.maxTokens ?? defaultMaxTokens;
     if (prompt.length + maxTokens * 2 > this.context.contextSize)
       throw new MentorError(
@@ -246,7 +251,7 @@ export class Engine {
       if (options.signal?.aborted) throw cancelled();
       const sequence = this.takeIdle(prompt);
       try {
-        return await this.run(sequence, prompt, decoder, options, started);
+        return await this.run(sequence, prompt, conversation.length, decoder, options, started);
       } finally {
         this.idle.push(sequence);
       }
@@ -271,9 +276,11 @@ export class Engine {
     return this.idle.splice(best, 1)[0] as LlamaContextSequence;
   }
 
+  /** `answerStart`: where the answer begins in the prompt (a forced call opening is the answer's). */
   private async run(
     sequence: LlamaContextSequence,
     prompt: Token[],
+    answerStart: number,
     decoder: CallDecoder,
     options: GenerateOptions,
     started: number,
@@ -302,6 +309,9 @@ export class Engine {
     };
     let iterator = sequence.evaluate(prompt.slice(common), sampling);
     let cut = false;
+    /** The cut fell on a step that completed a call: that call is not whole within max_tokens. */
+    let cutCall = false;
+    const opening = prompt.length - answerStart;
     const written: number[] = [];
     const stops = options.stop?.filter((stop) => stop !== "") ?? [];
     let freeText = "";
@@ -311,16 +321,25 @@ export class Engine {
       while (!step.done) {
         if (options.signal?.aborted) throw cancelled();
         const inCall = decoder.inCall;
+        const calls = decoder.calls.length;
         const action = decoder.accept(step.value as number);
+        const taken = action.replace ?? [step.value as number];
+        // max_tokens counts every token of the answer, forced ones too: a step (a sampled token
+        // and the structure it forces) that would go past it is not taken, and ends the answer.
+        if (opening + written.length - (action.rewind ?? 0) + taken.length > maxTokens) {
+          cut = true;
+          cutCall = decoder.calls.length > calls;
+          break;
+        }
         if (action.rewind !== undefined) written.splice(written.length - action.rewind, action.rewind);
-        written.push(...(action.replace ?? [step.value as number]));
+        written.push(...taken);
         if (stops.length > 0 && !inCall && !decoder.inCall && decoder.calls.length === 0) {
           freeText += this.vocabulary.text(step.value as number);
           stopAt = firstStop(freeText, stops);
           if (stopAt !== undefined) break;
         }
         if (action.stop) break;
-        if (decoder.stats.sampled >= maxTokens) {
+        if (decoder.stats.sampled >= maxTokens || opening + written.length >= maxTokens) {
           cut = true;
           break;
         }
@@ -338,7 +357,7 @@ export class Engine {
     } finally {
       await iterator.return();
     }
-    if (decoder.inCall)
+    if (decoder.inCall || cutCall)
       throw new MentorError(
         "MNT_ERR_ENGINE_CALL_INCOMPLETE",
         cut
@@ -350,7 +369,8 @@ export class Engine {
     const text = (decoder.textCalls > 0 ? withoutCallWrappers(free) : free).trim();
     const stats: GenerationStats = {
       ...decoder.stats,
-      promptTokens: prompt.length,
+      promptTokens: answerStart,
+      completionTokens: opening + written.length,
       reusedTokens: common,
       ms: performance.now() - started,
     };

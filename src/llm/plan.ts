@@ -19,7 +19,7 @@ export interface ShieldOptions {
   strength?: number;
 }
 
-/** Sampled tokens per generation when the request sets no max_tokens. */
+/** Tokens per generation when the request sets no max_tokens. */
 export const defaultMaxTokens = 256;
 
 export interface GenerateOptions {
@@ -38,7 +38,11 @@ export interface GenerateOptions {
   stop?: readonly string[];
   /** Aborts the generation: it rejects with `MNT_ERR_CANCELLED`. */
   signal?: AbortSignal;
-  /** Sampled tokens (forced structure not counted). Default `defaultMaxTokens`. */
+  /**
+   * The answer's tokens at most, forced structure included (a call's opening, skeleton and
+   * closing): a call that does not fit is cut (`MNT_ERR_ENGINE_CALL_INCOMPLETE`), text ends with
+   * `finishReason: "length"`. Default `defaultMaxTokens`.
+   */
   maxTokens?: number;
   /** A free string argument is closed after this many tokens. Default 24. */
   maxStringTokens?: number;
@@ -64,6 +68,7 @@ export function planGeneration(
   syntax: CallSyntax,
 ): DecodePlan | string {
   const mode = options.shield?.mode ?? "none";
+  const maxTokens = options.maxTokens ?? defaultMaxTokens;
   const sets = mode === "token" ? (options.shield?.sets ?? {}) : {};
   const choice = options.toolChoice ?? (tools.length > 0 ? "auto" : "none");
   let names = tools.map((tool) => tool.name);
@@ -146,12 +151,8 @@ export function planGeneration(
     argumentSets,
     // Where the end of the turn has no advised call to become, a turn that may not end starts in a call.
     startInCall: names.length > 0 && (callRequired || (!doneAllowed && endRedirect === undefined)),
-    ...(endRedirect
-      ? {
-          endRedirect: endRedirect.to,
-          freeTextBudget: Math.floor((options.maxTokens ?? defaultMaxTokens) / 2),
-        }
-      : {}),
+    ...(endRedirect ? { endRedirect: endRedirect.to, freeTextBudget: Math.floor(maxTokens / 2) } : {}),
+    maxTokens,
     callsAllowed: names.length > 0,
     endAllowed: doneAllowed || names.length === 0,
     endProgressing: doneAllowed && (sets.doneProgressing ?? false) && progressingNames.length === 0,

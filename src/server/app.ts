@@ -47,7 +47,10 @@ export async function buildServer(options: ServerOptions = {}): Promise<FastifyI
     })),
     recorder:
       settings.recorderDirectory !== undefined
-        ? new FlightRecorder(settings.recorderDirectory, { fsync: settings.recorderFsync ?? false })
+        ? new FlightRecorder(settings.recorderDirectory, {
+            fsync: settings.recorderFsync ?? false,
+            ...(settings.recorderFileSystem ? { fileSystem: settings.recorderFileSystem } : {}),
+          })
         : undefined,
     startedAt: Date.now(),
     serving: undefined,

@@ -43,6 +43,10 @@ export class Metrics {
     "Turns that ran out of regenerations",
     ["mode"],
   );
+  private readonly recorderFailures = this.counter(
+    "mentor_recorder_failures_total",
+    "Flight records that could not be written (disk full, I/O error)",
+  );
   private readonly decision = this.histogram(
     "mentor_decision_seconds",
     "Evaluator time per generation of a turn",
@@ -77,8 +81,8 @@ export class Metrics {
   }
 
   turnDone(result: TurnResult, mode: ShieldMode): void {
-    this.promptTokens.inc(result.usage.promptTokens);
-    this.completionTokens.inc(result.usage.completionTokens);
+    this.promptTokens.inc(result.mentor.usage.promptTokens);
+    this.completionTokens.inc(result.mentor.usage.completionTokens);
     for (const attempt of result.mentor.attempts) {
       this.proposed.inc({ mode }, attempt.calls.length);
       this.decision.observe(attempt.decideMs / 1000);
@@ -88,6 +92,10 @@ export class Metrics {
     this.refusals.inc({ mode }, result.mentor.doneRefusals);
     if (result.mentor.exhausted) this.exhausted.inc({ mode });
     this.turn.observe(result.mentor.timings.totalMs / 1000);
+  }
+
+  recorderFailed(): void {
+    this.recorderFailures.inc();
   }
 
   private counter<Label extends string>(

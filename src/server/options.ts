@@ -4,6 +4,7 @@ import { MentorError } from "../errors/index.js";
 import { gpuChoices } from "../llm/gpu.js";
 import type { Engine, GpuChoice } from "../llm/index.js";
 import type { Policy } from "../policy/index.js";
+import type { RecorderFileSystem } from "./recorder.js";
 
 export interface ServerOptions {
   /** A registry name, a cached model or a .gguf path for the local engine. Default: the registry's `default`. */
@@ -56,6 +57,15 @@ export interface ServerOptions {
    * operating system: a killed server loses none, a crashed machine may lose the last ones).
    */
   recorderFsync?: boolean;
+  /**
+   * Refuse new work while the flight recorder cannot write (503 `MNT_ERR_RECORDER_FAILED`, and
+   * `/health` 503), and do not send an answer whose record could not be written. Default false: a
+   * write failure is logged, counted and shown in `/health` (200, `degraded`), and the answer goes out.
+   * Needs `recorderDirectory`.
+   */
+  recorderRequired?: boolean;
+  /** The flight recorder's file operations (default node:fs): for injecting write failures in tests. */
+  recorderFileSystem?: RecorderFileSystem;
   /** Serve the dashboard's pages under `/dashboard` (behind the API keys when some are set). Default false. */
   dashboard?: boolean;
   /** Requests answered at once. Default: the engine's sequences (local) or 4 (upstream, generator). */
@@ -158,6 +168,8 @@ const schema = z.strictObject({
   cors: z.union([text, z.literal(false)], { error: "must be an origin or false" }).default("*"),
   recorderDirectory: text.optional(),
   recorderFsync: z.boolean({ error: "must be true or false" }).optional(),
+  recorderRequired: z.boolean({ error: "must be true or false" }).optional(),
+  recorderFileSystem: object.optional(),
   dashboard: z.boolean({ error: "must be true or false" }).default(false),
   concurrency: count(1).optional(),
   maxQueue: count(0).default(16),
@@ -199,6 +211,11 @@ export function serverSettings(options: ServerOptions): ServerSettings {
     throw new MentorError(
       "MNT_ERR_BAD_INPUT",
       `server options: give one of upstream, engine and generator, not ${sources.filter(Boolean).join(" and ")}`,
+    );
+  if (settings.recorderRequired && settings.recorderDirectory === undefined)
+    throw new MentorError(
+      "MNT_ERR_BAD_INPUT",
+      "server options: recorderRequired needs recorderDirectory (--recorder-required needs --recorder)",
     );
   // Objects given by reference (engine, generator, callbacks) are the caller's: not frozen.
   return Object.freeze({ ...settings, shield });

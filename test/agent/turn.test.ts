@@ -19,7 +19,7 @@ import {
 import { MentorError } from "../../src/errors/index.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { Engine } from "../../src/llm/index.js";
-import type { ChatMessage } from "../../src/openai/index.js";
+import type { ChatMessage, ChatTool } from "../../src/openai/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { SolverClient } from "../../src/smt/index.js";
 import { Conversation } from "../support/conversation.js";
@@ -81,7 +81,9 @@ describe("a shielded turn on a tiny model with the travel policy", () => {
     const last = rest.at(-1);
     assert.equal(last?.calls[0]?.verdict, "allow");
     assert.equal(regenerated.message.tool_calls?.[0]?.function.name, last?.calls[0]?.call.name);
-    assert.ok(regenerated.usage.completionTokens > (first?.usage.completionTokens ?? 0));
+    // The answer's usage is the generation it comes from; the turn's counts the blocked one too.
+    assert.deepEqual(regenerated.usage, last?.usage);
+    assert.ok(regenerated.mentor.usage.completionTokens > (last?.usage.completionTokens ?? 0));
   });
 
   it("prompt mode: ending while a duty is open is refused up to the policy's bound, then allowed", async () => {
@@ -371,6 +373,20 @@ describe("argument repair by the solver in a turn", () => {
       },
     };
   };
+  const registerPatient: ChatTool = {
+    type: "function",
+    function: {
+      name: "register_patient",
+      parameters: {
+        type: "object",
+        properties: {
+          patient_id: { type: "string" },
+          insurance_status: { type: "string" },
+          notes: { type: "string" },
+        },
+      },
+    },
+  };
   const solver = new SolverClient({ timeoutMs: 20_000 });
   after(() => solver.close());
 
@@ -378,7 +394,7 @@ describe("argument repair by the solver in a turn", () => {
     const turn = (withSolver: boolean) =>
       runTurn({
         messages: conversation.messages as ChatMessage[],
-        tools: [],
+        tools: [registerPatient],
         evaluator,
         grounder: givenGrounding,
         generator: scripted(),

@@ -85,4 +85,15 @@ describe("mentor serve (command line)", () => {
       assert.match(stderr, message);
     }
   });
+
+  it("refuses --recorder-required (or MENTOR_RECORDER_REQUIRED) without --recorder", async () => {
+    for (const [args, env] of [
+      [["--recorder-required"], {}],
+      [[], { MENTOR_RECORDER_REQUIRED: "1" }],
+    ] as const) {
+      const { code, stderr } = await refusedServe(args, env);
+      assert.equal(code, 2);
+      assert.match(stderr, /MNT_ERR_BAD_INPUT: .*--recorder-required needs --recorder/);
+    }
+  });
 });

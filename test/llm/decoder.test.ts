@@ -322,6 +322,29 @@ describe("intent-keeping: the end of a turn that may not end", () => {
     );
   });
 
+  it("ends the text early enough for the advised call to fit within max_tokens", () => {
+    // No room for text besides the call: the first token becomes the call.
+    const tight = new CallDecoder(
+      { ...plan("check_distance"), freeTextBudget: 100, maxTokens: 8 },
+      index,
+      tokenize,
+      isEnd,
+    );
+    assert.deepEqual(tight.initialTokens(), []);
+    tight.mask();
+    const written = (tight.accept(piece("O")).replace ?? []).map((token) => pieces[token]).join("");
+    assert.equal(written, '<call>{"name": "check_distance", "arguments": {"origin": "');
+    assert.deepEqual(tight.textTokens, []);
+    // Room enough: the text keeps its budget.
+    const roomy = new CallDecoder(
+      { ...plan("check_distance"), freeTextBudget: 100, maxTokens: 1000 },
+      index,
+      tokenize,
+      isEnd,
+    );
+    assert.equal(endAfterText(roomy, piece("O")).replace, undefined);
+  });
+
   it("opens a call whose name is the model's when no call is advised", () => {
     const decoder = new CallDecoder(plan(), index, tokenize, isEnd);
     const action = endAfterText(decoder);

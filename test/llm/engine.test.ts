@@ -147,7 +147,8 @@ describe("engine on tiny models", { concurrency: true }, () => {
             ...(parallel && run % 8 === 0 ? { minToolCalls: 2 } : {}),
             seed: 1000 + run,
             maxStringTokens: 2,
-            maxTokens: 64,
+            // Room for two calls, their forced structure included (max_tokens counts it).
+            maxTokens: 128,
           };
           const shielded = await engine.generate({ ...common, shield: { mode: "token", sets } });
           assertCallsParse(engine, shielded);
@@ -189,7 +190,9 @@ describe("engine on tiny models", { concurrency: true }, () => {
         let calls = 0;
         let texts = 0;
         for (const toolChoice of ["required", "auto"] as const) {
-          const common = { messages, tools: propertyTools, toolChoice, maxStringTokens: 3, maxTokens: 32 };
+          // A required call needs room for its forced structure too (max_tokens counts it).
+          const maxTokens = toolChoice === "required" ? 64 : 32;
+          const common = { messages, tools: propertyTools, toolChoice, maxStringTokens: 3, maxTokens };
           await warm(common);
           for (let run = 0; run < transparencySeeds / 2; run++) {
             const seeded = { ...common, seed: 5000 + run };
@@ -220,7 +223,7 @@ describe("engine on tiny models", { concurrency: true }, () => {
           toolChoice: "required" as const,
           parallelToolCalls: false,
           maxStringTokens: 3,
-          maxTokens: 32,
+          maxTokens: 64,
         };
         await warm(common);
         let sameName = 0;

@@ -90,6 +90,7 @@ describe("the OpenAI-compatible server on a tiny model", () => {
       status: "ok",
       model: "tiny",
       gpu: engine.gpu === false ? "cpu" : engine.gpu,
+      recorder: { failing: false, failures: 0 },
     });
     const models = await openai.models.list();
     assert.deepEqual(

@@ -5,6 +5,7 @@ import { MentorError } from "../../errors/index.js";
 import type { ChatMessage } from "../../openai/index.js";
 import type { ServerContext } from "../context.js";
 import { errorResponse } from "../errors.js";
+import type { FlightRecorder } from "../recorder.js";
 import { type ChatRequest, checkToolsAgainstPolicy, RequestError, readChatRequest } from "../request.js";
 import { EventStream, usageBody } from "../stream.js";
 
@@ -41,14 +42,21 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
     );
     let stream: EventStream | undefined;
     // The record is written before the answer goes out (with --recorder-fsync, on disk by then).
+    // A failure to write it is logged and counted, and answered only with --recorder-required.
     let recorded = false;
-    const record = (): void => {
-      if (recorded) return;
+    const record = (): Error | undefined => {
+      if (recorded || !recorder) return undefined;
       recorded = true;
       flight.ms = performance.now() - started;
-      recorder?.write(flight);
+      const failure = recorder.write(flight);
+      if (failure) {
+        metrics.recorderFailed();
+        request.log.error({ err: failure, file: recorder.file }, "flight record not written");
+      }
+      return failure;
     };
     try {
+      if (settings.recorderRequired && recorder?.health().failing) throw recorderFailed(recorder);
       const chat = readChatRequest(request.body);
       const mode = chat.mode ?? settings.shield;
       const entry = selectPolicy(chat);
@@ -113,7 +121,7 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
         "turn",
       );
       const body = stream ? undefined : completionBody(id, chat.model, result);
-      record();
+      if (record() && settings.recorderRequired && recorder) throw recorderFailed(recorder);
       if (stream) {
         stream.finish(result);
         return reply;
@@ -139,6 +147,15 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
       record();
     }
   });
+
+  /** Why a server that requires its flight recorder refuses work. */
+  function recorderFailed(recorder: FlightRecorder): MentorError {
+    const { lastError } = recorder.health();
+    return new MentorError(
+      "MNT_ERR_RECORDER_FAILED",
+      `the flight recorder cannot write to ${recorder.file} (${lastError?.message ?? "unknown error"}) and this server requires it (--recorder-required)`,
+    );
+  }
 
   function selectPolicy(chat: ChatRequest) {
     const modelId = context.serving?.backend.modelId;
