@@ -1,6 +1,12 @@
 import type { Value } from "../expression/index.js";
 import type { TaskCall } from "../monitor/index.js";
-import { fieldValue, type LabelTest, type TaskCallSpec, type ToolSpec } from "../policy/index.js";
+import {
+  fieldValue,
+  type LabelTest,
+  type TaskCallSpec,
+  type TextPattern,
+  type ToolSpec,
+} from "../policy/index.js";
 
 /** The label of the first of the tool's rules that matches the output, or undefined if none does. */
 export function labelByRules(tool: ToolSpec, text: string): string | undefined {
@@ -26,7 +32,7 @@ function testMatches(test: LabelTest, text: string): boolean {
       return value === test.equals;
     }
     case "number": {
-      const match = test.pattern.exec(text);
+      const match = test.pattern.firstMatch(text);
       const number = Number((match?.[1] ?? "").replace(/[,\s_]/g, ""));
       if (!match || match[1] === undefined || !Number.isFinite(number)) return false;
       const value = number * test.scale;
@@ -89,12 +95,12 @@ export function groundByRules(taskCalls: Iterable<TaskCallSpec>, text: string): 
  * each with its part of the text: from the match to the next match.
  */
 function patternCaptures(
-  patterns: readonly RegExp[],
+  patterns: readonly TextPattern[],
   text: string,
 ): { groups: Record<string, string>; part: string }[] {
   const kept: { start: number; end: number; groups: Record<string, string> }[] = [];
   for (const pattern of patterns) {
-    for (const match of text.matchAll(pattern)) {
+    for (const match of pattern.allMatches(text)) {
       const start = match.index;
       const end = start + match[0].length;
       if (kept.some((other) => start < other.end && other.start < end)) continue;
@@ -157,7 +163,7 @@ function fieldByRule(spec: TaskCallSpec, field: string, part: string, text: stri
         rule.default
       );
     case "pattern": {
-      const match = rule.pattern.exec(part) ?? rule.pattern.exec(text);
+      const match = rule.pattern.firstMatch(part) ?? rule.pattern.firstMatch(text);
       const captured = match?.groups?.[field] ?? match?.[1];
       return captured === undefined ? rule.default : fieldValue(parameter, captured);
     }
