@@ -158,6 +158,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
       "this generator cannot apply the token shield (use shield prompt)",
     );
+  // An over-long conversation is refused before the labeler reads it.
+  options.generator.checkContext?.({ messages: options.messages, tools, maxTokens: options.maxTokens });
   const grounding = await options.grounder.ground(options.messages, options.signal);
   const groundMs = performance.now() - started;
   const ungrounded =
