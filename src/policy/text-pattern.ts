@@ -5,9 +5,9 @@ import { parsePattern, patternNodes } from "./pattern-syntax.js";
  * stretch of at most `patternWindow - 2 * patternContext` characters (matches starting there are
  * its own) and reads `patternContext` characters on either side of it, so a match of up to
  * `patternContext` characters is found wherever it starts, and its lookarounds see at least that
- * much around it. A backtracking matcher then spends at most about `patternWindow` steps per
- * position and start (for a pattern that passes the check of pattern-check.ts): linear time in the
- * text, where a whole-text search is quadratic.
+ * much around it. The matching time is then bounded per window (about `patternWindow`² steps for
+ * a pattern that passes the check of pattern-check.ts), linear in the text, where a search over
+ * the whole text is at least quadratic.
  */
 export const patternWindow = 2048;
 export const patternContext = 256;
@@ -24,10 +24,10 @@ export class TextPattern {
   /** The regex for a window at the start, in the middle, at the end, and over the whole text. */
   private readonly windows: { head: RegExp; middle: RegExp; tail: RegExp; whole: RegExp };
 
-  /** Throws the RegExp constructor's SyntaxError on an invalid source. `flags` without `g`. */
+  /** Throws the RegExp constructor's SyntaxError on an invalid source. `flags`: `u` or `iu`. */
   constructor(
     readonly source: string,
-    readonly flags: string,
+    readonly flags: "u" | "iu",
   ) {
     const whole = new RegExp(source, `${flags}g`);
     const anchors = [...patternNodes(parsePattern(source))].filter(

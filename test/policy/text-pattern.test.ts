@@ -10,7 +10,7 @@ function shape(match: RegExpExecArray | null | undefined): unknown {
     : null;
 }
 
-const patterns: [string, string][] = [
+const patterns: [string, "u" | "iu"][] = [
   [String.raw`(\d[\d,]*(?:\.\d+)?)\s*(?:km|miles?)\b`, "iu"],
   [String.raw`\b[Ff]rom\s+(?<origin>\p{Lu}\p{L}*)\s+to\s+(?<destination>\p{Lu}\p{L}*)`, "u"],
   [String.raw`(?<![\p{L}\p{N}_])(?:sold\s+out|full)(?![\p{L}\p{N}_])`, "iu"],
@@ -53,7 +53,7 @@ describe("TextPattern: a policy regex read in windows", () => {
   test("on a text of at most patternWindow characters it finds what the regex finds on the whole text", () => {
     const next = seededIntegers(36);
     for (let round = 0; round < 300; round++) {
-      const [source, flags] = patterns[round % patterns.length] as [string, string];
+      const [source, flags] = patterns[round % patterns.length] as [string, "u" | "iu"];
       const pattern = new TextPattern(source, flags);
       const text = randomText(next, next(patternWindow + 1));
       const global = new RegExp(source, `${flags}g`);
@@ -70,7 +70,7 @@ describe("TextPattern: a policy regex read in windows", () => {
   test("on a longer text it finds every short match where the regex on the whole text finds it", () => {
     const next = seededIntegers(7);
     for (let round = 0; round < 40; round++) {
-      const [source, flags] = patterns[round % patterns.length] as [string, string];
+      const [source, flags] = patterns[round % patterns.length] as [string, "u" | "iu"];
       const pattern = new TextPattern(source, flags);
       const text = randomText(next, patternWindow + next(6 * patternWindow));
       const whole = [...text.matchAll(new RegExp(source, `${flags}g`))];
