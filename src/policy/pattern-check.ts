@@ -50,14 +50,17 @@ export function patternProblems(source: string, ignoreCase: boolean): PatternPro
   const ambiguous: RepeatNode[] = [];
   for (const repeat of innermostFirst(tree)) {
     if (ambiguous.some((inner) => repeat.start <= inner.start && inner.end <= repeat.end)) continue;
-    if (isAmbiguous(repeat, overlaps)) {
-      ambiguous.push(repeat);
-      problems.push({
-        start: repeat.start,
-        end: repeat.end,
-        message: `${span(repeat)} can match the same text in more than one way (a repetition of overlapping repetitions or alternatives): backtracking over it can take exponential time; make each round start with what the rest of a round cannot match, e.g. (?:_[a-z]+)+ rather than (?:[a-z_]+)+`,
-      });
-    }
+    const verdict = ambiguity(repeat, overlaps);
+    if (verdict === "none") continue;
+    ambiguous.push(repeat);
+    problems.push({
+      start: repeat.start,
+      end: repeat.end,
+      message:
+        verdict === "ambiguous"
+          ? `${span(repeat)} can match the same text in more than one way (a repetition of overlapping repetitions or alternatives): backtracking over it can take exponential time; make each round start with what the rest of a round cannot match, e.g. (?:_[a-z]+)+ rather than (?:[a-z_]+)+`
+          : `${span(repeat)} is too large to check for more than one way of matching a text (over ${maxProductEdges} steps): repeat a smaller part, or split the pattern`,
+    });
   }
   return problems.sort((left, right) => left.start - right.start);
 }
@@ -183,20 +186,37 @@ function positionsOf(node: PatternNode, automaton: Positions): Part {
   }
 }
 
+/** The most edges of the product automaton `ambiguity` builds (about half a second). */
+const maxProductEdges = 500_000;
+
 /**
  * Whether some position of the repetition has two different paths back to itself that read the
  * same text (exponential ambiguity): a strongly connected part of the product of the automaton
  * with itself that holds a pair of equal positions and either a pair of different ones or two
- * different paths between equal pairs.
+ * different paths between equal pairs. `too large` when the product grows past `maxProductEdges`.
  */
-function isAmbiguous(repeat: RepeatNode, overlaps: Overlaps): boolean {
+function ambiguity(repeat: RepeatNode, overlaps: Overlaps): "none" | "ambiguous" | "too large" {
   const automaton: Positions = { chars: [], follow: [] };
   positionsOf(repeat, automaton);
   const count = automaton.chars.length;
   const id = (left: number, right: number): number => left * count + right;
+  // Positions with the same class share one entry of a table of overlaps.
+  const classes = new Map<string, number>();
+  const classOf = automaton.chars.map((char) => {
+    if (!classes.has(char.source)) classes.set(char.source, classes.size);
+    return classes.get(char.source) as number;
+  });
+  const known = new Int8Array(classes.size * classes.size).fill(-1);
+  const sameCharacter = (left: number, right: number): boolean => {
+    const entry = (classOf[left] as number) * classes.size + (classOf[right] as number);
+    if (known[entry] === -1)
+      known[entry] = overlaps(automaton.chars[left] as CharNode, automaton.chars[right] as CharNode) ? 1 : 0;
+    return known[entry] === 1;
+  };
   const edges = new Map<number, { to: number; divergent: boolean }[]>();
   const pending = automaton.chars.map((_, index) => id(index, index));
   const seen = new Set(pending);
+  let edgeCount = 0;
   while (pending.length > 0) {
     const node = pending.pop() as number;
     const left = Math.floor(node / count);
@@ -204,19 +224,18 @@ function isAmbiguous(repeat: RepeatNode, overlaps: Overlaps): boolean {
     const out: { to: number; divergent: boolean }[] = [];
     const leftNext = automaton.follow[left] as number[];
     const rightNext = automaton.follow[right] as number[];
-    leftNext.forEach((leftTarget, leftPath) => {
-      rightNext.forEach((rightTarget, rightPath) => {
-        const leftChar = automaton.chars[leftTarget] as CharNode;
-        const rightChar = automaton.chars[rightTarget] as CharNode;
-        if (leftTarget !== rightTarget && !overlaps(leftChar, rightChar)) return;
+    for (const [leftPath, leftTarget] of leftNext.entries()) {
+      for (const [rightPath, rightTarget] of rightNext.entries()) {
+        if (leftTarget !== rightTarget && !sameCharacter(leftTarget, rightTarget)) continue;
+        if (++edgeCount > maxProductEdges) return "too large";
         const to = id(leftTarget, rightTarget);
         out.push({ to, divergent: left === right && leftPath !== rightPath && leftTarget === rightTarget });
         if (!seen.has(to)) {
           seen.add(to);
           pending.push(to);
         }
-      });
-    });
+      }
+    }
     edges.set(node, out);
   }
   const component = stronglyConnected([...seen], (node) => (edges.get(node) ?? []).map((edge) => edge.to));
@@ -229,10 +248,10 @@ function isAmbiguous(repeat: RepeatNode, overlaps: Overlaps): boolean {
     for (const edge of out) {
       if (component.get(edge.to) !== home) continue;
       const equalPair = Math.floor(edge.to / count) === edge.to % count;
-      if (edge.divergent || !equalPair) return true;
+      if (edge.divergent || !equalPair) return "ambiguous";
     }
   }
-  return false;
+  return "none";
 }
 
 /** Tarjan's strongly connected components, without recursion: node → component number. */

@@ -73,6 +73,11 @@ describe("the pattern check: no regex that backtracking takes more than linear t
     );
   });
 
+  test("rejects a repetition too large to check (fails closed)", () => {
+    const [problem] = patternProblems(`(?:${"a|".repeat(800)}a)*`, false);
+    assert.match(problem?.message ?? "", /too large to check/);
+  });
+
   test("rejects a lookaround that reads an unbounded repetition at every round of a repetition, and backreferences", () => {
     const [inLoop] = patternProblems(String.raw`(?:(?!\w*x).)*`, false);
     assert.match(inLoop?.message ?? "", /reads the unbounded repetition \\w\* at every round/);
