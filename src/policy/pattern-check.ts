@@ -20,8 +20,9 @@ export interface PatternProblem {
  *   `(?:x*y?)*`, `(?:a|ab?)*`; a repetition whose rounds are delimited (`(?:_[a-z]+)+`,
  *   `(?:[ ]\p{Lu}\p{L}*)*`) can not, and passes. Found as an ambiguity of the repetition's position
  *   automaton (two paths reading the same text back to the same position); lookarounds and anchors
- *   count as matching anything, character classes that are not listed as overlapping anything
- *   (so the check may reject a pattern that is in fact linear, never the other way round);
+ *   count as matching anything, and two classes neither of which can be listed (`\p{…}`, negated or
+ *   large ones) as overlapping, so the check may reject a pattern that is in fact linear, never
+ *   the other way round;
  * - a lookaround that reads an unbounded repetition on every round of a repetition;
  * - a backreference.
  */
