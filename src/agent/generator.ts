@@ -62,6 +62,12 @@ export interface TurnGenerator {
    */
   readonly tokenShield: boolean;
   generate(request: GenerationRequest): Promise<Generation>;
+  /**
+   * Throws `MNT_ERR_CONTEXT_LENGTH` when the conversation cannot fit the model's context with
+   * `maxTokens`: the turn asks before grounding, so the labeler never reads an over-long
+   * conversation. Optional: an upstream endpoint judges its own context.
+   */
+  checkContext?(request: Pick<GenerationRequest, "messages" | "tools" | "maxTokens">): void;
 }
 
 /** The local engine (token shield available). */
@@ -69,6 +75,10 @@ export class EngineGenerator implements TurnGenerator {
   readonly tokenShield = true;
 
   constructor(readonly engine: Engine) {}
+
+  checkContext(request: Pick<GenerationRequest, "messages" | "tools" | "maxTokens">): void {
+    this.engine.checkContext(request.messages, request.tools, request.maxTokens);
+  }
 
   async generate(request: GenerationRequest): Promise<Generation> {
     let result: GenerationResult;

@@ -181,6 +181,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
   // searches' budgets): between steps the event loop runs other requests and the timeout's abort.
   const pause = (): Promise<void> => yieldToEventLoop(options.signal);
   const budget = (): SearchBudget => new SearchBudget(options.evaluator?.options.search, options.deadline);
+  // An over-long conversation is refused before the labeler reads it.
+  options.generator.checkContext?.({ messages: options.messages, tools, maxTokens: options.maxTokens });
   const grounding = await options.grounder.ground(options.messages, options.signal);
   const groundMs = performance.now() - started;
   await pause();

@@ -43,6 +43,10 @@ export const errorCodes = {
     status: 400,
     fix: "A field is missing, misspelled or of the wrong type; see docs/policy.md for the format.",
   },
+  MNT_ERR_POLICY_PATTERN: {
+    status: 400,
+    fix: 'A regex of the policy can take more than linear time on some texts (docs/policy.md, "Patterns"): make each round of a repetition start with what the rest of the round cannot match, bound a repetition a lookaround reads inside another repetition, drop backreferences.',
+  },
   MNT_ERR_POLICY_REFERENCE: {
     status: 400,
     fix: "Declare the tool, field, entity, proposition or rule the policy refers to, or correct the name.",

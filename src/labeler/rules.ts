@@ -1,6 +1,14 @@
 import type { Value } from "../expression/index.js";
 import type { TaskCall } from "../monitor/index.js";
-import { fieldValue, type LabelTest, type TaskCallSpec, type ToolSpec } from "../policy/index.js";
+import {
+  type FieldRule,
+  fieldValue,
+  type LabelTest,
+  type Parameter,
+  type TaskCallSpec,
+  type TextPattern,
+  type ToolSpec,
+} from "../policy/index.js";
 
 /** The label of the first of the tool's rules that matches the output, or undefined if none does. */
 export function labelByRules(tool: ToolSpec, text: string): string | undefined {
@@ -26,7 +34,7 @@ function testMatches(test: LabelTest, text: string): boolean {
       return value === test.equals;
     }
     case "number": {
-      const match = test.pattern.exec(text);
+      const match = test.pattern.firstMatch(text);
       const number = Number((match?.[1] ?? "").replace(/[,\s_]/g, ""));
       if (!match || match[1] === undefined || !Number.isFinite(number)) return false;
       const value = number * test.scale;
@@ -55,6 +63,7 @@ export type RuleGrounding =
  */
 export function groundByRules(taskCalls: Iterable<TaskCallSpec>, text: string): RuleGrounding {
   const calls: TaskCall[] = [];
+  const fields = new FieldReader(text);
   for (const spec of taskCalls) {
     const grounding = spec.grounding;
     if (!grounding || (grounding.patterns.length === 0 && Object.keys(grounding.fields).length === 0))
@@ -68,9 +77,7 @@ export function groundByRules(taskCalls: Iterable<TaskCallSpec>, text: string): 
       for (const parameter of spec.parameters) {
         const captured = groups[parameter.name];
         const value =
-          captured !== undefined
-            ? fieldValue(parameter, captured)
-            : fieldByRule(spec, parameter.name, part, text);
+          captured !== undefined ? fieldValue(parameter, captured) : fields.value(spec, parameter.name, part);
         if (value === undefined) {
           const why =
             captured !== undefined ? `${JSON.stringify(captured)} is not a valid value` : "not found";
@@ -89,28 +96,71 @@ export function groundByRules(taskCalls: Iterable<TaskCallSpec>, text: string): 
  * each with its part of the text: from the match to the next match.
  */
 function patternCaptures(
-  patterns: readonly RegExp[],
+  patterns: readonly TextPattern[],
   text: string,
 ): { groups: Record<string, string>; part: string }[] {
-  const kept: { start: number; end: number; groups: Record<string, string> }[] = [];
+  // Sorted by start (then end); they do not overlap, so their ends are sorted too.
+  let kept: Capture[] = [];
   for (const pattern of patterns) {
-    for (const match of text.matchAll(pattern)) {
-      const start = match.index;
-      const end = start + match[0].length;
-      if (kept.some((other) => start < other.end && other.start < end)) continue;
-      const groups = Object.fromEntries(
-        Object.entries(match.groups ?? {}).filter(
-          (entry): entry is [string, string] => entry[1] !== undefined,
+    // The matches of one pattern do not overlap each other.
+    const added = pattern
+      .allMatches(text)
+      .map((match) => ({
+        start: match.index,
+        end: match.index + match[0].length,
+        groups: Object.fromEntries(
+          Object.entries(match.groups ?? {}).filter(
+            (entry): entry is [string, string] => entry[1] !== undefined,
+          ),
         ),
-      );
-      kept.push({ start, end, groups });
-    }
+      }))
+      .filter((capture) => !overlapsAny(kept, capture));
+    kept = merged(kept, added);
   }
-  kept.sort((left, right) => left.start - right.start);
   return kept.map((match, index) => ({
     groups: match.groups,
     part: text.slice(match.start, kept[index + 1]?.start ?? text.length),
   }));
+}
+
+interface Capture {
+  start: number;
+  end: number;
+  groups: Record<string, string>;
+}
+
+/** Whether the capture overlaps one of `sorted`: the last that starts before its end reaches furthest. */
+function overlapsAny(sorted: readonly Capture[], capture: Capture): boolean {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((sorted[middle] as Capture).start < capture.end) low = middle + 1;
+    else high = middle;
+  }
+  const before = sorted[low - 1];
+  return before !== undefined && capture.start < before.end;
+}
+
+function merged(left: readonly Capture[], right: readonly Capture[]): Capture[] {
+  const result: Capture[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < left.length || j < right.length) {
+    const a = left[i];
+    const b = right[j];
+    if (
+      b === undefined ||
+      (a !== undefined && (a.start < b.start || (a.start === b.start && a.end <= b.end)))
+    ) {
+      result.push(a as Capture);
+      i++;
+    } else {
+      result.push(b);
+      j++;
+    }
+  }
+  return result;
 }
 
 /** Calls without repeats (one binding is one call, however often it is written). */
@@ -133,33 +183,56 @@ export function applyFieldRules(
   calls: readonly TaskCall[],
   text: string,
 ): TaskCall[] {
+  const fields = new FieldReader(text);
   return calls.map((call) => {
     const spec = specs.find((candidate) => candidate.name === call.name);
     const decided = Object.keys(spec?.grounding?.fields ?? {}).flatMap((field) => {
-      const value = spec ? fieldByRule(spec, field, text, text) : undefined;
+      const value = spec ? fields.value(spec, field) : undefined;
       return value === undefined ? [] : [[field, value] as const];
     });
     return { name: call.name, arguments: { ...call.arguments, ...Object.fromEntries(decided) } };
   });
 }
 
-function fieldByRule(spec: TaskCallSpec, field: string, part: string, text: string): Value | undefined {
-  const rule = spec.grounding?.fields[field];
-  const parameter = spec.parameters.find((candidate) => candidate.name === field);
-  if (!rule || !parameter) return undefined;
+/**
+ * The field rules read on one request: a value first in a call's own part of the text (a flag
+ * reads the whole text only), then in the whole text, read once for every call.
+ */
+class FieldReader {
+  private readonly inText = new Map<FieldRule, Value | undefined>();
+
+  constructor(private readonly text: string) {}
+
+  value(spec: TaskCallSpec, field: string, part = this.text): Value | undefined {
+    const rule = spec.grounding?.fields[field];
+    const parameter = spec.parameters.find((candidate) => candidate.name === field);
+    if (!rule || !parameter) return undefined;
+    if (rule.kind !== "flag" && part !== this.text) {
+      const inPart = readField(rule, parameter, part);
+      if (inPart.found) return inPart.value;
+    }
+    if (!this.inText.has(rule)) {
+      const inText = readField(rule, parameter, this.text);
+      this.inText.set(rule, inText.found ? inText.value : rule.kind === "flag" ? undefined : rule.default);
+    }
+    return this.inText.get(rule);
+  }
+}
+
+/** What a field rule finds in a text; `found` false when nothing there decides the field. */
+function readField(rule: FieldRule, parameter: Parameter, text: string): { found: boolean; value?: Value } {
   switch (rule.kind) {
     case "flag":
-      return rule.any.test(text) && !rule.unless?.test(text);
-    case "choice":
-      return (
-        rule.choices.find((choice) => choice.pattern.test(part))?.value ??
-        rule.choices.find((choice) => choice.pattern.test(text))?.value ??
-        rule.default
-      );
+      return { found: true, value: rule.any.test(text) && !rule.unless?.test(text) };
+    case "choice": {
+      const choice = rule.choices.find((candidate) => candidate.pattern.test(text));
+      return choice ? { found: true, value: choice.value } : { found: false };
+    }
     case "pattern": {
-      const match = rule.pattern.exec(part) ?? rule.pattern.exec(text);
-      const captured = match?.groups?.[field] ?? match?.[1];
-      return captured === undefined ? rule.default : fieldValue(parameter, captured);
+      const match = rule.pattern.firstMatch(text);
+      if (!match) return { found: false };
+      const captured = match.groups?.[parameter.name] ?? match[1];
+      return { found: true, value: captured === undefined ? rule.default : fieldValue(parameter, captured) };
     }
   }
 }

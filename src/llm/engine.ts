@@ -13,7 +13,7 @@ import {
 } from "node-llama-cpp";
 import PQueue from "p-queue";
 import { MentorError } from "../errors/index.js";
-import type { ChatMessage, ChatTool } from "../openai/index.js";
+import { type ChatMessage, type ChatTool, messageText } from "../openai/index.js";
 import { decodeGgufTokens, TextVocabulary, type TokenMask, VocabularyIndex } from "../shield/token/index.js";
 import { withoutCallWrappers } from "../shield/upstream/index.js";
 import { chatFunctions, chatHistoryFromMessages } from "./chat.js";
@@ -202,6 +202,25 @@ export class Engine {
     return contextText.tokenize(this.model.tokenizer);
   }
 
+  /**
+   * Throws `MNT_ERR_CONTEXT_LENGTH` when the conversation and twice `maxTokens` cannot fit the
+   * context, the check `generate` makes on its prompt (which adds the shield's text to these
+   * messages), here before anything else reads them: first a bound from the characters of the
+   * messages' text (no token is longer than the vocabulary's longest text), then their tokens.
+   */
+  checkContext(
+    messages: readonly ChatMessage[],
+    tools: readonly ChatTool[] = [],
+    maxTokens = defaultMaxTokens,
+  ): void {
+    const room = this.context.contextSize - maxTokens * 2;
+    const characters = messages.reduce((sum, message) => sum + messageText(message.content).length, 0);
+    const atLeast = Math.ceil(characters / Math.max(1, this.vocabulary.maxTextLength));
+    if (atLeast > room) throw contextLengthError(`at least ${atLeast}`, maxTokens, this.context.contextSize);
+    const tokens = this.renderPrompt(messages, tools).length;
+    if (tokens > room) throw contextLengthError(`${tokens}`, maxTokens, this.context.contextSize);
+  }
+
   async generate(options: GenerateOptions): Promise<GenerationResult> {
     const started = performance.now();
     const tools = (options.tools ?? []).map((tool) => tool.function);
@@ -241,10 +260,7 @@ export class Engine {
     const prompt = [...conversation, ...(decoder.initialTokens() as Token[])];
     const maxTokens = options.maxTokens ?? defaultMaxTokens;
     if (prompt.length + maxTokens * 2 > this.context.contextSize)
-      throw new MentorError(
-        "MNT_ERR_CONTEXT_LENGTH",
-        `the prompt (${prompt.length} tokens) and max_tokens (${maxTokens}) do not fit the context (${this.context.contextSize})`,
-      );
+      throw contextLengthError(`${prompt.length}`, maxTokens, this.context.contextSize);
     // p-queue gets no signal: it would free the slot of an aborted generation at once, while
     // the sequence is still busy until the loop sees the abort.
     return (await this.queue.add(async () => {
@@ -424,4 +440,11 @@ export function assistantMessage(result: GenerationResult): Record<string, unkno
         }
       : {}),
   };
+}
+
+function contextLengthError(promptTokens: string, maxTokens: number, contextSize: number): MentorError {
+  return new MentorError(
+    "MNT_ERR_CONTEXT_LENGTH",
+    `the prompt (${promptTokens} tokens) and max_tokens (${maxTokens}) do not fit the context (${contextSize})`,
+  );
 }

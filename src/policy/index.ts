@@ -1,6 +1,7 @@
 export { fieldValue } from "./labeling.js";
 export { loadPolicy, parsePolicy } from "./load.js";
 export { type AbstractMove, abstractMoves, holdsForMove, matchesForMove } from "./moves.js";
+export { patternContext, patternWindow, TextPattern } from "./text-pattern.js";
 export type {
   ConstraintSpec,
   EntitySpec,

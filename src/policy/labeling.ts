@@ -1,7 +1,9 @@
 import type { ErrorCode } from "../errors/index.js";
 import type { Value } from "../expression/index.js";
+import { type PatternProblem, patternProblems } from "./pattern-check.js";
 import type { RawOutputLabeler, RawTaskGrounding } from "./schema.js";
 import type { YamlPath } from "./source.js";
+import { TextPattern } from "./text-pattern.js";
 import type {
   FieldRule,
   LabelRule,
@@ -108,16 +110,24 @@ export function compileTaskGrounding(
   if (raw === undefined) return undefined;
   const names = parameters.map((parameter) => parameter.name);
   const covered = new Set<string>();
-  const patterns: RegExp[] = [];
+  const patterns: TextPattern[] = [];
   raw.patterns.forEach((written, index) => {
     const patternPath = [...path, "patterns", index];
-    const text = written.replace(/\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g, (whole, name: string) => {
-      const fragment = raw.define[name];
-      if (fragment === undefined)
-        report("MNT_ERR_POLICY_REFERENCE", `${whole} is not defined in grounding.define`, patternPath);
-      return `(?:${fragment ?? ""})`;
-    });
-    const pattern = compileRegex(text, raw.ignore_case ? "giu" : "gu", patternPath, report);
+    const insertions: Insertion[] = [];
+    let grown = 0;
+    const text = written.replace(
+      /\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}/g,
+      (whole, name: string, offset: number) => {
+        const fragment = raw.define[name];
+        if (fragment === undefined)
+          report("MNT_ERR_POLICY_REFERENCE", `${whole} is not defined in grounding.define`, patternPath);
+        const inserted = `(?:${fragment ?? ""})`;
+        insertions.push({ name, start: offset + grown, end: offset + grown + inserted.length });
+        grown += inserted.length - whole.length;
+        return inserted;
+      },
+    );
+    const pattern = compileRegex(text, raw.ignore_case ? "iu" : "u", patternPath, report, insertions);
     if (!pattern) return;
     const groups = namedGroups(text);
     if (groups.length === 0) {
@@ -216,7 +226,7 @@ function compileFieldRule(
       return undefined;
     }
   }
-  return { kind: "choice", choices: choices as { value: Value; pattern: RegExp }[], ...fallback };
+  return { kind: "choice", choices: choices as { value: Value; pattern: TextPattern }[], ...fallback };
 }
 
 /**
@@ -245,27 +255,66 @@ export function fieldValue(parameter: Pick<Parameter, "type" | "name">, text: st
 }
 
 /** Whole-word, any-case alternation of keywords; spaces in a keyword match any whitespace. */
-export function keywordPattern(keywords: readonly string[]): RegExp {
+export function keywordPattern(keywords: readonly string[]): TextPattern {
   const alternatives = keywords.map((keyword) =>
     keyword
       .trim()
       .replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
       .replace(/\s+/g, "\\s+"),
   );
-  return new RegExp(`(?<![\\p{L}\\p{N}_])(?:${alternatives.join("|")})(?![\\p{L}\\p{N}_])`, "iu");
+  return new TextPattern(`(?<![\\p{L}\\p{N}_])(?:${alternatives.join("|")})(?![\\p{L}\\p{N}_])`, "iu");
 }
 
-function compileRegex(text: string, flags: string, path: YamlPath, report: Report): RegExp | undefined {
+/** Where a `{{name}}` fragment went in a task pattern (positions in the expanded text). */
+interface Insertion {
+  name: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * The pattern, or undefined after reporting that it is invalid; a part that can make matching
+ * super-linear (pattern-check.ts) is reported too.
+ */
+function compileRegex(
+  text: string,
+  flags: "u" | "iu",
+  path: YamlPath,
+  report: Report,
+  insertions: readonly Insertion[] = [],
+): TextPattern | undefined {
+  let pattern: TextPattern;
   try {
-    return new RegExp(text, flags);
+    pattern = new TextPattern(text, flags);
   } catch (error) {
     report("MNT_ERR_POLICY_SCHEMA", `invalid regex: ${(error as Error).message}`, path);
     return undefined;
   }
+  // A fragment inserted twice has its problem twice: reported once.
+  const messages = patternProblems(text, flags === "iu").map(
+    (problem) => `${placeOf(problem, insertions)}: ${problem.message}`,
+  );
+  for (const message of new Set(messages)) report("MNT_ERR_POLICY_PATTERN", message, path);
+  // A pattern with problems is kept: the policy does not load, and its groups still count as filled.
+  return pattern;
 }
 
-function groupCount(pattern: RegExp): number {
-  return (new RegExp(`${pattern.source}|`, pattern.flags.replace("g", "")).exec("")?.length ?? 1) - 1;
+/** "at character 12 of the pattern", or "in {{gap}}" when the problem lies in an inserted fragment. */
+function placeOf(problem: PatternProblem, insertions: readonly Insertion[]): string {
+  const inside = insertions.find(
+    (insertion) => insertion.start <= problem.start && problem.end <= insertion.end,
+  );
+  if (inside) return `in {{${inside.name}}}`;
+  const before = insertions.filter((insertion) => insertion.end <= problem.start);
+  const written = before.reduce(
+    (position, insertion) => position - (insertion.end - insertion.start) + `{{${insertion.name}}}`.length,
+    problem.start,
+  );
+  return `at character ${written + 1} of the pattern`;
+}
+
+function groupCount(pattern: TextPattern): number {
+  return (new RegExp(`${pattern.source}|`, pattern.flags).exec("")?.length ?? 1) - 1;
 }
 
 function namedGroups(text: string): string[] {

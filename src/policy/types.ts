@@ -1,6 +1,7 @@
 import type { SourceLocation } from "../errors/index.js";
 import type { Expression, FieldType, PathSegment, Value } from "../expression/index.js";
 import type { Automaton, Formula } from "../logic/index.js";
+import type { TextPattern } from "./text-pattern.js";
 
 /** What happens when a rule would be broken: only recorded, a warning added, or the call blocked. */
 export type Mode = "record" | "warn" | "block";
@@ -47,9 +48,9 @@ export interface ToolSpec {
 /** What a deterministic labeling rule tests on a tool's output text. */
 export type LabelTest =
   | { kind: "json"; path: PathSegment[]; equals: string | number | boolean | null }
-  | { kind: "regex"; pattern: RegExp }
-  | { kind: "keywords"; pattern: RegExp }
-  | { kind: "number"; pattern: RegExp; scale: number; bounds: NumberBounds };
+  | { kind: "regex"; pattern: TextPattern }
+  | { kind: "keywords"; pattern: TextPattern }
+  | { kind: "number"; pattern: TextPattern; scale: number; bounds: NumberBounds };
 
 export interface NumberBounds {
   lt?: number;
@@ -72,15 +73,15 @@ export interface OutputLabeler {
 
 /** How one task field is found in the request text outside the call patterns. */
 export type FieldRule =
-  | { kind: "pattern"; pattern: RegExp; default?: Value }
+  | { kind: "pattern"; pattern: TextPattern; default?: Value }
   /** A boolean: true if `any` matches and `unless` does not. */
-  | { kind: "flag"; any: RegExp; unless: RegExp | undefined }
+  | { kind: "flag"; any: TextPattern; unless: TextPattern | undefined }
   /** The first value whose keywords occur. */
-  | { kind: "choice"; choices: { value: Value; pattern: RegExp }[]; default?: Value };
+  | { kind: "choice"; choices: { value: Value; pattern: TextPattern }[]; default?: Value };
 
 export interface TaskGrounding {
-  /** Global regexes whose named groups are fields; each match is one call. */
-  patterns: RegExp[];
+  /** Regexes whose named groups are fields; each match is one call. */
+  patterns: TextPattern[];
   fields: Record<string, FieldRule>;
   /** May the LLM labeler ground a request the patterns do not match? */
   llm: boolean;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -55,6 +55,22 @@ describe("mentor lint / check / verify", () => {
         (problem) => /refers to unknown tool u/.test(problem.message) && problem.location.line === 4,
       ),
       json.stdout,
+    );
+  });
+
+  test("lint: a pattern with nested quantifiers does not load (exit 2, its file, line and place)", () => {
+    const nested = join(directory, "nested.yaml");
+    const rule = String.raw`number: '(\d[\d,]*(?:\.\d+)?)\s*(?:km|kms|kilomet(?:er|re)s?)\b', gte: 500`;
+    const text = readFileSync(travel, "utf8");
+    assert.ok(text.includes(rule));
+    writeFileSync(nested, text.replace(rule, String.raw`number: '((?:\d+,?)+)\s*km\b', gte: 500`));
+    const line = text.slice(0, text.indexOf(rule)).split("\n").length;
+    const result = run(["lint", nested]);
+    assert.equal(result.status, 2);
+    assert.match(result.stderr, new RegExp(`nested\\.yaml:${line}:\\d+ `));
+    assert.match(
+      result.stderr,
+      /\(tools\.check_distance\.labeler\.rules\[0\]\.number\): at character 2 of the pattern: \(\?:\\d\+,\?\)\+ can match the same text in more than one way/,
     );
   });
 

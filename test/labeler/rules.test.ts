@@ -5,7 +5,7 @@ import { parseCalls, parseLabel } from "../../src/labeler/answer.js";
 import { labelSchema, taskGrammar } from "../../src/labeler/grammar.js";
 import { Labeler } from "../../src/labeler/index.js";
 import { traceFromMessages } from "../../src/monitor/index.js";
-import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
+import { loadPolicy, parsePolicy, patternWindow } from "../../src/policy/index.js";
 
 const travel = loadPolicy(fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url)));
 const refunds = loadPolicy(
@@ -67,6 +67,18 @@ describe("deterministic labelers of the travel policy", () => {
       });
     });
   }
+
+  test("a long output is read in windows: the first distance still decides, wherever it is", async () => {
+    const filler = "The road follows the lake shore for a while. ".repeat(400);
+    const distance = tool(travel, "check_distance");
+    assert.ok(filler.length > 8 * patternWindow);
+    for (const [text, expected] of [
+      [`${filler}Toronto to Chicago: 702 km.`, "long"],
+      [`Toronto to Ottawa: 352 km. ${filler}Toronto to Chicago: 702 km.`, "short"],
+      [`${filler}352 km; ${filler}702 km`, "short"],
+    ] as const)
+      assert.deepEqual(await labeler.labelOutput(distance, {}, text), { value: expected, source: "rule" });
+  });
 
   test("an output no rule matches, where the policy forbids the LLM, fails closed", async () => {
     const result = await labeler.labelOutput(tool(travel, "check_distance"), {}, "Error: unknown city");
@@ -130,6 +142,15 @@ describe("deterministic task grounding", () => {
     ];
     for (const [text, expected] of cases)
       assert.deepEqual(await labeler.groundTask(text, true), { value: expected, source: "rule" }, text);
+  });
+
+  test("a long request is read in windows: every route is found, each once, with its own fields", async () => {
+    const filler = "We have some questions about the luggage allowance first.\n".repeat(200);
+    const text = `From Toronto to Chicago by train. ${filler}Also from Paris to Lyon, urgently. ${filler}From Toronto to Chicago by train.`;
+    assert.deepEqual(await labeler.groundTask(text, true), {
+      value: [trip("Toronto", "Chicago", true, "train"), trip("Paris", "Lyon", true, "train")],
+      source: "rule",
+    });
   });
 
   test("two routes give two calls", async () => {
