@@ -69,4 +69,14 @@ describe("a hostile request on a server with the token shield", () => {
     assert.deepEqual(body.mentor.openDuties, single.mentor.openDuties);
     assert.ok(slowestMs < 1000, `/health took ${slowestMs.toFixed(0)} ms`);
   });
+
+  it("a 100 KB hostile user message: refused as too long, and /health answers within 1 s throughout", async () => {
+    const { slowestMs, response } = await healthWhile(
+      chat([{ role: "user", content: "Aaaa ".repeat(20_000) }]),
+    );
+    assert.equal(response.status, 400);
+    const body = (await response.json()) as { error: { code: string } };
+    assert.equal(body.error.code, "MNT_ERR_CONTEXT_LENGTH");
+    assert.ok(slowestMs < 1000, `/health took ${slowestMs.toFixed(0)} ms`);
+  });
 });
