@@ -11,6 +11,7 @@ import { type BenchResults, barChart, renderReport } from "../../bench/report.js
 import { type BenchOptions, runBenchmark, servedModel, summaryTable } from "../../bench/run.js";
 import { makeTinyModel } from "../../src/models/tiny-model.js";
 import { startServer } from "../../src/server/index.js";
+import { fixtureBenchData } from "../support/bench-data.js";
 import { benchResults, runRecord } from "../support/bench-results.js";
 
 const scratch = () => mkdtempSync(join(tmpdir(), "mentor-bench-"));
@@ -28,6 +29,7 @@ const options = (overrides: Partial<BenchOptions>): BenchOptions => ({
   contextSize: 4096,
   grounding: "server",
   progress: false,
+  dataDir: fixtureBenchData,
   ...overrides,
 });
 
@@ -168,9 +170,22 @@ describe("benchmark runner", () => {
       code: "MNT_ERR_MODEL_UNKNOWN",
       message: /no-such-model/,
     });
+    // A tau2 domain without its data directory: the error says where to get the data.
     await assert.rejects(runBenchmark(options({ dataDir: "/nonexistent/bench-data" })), {
       code: "MNT_ERR_BENCH_INPUT",
+      message:
+        /\/nonexistent\/bench-data does not exist: give --data DIR or set MENTOR_BENCH_DATA .*github\.com\/sierra-research\/tau2-bench.*github\.com\/sierra-research\/tau-bench\b/,
     });
+  });
+
+  test("travel needs no data directory (its data is in the repository)", async () => {
+    const results = await runBenchmark(
+      options({ domains: ["travel"], limit: 1, runs: 1, dataDir: "/nonexistent/bench-data" }),
+    );
+    assert.deepEqual(
+      results.runs.map((run) => [run.task, run.pass]),
+      [["t01", true]],
+    );
   });
 
   test("the model agent takes a .gguf path in process, and --server with or without /v1", async () => {
@@ -451,6 +466,7 @@ describe("the server's mentor field", () => {
       violations: 0,
       doneRefusals: 0,
       shieldSeconds: 0,
+      stuck: false,
     });
   });
 });

@@ -16,11 +16,12 @@ import { lintConstraints, lintPolicy } from "../../src/game/index.js";
 import { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { SolverClient } from "../../src/smt/index.js";
+import { fixtureBenchData } from "../support/bench-data.js";
 
 const repository = fileURLToPath(new URL("../../../", import.meta.url));
 
-/** The benchmark data: `MENTOR_BENCH_DATA`, else `../shared/bench-data` beside the repository. */
-export const dataDir = process.env.MENTOR_BENCH_DATA ?? join(repository, "..", "shared", "bench-data");
+/** The tests' own benchmark data, in the benchmarks' formats. */
+export const dataDir = fixtureBenchData;
 
 export type Tau2Domain = Domain & {
   writeTools(dataDir: string): Set<string>;
