@@ -13,13 +13,16 @@
  */
 import { performance } from "node:perf_hooks";
 import { Evaluator } from "../../src/evaluator/index.js";
-import { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
-import type { BenchTask, Domain } from "../domains/domain.js";
 import { tau2Airline } from "../domains/tau2-airline/index.js";
 import { tau2Mock } from "../domains/tau2-mock/index.js";
 import { tau2Retail } from "../domains/tau2-retail/index.js";
-import { blockedReferenceCalls, replayCalls } from "../domains/tau2-shared/reference-policy.js";
+import {
+  blockedReferenceCalls,
+  compareGrounding,
+  countKinds,
+  replayCalls,
+} from "../domains/tau2-shared/reference-policy.js";
 import { resolveDataDir } from "../paths.js";
 
 const dataDir = resolveDataDir();
@@ -82,45 +85,6 @@ for (const domain of [tau2Retail, tau2Airline]) {
   );
 }
 
-type Call = { name: string; arguments: Record<string, unknown> };
-
-/** A call as a comparable key (arguments in key order). */
-function callKey(call: Call): string {
-  const sorted = Object.keys(call.arguments)
-    .sort()
-    .map((key) => [key, call.arguments[key]]);
-  return JSON.stringify([call.name, sorted]);
-}
-
-/**
- * How the policy's patterns (the labeler's rules, no model) ground each opening next to the
- * oracle grounding: the same calls, some of the oracle's and nothing else, a call the oracle
- * lacks, or nothing where the oracle has calls.
- */
-async function groundingAgreement(
-  domain: Domain,
-  tasks: readonly BenchTask[],
-): Promise<Record<string, number>> {
-  const labeler = new Labeler(loadPolicy(domain.policyPath), { only: "rules" });
-  const counts = { agree: 0, partial: 0, extra: 0, none: 0 };
-  for (const task of tasks) {
-    const result = await labeler.groundTask(task.opening, true);
-    const found = new Set(("value" in result ? (result.value as Call[]) : []).map(callKey));
-    const truth = new Set((domain.grounding?.(task) ?? []).map(callKey));
-    const same = found.size === truth.size && [...found].every((key) => truth.has(key));
-    counts[
-      same
-        ? "agree"
-        : found.size === 0
-          ? "none"
-          : [...found].every((key) => truth.has(key))
-            ? "partial"
-            : "extra"
-    ] += 1;
-  }
-  return counts;
-}
-
 process.stdout.write("checks against the real data\n");
 const mockTasks = tau2Mock.tasks({ dataDir });
 for (const task of mockTasks.filter((one) => one.solvable)) {
@@ -145,7 +109,7 @@ process.stdout.write(
 );
 for (const domain of [tau2Mock, tau2Retail, tau2Airline]) {
   const tasks = domain.tasks({ dataDir });
-  const counts = await groundingAgreement(domain, tasks);
+  const counts = countKinds(await compareGrounding(domain, tasks));
   const evaluator = new Evaluator(loadPolicy(domain.policyPath));
   const solvable = tasks.filter((task) => task.solvable);
   const finished = solvable.filter(

@@ -2,7 +2,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { tau2Airline } from "../../bench/domains/tau2-airline/index.js";
-import { replayCalls } from "../../bench/domains/tau2-shared/reference-policy.js";
+import {
+  compareGrounding,
+  countKinds,
+  replayCalls,
+} from "../../bench/domains/tau2-shared/reference-policy.js";
 import { readJson, v1Tools } from "../../bench/domains/tau2-shared/tools.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
@@ -15,8 +19,6 @@ import {
   assertOracleRunsFinish,
   assertPolicyLintsClean,
   assertReferenceBlocksExplained,
-  compareGrounding,
-  countKinds,
   dataDir,
   errorOf,
   execute,

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { tau2Retail } from "../../bench/domains/tau2-retail/index.js";
+import { compareGrounding, countKinds } from "../../bench/domains/tau2-shared/reference-policy.js";
 import { v1Tools } from "../../bench/domains/tau2-shared/tools.js";
 import type { MentorError } from "../../src/errors/index.js";
 import { Evaluator } from "../../src/evaluator/index.js";
@@ -18,8 +19,6 @@ import {
   assertOracleRunsFinish,
   assertPolicyLintsClean,
   assertReferenceBlocksExplained,
-  compareGrounding,
-  countKinds,
   dataDir,
   errorOf,
   execute,
