@@ -22,7 +22,8 @@ export function shippedPolicy(id: string): string {
  * own made-up data in the same formats (`test/fixtures/bench-data`).
  */
 export function resolveDataDir(given?: string): string {
-  const dir = resolve(given ?? process.env.MENTOR_BENCH_DATA ?? resolve(repoRoot, "../shared/bench-data"));
+  const fromEnvironment = process.env.MENTOR_BENCH_DATA || undefined;
+  const dir = resolve(given ?? fromEnvironment ?? resolve(repoRoot, "../shared/bench-data"));
   if (!existsSync(dir)) {
     throw new MentorError(
       "MNT_ERR_BENCH_INPUT",

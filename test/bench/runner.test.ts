@@ -7,6 +7,7 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { readTurnRecord } from "../../bench/agent.js";
 import { mergeResults } from "../../bench/merge.js";
+import { repoRoot, resolveDataDir } from "../../bench/paths.js";
 import { type BenchResults, barChart, renderReport } from "../../bench/report.js";
 import { type BenchOptions, runBenchmark, servedModel, summaryTable } from "../../bench/run.js";
 import { makeTinyModel } from "../../src/models/tiny-model.js";
@@ -176,6 +177,20 @@ describe("benchmark runner", () => {
       message:
         /\/nonexistent\/bench-data does not exist: give --data DIR or set MENTOR_BENCH_DATA .*github\.com\/sierra-research\/tau2-bench.*github\.com\/sierra-research\/tau-bench\b/,
     });
+  });
+
+  test("an empty MENTOR_BENCH_DATA counts as unset (not the working directory)", () => {
+    const saved = process.env.MENTOR_BENCH_DATA;
+    process.env.MENTOR_BENCH_DATA = "";
+    try {
+      const dir = resolveDataDir();
+      assert.equal(dir, join(repoRoot, "..", "shared", "bench-data"));
+    } catch (error) {
+      assert.match((error as Error).message, /shared\/bench-data does not exist/);
+    } finally {
+      if (saved === undefined) delete process.env.MENTOR_BENCH_DATA;
+      else process.env.MENTOR_BENCH_DATA = saved;
+    }
   });
 
   test("travel needs no data directory (its data is in the repository)", async () => {
