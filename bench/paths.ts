@@ -16,13 +16,18 @@ export function shippedPolicy(id: string): string {
   return resolve(repoRoot, "policies", id, "policy.yaml");
 }
 
-/** `--data`, else `MENTOR_BENCH_DATA`, else `../shared/bench-data` beside the repository. */
+/**
+ * `--data`, else `MENTOR_BENCH_DATA`, else `../shared/bench-data` beside the repository: the
+ * third-party data the tau2 domains read (travel's is in the repository). The tests read their
+ * own made-up data in the same formats (`test/fixtures/bench-data`).
+ */
 export function resolveDataDir(given?: string): string {
-  const dir = resolve(given ?? process.env.MENTOR_BENCH_DATA ?? resolve(repoRoot, "../shared/bench-data"));
+  const fromEnvironment = process.env.MENTOR_BENCH_DATA || undefined;
+  const dir = resolve(given ?? fromEnvironment ?? resolve(repoRoot, "../shared/bench-data"));
   if (!existsSync(dir)) {
     throw new MentorError(
       "MNT_ERR_BENCH_INPUT",
-      `the benchmark data directory ${dir} does not exist (give --data DIR or set MENTOR_BENCH_DATA)`,
+      `the benchmark data directory ${dir} does not exist: give --data DIR or set MENTOR_BENCH_DATA to a directory with tau2-bench's domain files (https://github.com/sierra-research/tau2-bench, data/tau2/domains) and tau-bench v1's airline database and tool schemas (https://github.com/sierra-research/tau-bench), laid out as bench/README.md "Benchmark data" describes`,
     );
   }
   return dir;

@@ -59,12 +59,13 @@ export interface BenchOptions {
 
 /** Runs every task of every domain `runs` times per condition; writes results.json and report.html. */
 export async function runBenchmark(options: BenchOptions): Promise<BenchResults> {
-  const dataDir = resolveDataDir(options.dataDir);
   if (options.tasksFile !== undefined && options.domains.length !== 1) {
     throw new MentorError("MNT_ERR_BENCH_INPUT", "--tasks FILE needs exactly one --domain");
   }
-  const plan: { domain: Domain; tasks: BenchTask[] }[] = options.domains.map((name) => {
-    const domain = domainNamed(name);
+  const domains = options.domains.map(domainNamed);
+  // Only the tau2 domains read the data directory: travel runs in a clone without it.
+  const dataDir = domains.some((domain) => domain.readsDataDir) ? resolveDataDir(options.dataDir) : "";
+  const plan: { domain: Domain; tasks: BenchTask[] }[] = domains.map((domain) => {
     const tasks = domain.tasks({
       dataDir,
       ...(options.tasksFile ? { tasksFile: resolve(options.tasksFile) } : {}),

@@ -8,6 +8,8 @@ import type { ChatTool } from "../../src/openai/index.js";
 export interface Domain {
   /** `travel`, `tau2-mock`, `tau2-retail`, `tau2-airline`. */
   name: string;
+  /** Whether the domain reads third-party data from the data directory (`--data`); travel's is in the repository. */
+  readsDataDir: boolean;
   /** The manual, given to the agent as its system prompt. */
   manual(dataDir: string): string;
   /** OpenAI tool definitions the agent sees. */

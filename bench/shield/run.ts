@@ -1,11 +1,12 @@
 /**
- * npm run bench:shield [-- --part synthetic|long|hostile] — policy compile time, game states, and
+ * npm run bench:shield [-- --part synthetic|long|hostile|mask] — policy compile time, game states, and
  * decide / next latency for synthetic policies (synthetic.ts) of 5, 20 and 50 rules with 1, 10
  * and 100 bindings; then long sessions (long-session.ts): decide / next per call in 10-call and
  * 100-call sessions of a refund policy, with the runs kept by message prefix and, as the baseline
  * measured in the same run, rebuilt from the whole conversation per request. `decide` and `next`
  * are timed end to end from the messages. Then requests that repeat themselves (hostile.ts): the
  * token shield's preparation of a turn for N copies of one request, and N requests of one route.
+ * Then the token mask of one decoding step of a tool name on real vocabularies (mask.ts).
  */
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
@@ -22,6 +23,7 @@ import {
   refundSessions,
   timeSessions,
 } from "./long-session.js";
+import { maskSteps } from "./mask.js";
 import { conversation, syntheticPolicy } from "./synthetic.js";
 
 const RULE_COUNTS = [5, 20, 50];
@@ -41,8 +43,10 @@ function timeSamples(body: (sample: number) => void): number[] {
 }
 
 const { values: flags } = parseArgs({ options: { part: { type: "string", default: "all" } } });
-if (!["all", "synthetic", "long", "hostile"].includes(flags.part as string)) {
-  process.stderr.write(`bench:shield: --part must be all, synthetic, long or hostile, got ${flags.part}\n`);
+if (!["all", "synthetic", "long", "hostile", "mask"].includes(flags.part as string)) {
+  process.stderr.write(
+    `bench:shield: --part must be all, synthetic, long, hostile or mask, got ${flags.part}\n`,
+  );
   process.exit(2);
 }
 console.log(`mentor bench:shield — node ${process.version}, ${new Date().toISOString()}`);
@@ -54,6 +58,13 @@ if (flags.part === "all" || flags.part === "hostile") {
     `\nrequests that repeat themselves (travel policy, rules labeler, token shield sets); load average ${one} ${five} ${fifteen} (${cpus().length} cores)\n`,
   );
   await hostileRequests([1, 8, 16, 24, 32]);
+}
+if (flags.part === "all" || flags.part === "mask") {
+  const [one, five, fifteen] = loadavg().map((load) => load.toFixed(2));
+  console.log(
+    `\nthe token mask of a tool-name step on real vocabularies; load average ${one} ${five} ${fifteen} (${cpus().length} cores)\n`,
+  );
+  maskSteps();
 }
 
 function synthetic(): void {

@@ -7,10 +7,12 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { readTurnRecord } from "../../bench/agent.js";
 import { mergeResults } from "../../bench/merge.js";
+import { repoRoot, resolveDataDir } from "../../bench/paths.js";
 import { type BenchResults, barChart, renderReport } from "../../bench/report.js";
 import { type BenchOptions, runBenchmark, servedModel, summaryTable } from "../../bench/run.js";
 import { makeTinyModel } from "../../src/models/tiny-model.js";
 import { startServer } from "../../src/server/index.js";
+import { fixtureBenchData } from "../support/bench-data.js";
 import { benchResults, runRecord } from "../support/bench-results.js";
 
 const scratch = () => mkdtempSync(join(tmpdir(), "mentor-bench-"));
@@ -28,6 +30,7 @@ const options = (overrides: Partial<BenchOptions>): BenchOptions => ({
   contextSize: 4096,
   grounding: "server",
   progress: false,
+  dataDir: fixtureBenchData,
   ...overrides,
 });
 
@@ -168,9 +171,36 @@ describe("benchmark runner", () => {
       code: "MNT_ERR_MODEL_UNKNOWN",
       message: /no-such-model/,
     });
+    // A tau2 domain without its data directory: the error says where to get the data.
     await assert.rejects(runBenchmark(options({ dataDir: "/nonexistent/bench-data" })), {
       code: "MNT_ERR_BENCH_INPUT",
+      message:
+        /\/nonexistent\/bench-data does not exist: give --data DIR or set MENTOR_BENCH_DATA .*github\.com\/sierra-research\/tau2-bench.*github\.com\/sierra-research\/tau-bench\b/,
     });
+  });
+
+  test("an empty MENTOR_BENCH_DATA counts as unset (not the working directory)", () => {
+    const saved = process.env.MENTOR_BENCH_DATA;
+    process.env.MENTOR_BENCH_DATA = "";
+    try {
+      const dir = resolveDataDir();
+      assert.equal(dir, join(repoRoot, "..", "shared", "bench-data"));
+    } catch (error) {
+      assert.match((error as Error).message, /shared\/bench-data does not exist/);
+    } finally {
+      if (saved === undefined) delete process.env.MENTOR_BENCH_DATA;
+      else process.env.MENTOR_BENCH_DATA = saved;
+    }
+  });
+
+  test("travel needs no data directory (its data is in the repository)", async () => {
+    const results = await runBenchmark(
+      options({ domains: ["travel"], limit: 1, runs: 1, dataDir: "/nonexistent/bench-data" }),
+    );
+    assert.deepEqual(
+      results.runs.map((run) => [run.task, run.pass]),
+      [["t01", true]],
+    );
   });
 
   test("the model agent takes a .gguf path in process, and --server with or without /v1", async () => {
@@ -451,6 +481,7 @@ describe("the server's mentor field", () => {
       violations: 0,
       doneRefusals: 0,
       shieldSeconds: 0,
+      stuck: false,
     });
   });
 });

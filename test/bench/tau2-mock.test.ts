@@ -1,16 +1,17 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import type { ExecutedCall } from "../../bench/domains/domain.js";
 import { type MockBenchTask, tau2Mock } from "../../bench/domains/tau2-mock/index.js";
 import { replayCalls } from "../../bench/domains/tau2-shared/reference-policy.js";
-import { resolveDataDir } from "../../bench/paths.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { lintPolicy } from "../../src/game/index.js";
 import { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
+import { fixtureBenchData as dataDir } from "../support/bench-data.js";
 import { Conversation } from "../support/conversation.js";
 
-const dataDir = resolveDataDir();
 const tasks = tau2Mock.tasks({ dataDir }) as MockBenchTask[];
 const taskNamed = (id: string) => tasks.find((task) => task.id === id) as MockBenchTask;
 
@@ -25,7 +26,7 @@ function judge(task: MockBenchTask, calls: { name: string; arguments: Record<str
 
 describe("tau2-mock environment", () => {
   test("create_task numbers tasks, records them for the user and returns the task", () => {
-    const environment = tau2Mock.environment(taskNamed("create_task_1"), dataDir);
+    const environment = tau2Mock.environment(taskNamed("add_library_card"), dataDir);
     const created = environment.call("create_task", { user_id: "user_1", title: "Plan" });
     assert.deepEqual(JSON.parse(created.output), {
       task_id: "task_2",
@@ -42,7 +43,7 @@ describe("tau2-mock environment", () => {
   });
 
   test("errors leave the database unchanged", () => {
-    const environment = tau2Mock.environment(taskNamed("create_task_1"), dataDir);
+    const environment = tau2Mock.environment(taskNamed("add_library_card"), dataDir);
     const before = environment.state();
     for (const [name, args] of [
       ["create_task", { user_id: "user_9", title: "Plan" }],
@@ -57,7 +58,7 @@ describe("tau2-mock environment", () => {
   });
 
   test("initialization data and actions shape the starting database", () => {
-    for (const id of ["update_task_with_initialization_data", "update_task_with_initialization_actions"]) {
+    for (const id of ["finish_seeded_by_data", "finish_seeded_by_action"]) {
       const state = tau2Mock.environment(taskNamed(id), dataDir).state() as {
         tasks: Record<string, { status: string }>;
       };
@@ -78,31 +79,27 @@ describe("tau2-mock evaluator (no policy)", () => {
     const unsolvable = tasks.filter((task) => !task.solvable);
     assert.deepEqual(
       unsolvable.map((task) => task.id),
-      [
-        "create_task_1_nl_eval",
-        "update_task_with_message_history",
-        "update_task_with_history_and_env_assertions",
-      ],
+      ["add_library_card_and_joke", "finish_after_history", "finish_after_history_checked"],
     );
     for (const task of unsolvable) assert.ok((task.unsolvableReason ?? "").length > 20);
   });
 
   test("a missing write fails, naming the table, record and field", () => {
-    const verdict = judge(taskNamed("update_task_1"), []);
+    const verdict = judge(taskNamed("finish_plants"), []);
     assert.equal(verdict.pass, false);
     assert.deepEqual(verdict.reasons, ['database: tasks.task_1.status: "pending", expected "completed"']);
   });
 
   test("a wrong argument fails", () => {
-    const verdict = judge(taskNamed("create_task_1"), [
+    const verdict = judge(taskNamed("add_library_card"), [
       { name: "create_task", arguments: { user_id: "user_1", title: "Meeting" } },
     ]);
     assert.equal(verdict.pass, false);
-    assert.match(verdict.reasons.join(";"), /tasks\.task_2\.title: "Meeting", expected "Important Meeting"/);
+    assert.match(verdict.reasons.join(";"), /tasks\.task_2\.title: "Meeting", expected "Renew library card"/);
   });
 
   test("the refusal task: a transfer with any summary passes; a write or no transfer fails", () => {
-    const task = taskNamed("impossible_task_1");
+    const task = taskNamed("clear_everything");
     assert.equal(
       judge(task, [{ name: "transfer_to_human_agents", arguments: { summary: "wants deletion" } }]).pass,
       true,
@@ -117,8 +114,8 @@ describe("tau2-mock evaluator (no policy)", () => {
   });
 
   test("environment assertions are checked on the final database", () => {
-    const task = taskNamed("create_task_1_with_env_assertions");
-    const created = [{ name: "create_task", arguments: { user_id: "user_1", title: "Important Meeting" } }];
+    const task = taskNamed("add_library_card_checked");
+    const created = [{ name: "create_task", arguments: { user_id: "user_1", title: "Renew library card" } }];
     const completed = [
       ...created,
       { name: "update_task_status", arguments: { task_id: "task_2", status: "completed" } },
@@ -135,10 +132,12 @@ describe("tau2-mock policy", () => {
   const policy = loadPolicy(tau2Mock.policyPath);
   const evaluator = new Evaluator(policy);
 
-  test("lints clean and cites a manual sentence of policy.md for every rule", () => {
+  // That every rule cites a sentence of tau2's own policy.md is checked on the real data by
+  // `npm run bench:tau2`; the fixture's manual is made-up text.
+  test("lints clean; the manual is the data directory's policy.md", () => {
     assert.deepEqual(lintPolicy(policy), []);
-    const manual = tau2Mock.manual(dataDir);
-    for (const sentence of Object.values(policy.manual)) assert.ok(manual.includes(sentence), sentence);
+    const file = join(dataDir, "tau2", "mock", "policy.md");
+    assert.equal(tau2Mock.manual(dataDir), readFileSync(file, "utf8").trim());
   });
 
   test("the tools match the domain's tools", () => {
@@ -210,7 +209,7 @@ describe("tau2-mock policy", () => {
     }
     t.diagnostic(`tau2-mock: the patterns ground ${agree} of ${tasks.length} openings as the oracle does`);
     assert.equal(agree, tasks.length);
-    assert.deepEqual(tau2Mock.grounding?.(taskNamed("impossible_task_1")), [
+    assert.deepEqual(tau2Mock.grounding?.(taskNamed("clear_everything")), [
       { name: "request_deletion", arguments: { tasks: "all" } },
     ]);
     assert.deepEqual(await ground("Please remove task_2 and task_3."), [

@@ -13,14 +13,15 @@ import {
 } from "../../bench/domains/tau2-shared/reference-policy.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { lintConstraints, lintPolicy } from "../../src/game/index.js";
-import { Labeler } from "../../src/labeler/index.js";
+import type { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { SolverClient } from "../../src/smt/index.js";
+import { fixtureBenchData } from "../support/bench-data.js";
 
 const repository = fileURLToPath(new URL("../../../", import.meta.url));
 
-/** The benchmark data: `MENTOR_BENCH_DATA`, else `../shared/bench-data` beside the repository. */
-export const dataDir = process.env.MENTOR_BENCH_DATA ?? join(repository, "..", "shared", "bench-data");
+/** The tests' own benchmark data, in the benchmarks' formats. */
+export const dataDir = fixtureBenchData;
 
 export type Tau2Domain = Domain & {
   writeTools(dataDir: string): Set<string>;
@@ -92,71 +93,6 @@ export async function assertMentorLintClean(policyPath: string): Promise<void> {
     findings.map((finding) => `${finding.severity} ${finding.kind}: ${finding.message}`),
     [],
   );
-}
-
-type Call = { name: string; arguments: Record<string, unknown> };
-
-/** A set of task calls as comparable keys. */
-function callKeys(calls: readonly Call[]): string[] {
-  return [...new Set(calls.map((call) => canonical(call)))].sort();
-}
-
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (typeof value === "object" && value !== null)
-    return `{${Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
-      .join(",")}}`;
-  return JSON.stringify(value);
-}
-
-/** How the policy's patterns ground an opening, next to the oracle's grounding of the task. */
-export interface GroundingComparison {
-  task: string;
-  patterns: Call[];
-  oracle: Call[];
-  /** `agree`: the same calls (none on both sides included); `partial`: some of the oracle's and
-   * nothing else; `extra`: a call the oracle does not give; `none`: nothing where the oracle gives calls. */
-  kind: "agree" | "partial" | "extra" | "none";
-}
-
-/**
- * The policy's patterns (the labeler's rules only, no model) on every task's opening, compared
- * with the domain's oracle grounding, which is read from the reference's writes.
- */
-export async function compareGrounding(
-  domain: Domain,
-  tasks: readonly BenchTask[],
-): Promise<GroundingComparison[]> {
-  const labeler = new Labeler(loadPolicy(domain.policyPath), { only: "rules" });
-  const comparisons: GroundingComparison[] = [];
-  for (const task of tasks) {
-    const result = await labeler.groundTask(task.opening, true);
-    const patterns = "value" in result ? (result.value as Call[]) : [];
-    if ("error" in result) assert.match(result.error, /no task pattern matches/, `task ${task.id}`);
-    const oracle = domain.grounding?.(task) ?? [];
-    const [found, truth] = [callKeys(patterns), callKeys(oracle)];
-    const kind =
-      found.join() === truth.join()
-        ? "agree"
-        : found.length === 0
-          ? "none"
-          : found.every((key) => truth.includes(key))
-            ? "partial"
-            : "extra";
-    comparisons.push({ task: task.id, patterns, oracle, kind });
-  }
-  return comparisons;
-}
-
-/** How many comparisons of each kind. */
-export function countKinds(
-  comparisons: readonly GroundingComparison[],
-): Record<GroundingComparison["kind"], number> {
-  const counts = { agree: 0, partial: 0, extra: 0, none: 0 };
-  for (const comparison of comparisons) counts[comparison.kind] += 1;
-  return counts;
 }
 
 /**

@@ -9,17 +9,18 @@ import { type Browser, chromium, type Locator, type Page } from "playwright-core
 import { buildDashboard } from "../../src/dashboard/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { recordTravelRuns } from "../support/recorded-runs.js";
+import { missingTool } from "../support/system-tools.js";
 import { travelPolicyFile } from "../support/tiny-travel.js";
 
 // The dashboard's pages in a real browser: headless Chromium (Debian's `chromium`, or
 // MENTOR_CHROMIUM) driven by playwright-core, against a dashboard reading flight records that a
-// real server wrote (test/support/recorded-runs.ts). .ci/run installs Chromium.
+// real server wrote (test/support/recorded-runs.ts). `npm run setup` installs Chromium.
 const executable = process.env.MENTOR_CHROMIUM ?? "/usr/bin/chromium";
-const missing = existsSync(executable)
-  ? false
-  : `no Chromium at ${executable} (apt-get install chromium, or set MENTOR_CHROMIUM)`;
-// CI (.ci/run) sets MENTOR_REQUIRE_CHROMIUM: there a missing browser fails instead of skipping.
-if (missing && process.env.MENTOR_REQUIRE_CHROMIUM === "1") throw new Error(missing);
+const missing = missingTool(
+  "chromium",
+  existsSync(executable),
+  `no Chromium at ${executable}; MENTOR_CHROMIUM=PATH names another`,
+);
 
 /** A node's text (its DOM text content). */
 async function text(locator: Locator): Promise<string> {

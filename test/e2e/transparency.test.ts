@@ -7,7 +7,10 @@ import { loadRegistry, resolveModel } from "../../src/models/index.js";
 // The token shield on the real default model (`.ci/run` pulls it): where it masks nothing (empty
 // sets: nothing unsafe, nothing progressing, done allowed) it generates exactly the tokens of
 // none mode, in free text and in calls, whether the model writes its calls as text or the call
-// is required. A few generations: each costs seconds on two cores.
+// is required. Both modes must succeed (an error, such as a call cut by max_tokens, fails the
+// test rather than comparing equal), and calls must be generated: every generation under
+// tool_choice required, at least one under auto (these requests get a call written as text),
+// else the test would compare free text only. A few generations: each costs seconds on two cores.
 const requests = [
   "Book a flight from Toronto to Chicago for me, business class please.",
   "Please book me a flight from Ottawa to Montreal tomorrow morning.",
@@ -22,19 +25,15 @@ describe("transparency on the default model", { timeout: 20 * 60 * 1000 }, () =>
     await engine?.dispose();
   });
 
-  /** What a generation gives: its tokens, calls and text, or its error (a call cut by max_tokens). */
+  /** What a generation gives: its tokens, calls, text and why it ended. */
   async function outcome(options: GenerateOptions) {
-    try {
-      const { tokens, toolCalls, content } = await engine.generate(options);
-      return { tokens, toolCalls, content };
-    } catch (error) {
-      return (error as Error).message;
-    }
+    const { tokens, toolCalls, content, finishReason } = await engine.generate(options);
+    return { tokens, toolCalls, content, finishReason };
   }
 
   for (const toolChoice of ["auto", "required"] as const)
     it(`token mode with empty sets writes none mode's tokens (tool_choice ${toolChoice})`, async () => {
-      let calls = 0;
+      const callsPerGeneration: number[] = [];
       for (const request of requests) {
         const common: GenerateOptions = {
           messages: [
@@ -43,7 +42,7 @@ describe("transparency on the default model", { timeout: 20 * 60 * 1000 }, () =>
           ],
           tools: travel.tools(""),
           toolChoice,
-          maxTokens: 128,
+          maxTokens: 256,
         };
         // Both generations of a pair then find the whole prompt cached and evaluate its last token alone.
         await engine.generate({ ...common, maxTokens: 1, toolChoice: "none" });
@@ -51,12 +50,18 @@ describe("transparency on the default model", { timeout: 20 * 60 * 1000 }, () =>
           const plain = await outcome({ ...common, seed, shield: { mode: "none" } });
           const shielded = await outcome({ ...common, seed, shield: { mode: "token", sets: {}, eta: 2 } });
           assert.deepEqual(shielded, plain, `${request} (seed ${seed})`);
-          calls += typeof plain === "string" ? 0 : plain.toolCalls.length;
+          callsPerGeneration.push(plain.toolCalls.length);
         }
       }
-      if (toolChoice === "required") assert.ok(calls >= requests.length * 2, `${calls} calls`);
+      const calls = callsPerGeneration.reduce((sum, count) => sum + count, 0);
+      if (toolChoice === "required")
+        assert.ok(
+          callsPerGeneration.every((count) => count >= 1),
+          `a generation without a call: ${callsPerGeneration}`,
+        );
+      else assert.ok(calls >= 1, "no generation made a call: only free text was compared");
       console.log(
-        `# tool_choice ${toolChoice}: ${calls} calls in ${requests.length * 2} generations, equal in both modes`,
+        `# tool_choice ${toolChoice}: ${calls} calls in ${callsPerGeneration.length} generations, equal in both modes`,
       );
     });
 });

@@ -15,16 +15,18 @@ import {
   travelRequests,
 } from "../../bench/replicas/cluster.js";
 import { makeTinyModel } from "../../src/models/tiny-model.js";
+import { missingTool } from "../support/system-tools.js";
 
-// Needs a model (writes a tiny one) and nginx (Debian package `nginx`; .ci/run installs it).
+// Needs a model (writes a tiny one) and nginx (Debian package `nginx`; `npm run setup` installs it).
 // The figures of a larger run are in docs/server.md ("Replicas", npm run bench:replicas).
 const binary = nginxBinary();
+const missing = missingTool("nginx", binary !== undefined);
 const directory = mkdtempSync(join(tmpdir(), "mentor-replicas-test-"));
 after(() => rmSync(directory, { recursive: true, force: true }));
 
 describe("replicas behind nginx", () => {
   it("spreads requests over stateless servers, with the outcomes of one server and no errors beyond 429", {
-    skip: binary === undefined ? "nginx is not installed (apt-get install -y nginx)" : false,
+    skip: missing,
   }, async () => {
     const model = join(directory, "llama.gguf");
     await makeTinyModel({ family: "llama3.1", outputPath: model, seed: 3 });

@@ -11,12 +11,10 @@ import { MentorError } from "../../src/errors/index.js";
 import { type Expression, holdsIn, parseExpression, type Value } from "../../src/expression/index.js";
 import { type RepairRequest, SolverClient, type SolverTool } from "../../src/smt/index.js";
 import { findZ3Binary } from "../../src/smt/native.js";
+import { missingTool } from "../support/system-tools.js";
 
 const binary = findZ3Binary();
-const absent =
-  binary === undefined
-    ? "the z3 binary is not installed here (apt-get install z3; .ci/run installs it)"
-    : false;
+const absent = missingTool("z3", binary !== undefined);
 
 describe("backend selection", () => {
   test("wasm on request, native on request where the binary exists, auto takes native only where it is found", async () => {

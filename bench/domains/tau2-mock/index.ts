@@ -93,6 +93,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 export const tau2Mock: Domain = {
   name: "tau2-mock",
+  readsDataDir: true,
   policyPath: shippedPolicy("tau2-mock"),
   manual: (dataDir) => readFileSync(join(mockDir(dataDir), "policy.md"), "utf8").trim(),
   tools: mockTools,

@@ -139,6 +139,7 @@ export function tau2Domain(spec: Tau2DomainSpec): Domain & {
 
   return {
     name: spec.name,
+    readsDataDir: true,
     policyPath: spec.policyPath,
     ...(spec.requests
       ? { grounding: (task: BenchTask) => [...((task as Tau2BenchTask).requests ?? [])] }

@@ -1,8 +1,9 @@
 import { Evaluator } from "../../../src/evaluator/index.js";
 import type { Value } from "../../../src/expression/index.js";
+import { Labeler } from "../../../src/labeler/index.js";
 import type { TaskCall, ToolCallEvent } from "../../../src/monitor/index.js";
 import { loadPolicy } from "../../../src/policy/index.js";
-import type { BenchTask, Environment } from "../domain.js";
+import type { BenchTask, Domain, Environment } from "../domain.js";
 import type { Tau2Environment } from "./domain.js";
 
 /** A reference call the policy would block, with the rules it breaks. */
@@ -90,4 +91,71 @@ function parsedOutput(output: string): Value {
   } catch {
     return output;
   }
+}
+
+type Call = { name: string; arguments: Record<string, unknown> };
+
+/** How the policy's patterns ground an opening, next to the oracle's grounding of the task. */
+export interface GroundingComparison {
+  task: string;
+  patterns: Call[];
+  oracle: Call[];
+  /** `agree`: the same calls (none on both sides included); `partial`: some of the oracle's and
+   * nothing else; `extra`: a call the oracle does not give; `none`: nothing where the oracle gives calls. */
+  kind: "agree" | "partial" | "extra" | "none";
+}
+
+/**
+ * The policy's patterns (the labeler's rules only, no model) on every task's opening, compared
+ * with the domain's oracle grounding, which is read from the reference's writes. An opening no
+ * pattern matches grounds nothing; any other grounding error is thrown.
+ */
+export async function compareGrounding(
+  domain: Domain,
+  tasks: readonly BenchTask[],
+): Promise<GroundingComparison[]> {
+  const labeler = new Labeler(loadPolicy(domain.policyPath), { only: "rules" });
+  const comparisons: GroundingComparison[] = [];
+  for (const task of tasks) {
+    const result = await labeler.groundTask(task.opening, true);
+    if ("error" in result && !/no task pattern matches/.test(result.error))
+      throw new Error(`task ${task.id}: ${result.error}`);
+    const patterns = "value" in result ? (result.value as Call[]) : [];
+    const oracle = domain.grounding?.(task) ?? [];
+    const [found, truth] = [callKeys(patterns), callKeys(oracle)];
+    const kind =
+      found.join() === truth.join()
+        ? "agree"
+        : found.length === 0
+          ? "none"
+          : found.every((key) => truth.includes(key))
+            ? "partial"
+            : "extra";
+    comparisons.push({ task: task.id, patterns, oracle, kind });
+  }
+  return comparisons;
+}
+
+/** How many comparisons of each kind. */
+export function countKinds(
+  comparisons: readonly GroundingComparison[],
+): Record<GroundingComparison["kind"], number> {
+  const counts = { agree: 0, partial: 0, extra: 0, none: 0 };
+  for (const comparison of comparisons) counts[comparison.kind] += 1;
+  return counts;
+}
+
+/** A set of task calls as comparable keys. */
+function callKeys(calls: readonly Call[]): string[] {
+  return [...new Set(calls.map((call) => canonical(call)))].sort();
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (typeof value === "object" && value !== null)
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+      .join(",")}}`;
+  return JSON.stringify(value);
 }

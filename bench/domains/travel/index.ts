@@ -52,6 +52,7 @@ function travelDatabase(): TravelDatabase {
 
 export const travel: Domain = {
   name: "travel",
+  readsDataDir: false,
   policyPath,
   manual() {
     const { manual } = parse(readFileSync(policyPath, "utf8")) as { manual: Record<string, string> };

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# npm run setup: installs the system tools the tests run, where it can. Debian or Ubuntu
+# packages: mona (the LTLf differential test), z3 (the native solver backend), chromium (the
+# dashboard's browser test), nginx (replicas behind a proxy), python3 (mentor pull's PyPI
+# source and its stand-in pip). With root or password-less sudo it runs apt-get; otherwise it
+# prints what to install and exits 1. `--dry-run` prints the commands instead of running them.
+# A test whose tool is missing fails naming this command (MENTOR_SKIP_MISSING_TOOLS=1 skips it).
+set -euo pipefail
+
+dry_run=false
+[ "${1:-}" = "--dry-run" ] && dry_run=true
+
+# The same places the tests look (test/support/system-tools.ts and the tests that use it).
+found_nginx() {
+  local candidate
+  for candidate in /usr/sbin/nginx /usr/local/sbin/nginx /usr/bin/nginx; do
+    [ -x "$candidate" ] && return 0
+  done
+  command -v nginx >/dev/null 2>&1
+}
+missing=()
+command -v mona >/dev/null 2>&1 || missing+=(mona)
+command -v z3 >/dev/null 2>&1 || missing+=(z3)
+[ -x "${MENTOR_CHROMIUM:-/usr/bin/chromium}" ] || missing+=(chromium)
+found_nginx || missing+=(nginx)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: every tool the tests use is installed (mona, z3, chromium, nginx, python3)"
+  exit 0
+fi
+echo "setup: missing: ${missing[*]}"
+
+if [ "$EUID" -eq 0 ]; then
+  sudo_cmd=()
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  sudo_cmd=(sudo)
+else
+  sudo_cmd=()
+  cannot="not root, and sudo needs a password or is absent"
+fi
+command -v apt-get >/dev/null 2>&1 || cannot="no apt-get (not Debian or Ubuntu)"
+
+if [ -n "${cannot:-}" ]; then
+  echo "setup: cannot install here ($cannot). Install these packages with your system's package manager:"
+  echo "  ${missing[*]}"
+  echo "or run the tests without them: MENTOR_SKIP_MISSING_TOOLS=1 npm test (their tests are skipped, saying why)"
+  exit 1
+fi
+
+commands=(
+  "${sudo_cmd[*]+${sudo_cmd[*]} }env DEBIAN_FRONTEND=noninteractive apt-get update"
+  "${sudo_cmd[*]+${sudo_cmd[*]} }env DEBIAN_FRONTEND=noninteractive apt-get install -y ${missing[*]}"
+)
+for command in "${commands[@]}"; do
+  echo "setup: $command"
+  $dry_run || $command
+done
