@@ -92,7 +92,7 @@ export function travelConversation(calls: number, seed = 1): Record<string, unkn
  * and proposition is distinct and no copy reads another's calls. `copies × 8` rules in all.
  */
 export function travelPolicy(copies: number): string {
-  const lines = ["policy: travel-copies", "manual:"];
+  const lines = ["policy: travel_copies", "manual:"];
   for (let copy = 0; copy < copies; copy++) {
     lines.push(
       `  P1_${copy}: Check the distance of a route before any booking for it (copy ${copy}).`,
@@ -126,11 +126,14 @@ export function travelPolicy(copies: number): string {
     );
   lines.push("entities:");
   for (let copy = 0; copy < copies; copy++)
-    lines.push(`  route_${copy}: {from: {request_travel_${copy}: {x: origin, y: destination}}}`);
+    lines.push(
+      `  route_${copy}: {from: {request_travel_${copy}: {x_${copy}: origin, y_${copy}: destination}}}`,
+    );
   lines.push("propositions:");
   for (let copy = 0; copy < copies; copy++) {
+    const when = `a.origin == x_${copy} && a.destination == y_${copy}`;
     const on = (tool: string, outcome?: string): string =>
-      `{tool: ${tool}_${copy}, when: "a.origin == x && a.destination == y"${outcome ? `, outcome: "${outcome}"` : ""}}`;
+      `{tool: ${tool}_${copy}, when: "${when}"${outcome ? `, outcome: "${outcome}"` : ""}}`;
     const route = `(route_${copy})`;
     lines.push(
       `  checked_${copy}${route}: ${on("check_distance", "o.label == 'short' || o.label == 'long'")}`,
@@ -141,7 +144,7 @@ export function travelPolicy(copies: number): string {
       `  flight_${copy}${route}: ${on("book_flight")}`,
       `  train_ok_${copy}${route}: ${on("book_train", "o.status == 'confirmed'")}`,
       `  flight_ok_${copy}${route}: ${on("book_flight", "o.status == 'confirmed'")}`,
-      `  flight_not_asked_${copy}${route}: {tool: book_flight_${copy}, when: "a.origin == x && a.destination == y && task.request_travel_${copy}.mode == 'train'"}`,
+      `  flight_not_asked_${copy}${route}: {tool: book_flight_${copy}, when: "${when} && task.request_travel_${copy}.mode == 'train'"}`,
     );
   }
   lines.push("rules:");
@@ -154,8 +157,8 @@ export function travelPolicy(copies: number): string {
       `  - {id: P5_${copy}, template: precedence, a: "${p("seats_checked")}", b: "${p("flight")}"}`,
       `  - {id: P6_${copy}, ltl: "G((${p("flight_ok")} | ${p("train_ok")}) -> WX G !(${p("flight")} | ${p("train")}))"}`,
       `  - {id: P7_${copy}, template: notSuccession, a: "${p("full")}", b: "${p("flight")}"}`,
-      `  - {id: P4_mode_${copy}, ltl: "G !${p("flight_not_asked")}", applies_to: requested}`,
-      `  - {id: P4_only_${copy}, ltl: "G !(${p("train")} | ${p("flight")})", applies_to: unrequested}`,
+      `  - {id: P4_mode_${copy}, ltl: "G !${p("flight_not_asked")}", applies_to: requested, sentence: "P4_${copy}: by the mode asked for."}`,
+      `  - {id: P4_only_${copy}, ltl: "G !(${p("train")} | ${p("flight")})", applies_to: unrequested, sentence: "P4_${copy}: only the trips asked for."}`,
     );
   }
   lines.push("constraints:");
