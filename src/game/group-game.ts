@@ -1,7 +1,7 @@
 import type { Automaton } from "../logic/index.js";
 import type { Run } from "../monitor/index.js";
 import type { CandidateCall } from "./candidates.js";
-import type { Component } from "./components.js";
+import { type Component, componentsOf } from "./components.js";
 
 /** A state an exploration reached: how (the step from its parent) and where its calls lead. */
 export interface ExploredState {
@@ -180,6 +180,24 @@ export class GroupGame {
       path.push(describeCandidate(node.step.candidate, node.step.caseIndex));
     return path.reverse();
   }
+}
+
+/**
+ * The games of the groups the candidates link among a run's instances: its block-mode instances
+ * (what contradictions and traps are about), or all of them (shadowing reads warn and record
+ * rules too).
+ */
+export function groupGames(
+  run: Run,
+  candidates: readonly CandidateCall[],
+  options: { instances: "block" | "all"; maxStates: number },
+): GroupGame[] {
+  const instances = run.instances.flatMap((instance, index) =>
+    options.instances === "all" || instance.rule.mode === "block" ? [index] : [],
+  );
+  return componentsOf(run, instances, candidates, new Map()).map(
+    (group) => new GroupGame(run, group, options.maxStates),
+  );
 }
 
 export function describeCandidate(candidate: CandidateCall, caseIndex: number): string {

@@ -3,10 +3,8 @@ import { type Expression, type FieldType, formatExpression, type PathSegment } f
 import { Run } from "../monitor/index.js";
 import type { ConstraintSpec, EntitySpec, Policy } from "../policy/index.js";
 import type { SolverClient, SolverTool } from "../smt/index.js";
-import type { CandidateCall } from "./candidates.js";
-import { componentsOf } from "./components.js";
-import { Game } from "./game.js";
-import { type ExploredState, GroupGame } from "./group-game.js";
+import { type CandidateCall, candidateCalls } from "./candidates.js";
+import { type ExploredState, groupGames } from "./group-game.js";
 import { type LintFinding, type LintOptions, syntheticTask } from "./lint.js";
 
 /**
@@ -99,7 +97,7 @@ async function constraintTraps(
 ): Promise<LintFinding[]> {
   if (policy.constraints.length === 0) return [];
   const run = Run.start(policy, syntheticTask(policy));
-  const candidates = new Game(policy).structure(run, undefined).candidates;
+  const candidates = candidateCalls(run);
   const findings: LintFinding[] = [];
   const impossible = new Map<CandidateCall, ConstraintSpec[]>();
   const verdicts = new Map<string, Promise<boolean>>();
@@ -128,17 +126,13 @@ async function constraintTraps(
   }
   if (impossible.size === 0) return findings;
 
-  const enforced = run.instances.flatMap((instance, index) =>
-    instance.rule.mode === "block" ? [index] : [],
-  );
-  for (const group of componentsOf(run, enforced, candidates, new Map())) {
-    const blocked = group.candidates.filter((candidate) => impossible.has(candidate));
+  for (const game of groupGames(run, candidates, { instances: "block", maxStates })) {
+    const blocked = game.group.candidates.filter((candidate) => impossible.has(candidate));
     if (blocked.length === 0) continue;
-    const game = new GroupGame(run, group, maxStates);
     // Every state reachable with possible calls and without breaking a rule, in breadth-first order.
     const exploration = game.explore({
       skipDoomed: true,
-      candidates: group.candidates.filter((candidate) => !impossible.has(candidate)),
+      candidates: game.group.candidates.filter((candidate) => !impossible.has(candidate)),
     });
     if (!exploration.complete) {
       findings.push({

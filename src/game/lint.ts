@@ -2,9 +2,8 @@ import type { SourceLocation } from "../errors/index.js";
 import { referencesOf, type Value } from "../expression/index.js";
 import { Run, type TaskCall } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
-import { componentsOf } from "./components.js";
-import { Game } from "./game.js";
-import { type Exploration, type ExploredState, GroupGame } from "./group-game.js";
+import { candidateCalls } from "./candidates.js";
+import { type Exploration, type ExploredState, type GroupGame, groupGames } from "./group-game.js";
 
 export interface LintFinding {
   severity: "error" | "warning";
@@ -48,7 +47,7 @@ export interface LintOptions {
 export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFinding[] {
   const maxStates = options.maxStates ?? 5_000;
   const run = Run.start(policy, syntheticTask(policy));
-  const candidates = new Game(policy).structure(run, undefined).candidates;
+  const candidates = candidateCalls(run);
   const ruleIds = (indices: readonly number[]): string[] => [
     ...new Set(indices.map((index) => run.instances[index]?.rule.id as string)),
   ];
@@ -64,17 +63,13 @@ export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFindi
     });
   };
 
-  const enforced = run.instances.flatMap((instance, index) =>
-    instance.rule.mode === "block" ? [index] : [],
-  );
-  for (const group of componentsOf(run, enforced, candidates, new Map())) {
-    const game = new GroupGame(run, group, maxStates);
+  for (const game of groupGames(run, candidates, { instances: "block", maxStates })) {
     const exploration = game.explore({ skipDoomed: true });
     const finishing = game.finishing(exploration);
     // Cut by the budget: a state that reaches no finish among the explored ones may reach one
     // past them (a finish found is certain; a trap is not).
     if (!exploration.complete) {
-      notChecked(group.instances, finishing[0] ? "traps" : "contradictions and traps");
+      notChecked(game.group.instances, finishing[0] ? "traps" : "contradictions and traps");
       continue;
     }
     if (!finishing[0]) {
@@ -125,14 +120,13 @@ export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFindi
     });
   });
 
-  const all = run.instances.map((_, index) => index);
-  for (const group of componentsOf(run, all, candidates, new Map())) {
-    const game = new GroupGame(run, group, maxStates);
-    const modes = new Set(group.instances.map((index) => run.instances[index]?.rule.mode));
+  for (const game of groupGames(run, candidates, { instances: "all", maxStates })) {
+    // Shadowing is of a warn or record rule by a block rule of its group.
+    const modes = new Set(game.group.instances.map((index) => run.instances[index]?.rule.mode));
     if (!modes.has("block") || modes.size === 1) continue;
     const exploration = game.explore({ skipDoomed: false });
     if (exploration.complete) findings.push(...shadowedRules(game, exploration));
-    else notChecked(group.instances, "shadowing");
+    else notChecked(game.group.instances, "shadowing");
   }
   findings.push(...unusedDeclarations(policy));
   findings.push(...unchecked);
