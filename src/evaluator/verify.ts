@@ -1,4 +1,4 @@
-import { Run, traceFromMessages } from "../monitor/index.js";
+import { traceEntries, traceFromMessages } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
 import type { Evaluator } from "./evaluator.js";
 import type { Advice, Decision } from "./types.js";
@@ -37,29 +37,32 @@ export interface Verification {
  * Judges a finished, grounded conversation after the fact: each call on the trace before it
  * (refusals, approvals and stops before it too) as the shield would have judged it, and every
  * rule and binding at the end. `mentor verify` and the conflict checker of `mentor formalize`.
+ *
+ * One monitor walks the trace: each made call is judged on the monitor as it stands, then
+ * recorded, so the cost grows with the calls, not with their square (a monitor rebuilt for each
+ * prefix replays every call before it).
  */
 export function verifyConversation(policy: Policy, evaluator: Evaluator, messages: unknown[]): Verification {
   const trace = traceFromMessages(messages, policy);
-  const calls = trace.calls.map((call, index): VerifiedCall => {
-    const notes = (trace.notes ?? []).filter((note) => note.position <= index);
-    const decision: Decision = evaluator.decide(
-      { task: trace.task, calls: trace.calls.slice(0, index), notes },
-      { name: call.name, arguments: call.arguments },
-    );
-    return {
-      call: { name: call.name, arguments: call.arguments },
-      verdict: decision.verdict,
-      violations: decision.violations.map((finding) => finding.rule),
-      warnings: decision.warnings.map((finding) => finding.rule),
-      // Why a call was blocked without a broken rule, and what the shield would have advised.
-      ...(decision.failClosed !== undefined ? { failClosed: decision.failClosed } : {}),
-      ...(decision.advice ? { advice: decision.advice } : {}),
-    };
-  });
-  const run = Run.fromTrace(policy, trace);
+  const monitor = evaluator.monitor(trace.task);
+  const calls: VerifiedCall[] = [];
+  for (const entry of traceEntries(trace)) {
+    if (entry.kind === "made") {
+      const call = { name: entry.call.name, arguments: entry.call.arguments };
+      calls.push(verifiedCall(call, monitor.decide(call)));
+    }
+    monitor.apply(entry);
+  }
+  const run = monitor.run;
+  const brokenByInstance = new Map<number, number[]>();
+  for (const entry of run.broken) {
+    const calls = brokenByInstance.get(entry.instance);
+    if (calls) calls.push(entry.call);
+    else brokenByInstance.set(entry.instance, [entry.call]);
+  }
   const rules = run.instances.map((instance, index): VerifiedRule => {
     // A rule a call broke stays broken (the monitor re-armed it to judge later calls).
-    const brokenBy = run.broken.filter((entry) => entry.instance === index).map((entry) => entry.call);
+    const brokenBy = brokenByInstance.get(index) ?? [];
     const colours =
       brokenBy.length > 0
         ? ["PERM_VIOL"]
@@ -82,6 +85,18 @@ export function verifyConversation(policy: Policy, evaluator: Evaluator, message
     calls.some((call) => call.verdict === "block") ||
     rules.some((rule) => rule.mode === "block" && !rule.satisfied);
   return { score: checks.length === 0 ? 1 : passed / checks.length, violated, calls, rules };
+}
+
+function verifiedCall(call: VerifiedCall["call"], decision: Decision): VerifiedCall {
+  return {
+    call,
+    verdict: decision.verdict,
+    violations: decision.violations.map((finding) => finding.rule),
+    warnings: decision.warnings.map((finding) => finding.rule),
+    // Why a call was blocked without a broken rule, and what the shield would have advised.
+    ...(decision.failClosed !== undefined ? { failClosed: decision.failClosed } : {}),
+    ...(decision.advice ? { advice: decision.advice } : {}),
+  };
 }
 
 /**

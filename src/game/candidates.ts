@@ -44,10 +44,13 @@ export interface CandidateCall {
  */
 export function candidateCalls(run: Run): CandidateCall[] {
   const candidates: CandidateCall[] = [];
-  const propositions = [...run.policy.propositions.values()];
+  // By tool and by entity, once: per tool and per proposition they would cost as much as the policy.
+  const propositionsOf = groupBy([...run.policy.propositions.values()], (proposition) => proposition.tool);
+  const bindingsOf = groupBy(run.bindings, (binding) => binding.entity);
   const everyCallInstances = run.everyCallInstances();
+  const everyCall = new Set(everyCallInstances);
   for (const tool of run.policy.tools.values()) {
-    const own = propositions.filter((proposition) => proposition.tool === tool.name);
+    const own = propositionsOf.get(tool.name) ?? [];
     if (own.length === 0) {
       // A tool no proposition mentions is still a position of the rules that read every call.
       if (everyCallInstances.length > 0)
@@ -61,13 +64,12 @@ export function candidateCalls(run: Run): CandidateCall[] {
         });
       continue;
     }
-    const targets = targetsOf(run, own);
+    const targets = targetsOf(own, bindingsOf);
     const movesByChoice = new Map<string, AbstractMove[]>();
     for (const move of abstractMoves(tool, own)) {
       const key = [...move.whenTrue].sort().join("\u0000");
       movesByChoice.set(key, [...(movesByChoice.get(key) ?? []), move]);
     }
-    const everyCall = new Set(run.everyCallInstances());
     for (const target of targets) {
       const args = argumentsFor(own, target);
       const reachable = withEveryCall(
@@ -130,18 +132,29 @@ export function candidateCalls(run: Run): CandidateCall[] {
  * binding per entity of it (none for a proposition without entities, which comes last). Single
  * bindings come in run order.
  */
-function targetsOf(run: Run, propositions: readonly PropositionSpec[]): Binding[][] {
+function targetsOf(
+  propositions: readonly PropositionSpec[],
+  bindingsOf: ReadonlyMap<string, readonly Binding[]>,
+): Binding[][] {
   const targets = new Map<string, Binding[]>();
   for (const proposition of propositions) {
-    const choices = proposition.entities.map((entity) =>
-      run.bindings.filter((binding) => binding.entity === entity),
-    );
+    const choices = proposition.entities.map((entity) => [...(bindingsOf.get(entity) ?? [])]);
     for (const target of cartesian(choices))
       targets.set(target.map((binding) => binding.id).join(","), target);
   }
   const order = (target: readonly Binding[]): number[] =>
     target.length === 0 ? [Number.POSITIVE_INFINITY] : target.map((binding) => binding.id);
   return [...targets.values()].sort((left, right) => compareLists(order(left), order(right)));
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const group = groups.get(key(item));
+    if (group) group.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
 }
 
 function compareLists(left: readonly number[], right: readonly number[]): number {

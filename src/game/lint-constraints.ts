@@ -1,11 +1,11 @@
 import { formatLocation } from "../errors/index.js";
 import { type Expression, type FieldType, formatExpression, type PathSegment } from "../expression/index.js";
 import { Run } from "../monitor/index.js";
-import type { ConstraintSpec, Policy } from "../policy/index.js";
+import type { ConstraintSpec, EntitySpec, Policy } from "../policy/index.js";
 import type { SolverClient, SolverTool } from "../smt/index.js";
-import type { CandidateCall } from "./candidates.js";
-import { describeCandidate, type LintFinding, type LintOptions, syntheticTask } from "./lint.js";
-import { StrategyTemplate } from "./template.js";
+import { type CandidateCall, candidateCalls } from "./candidates.js";
+import { type ExploredState, groupGames } from "./group-game.js";
+import { type LintFinding, type LintOptions, syntheticTask } from "./lint.js";
 
 /**
  * Argument constraints that can never hold together, checked with the solver: per tool, the
@@ -21,17 +21,16 @@ export async function lintConstraints(
   options: LintOptions = {},
 ): Promise<LintFinding[]> {
   const findings: LintFinding[] = [];
-  const byTool = new Map<string, ConstraintSpec[]>();
-  for (const constraint of policy.constraints) {
-    byTool.set(constraint.on.tool, [...(byTool.get(constraint.on.tool) ?? []), constraint]);
-  }
-  for (const [toolName, constraints] of byTool) {
+  const entities = entitiesByVariable(policy);
+  // Constraints of a set the solver satisfied: every part of that set can hold too.
+  const canHold = new Set<ConstraintSpec>();
+  for (const [toolName, constraints] of byTool(policy.constraints)) {
     const tool = policy.tools.get(toolName);
     if (!tool) continue;
     const free = new Map<string, FieldType>();
     const checked = constraints.flatMap((constraint) => {
       const parts = [constraint.require, ...(constraint.on.when ? [constraint.on.when] : [])].map((part) =>
-        freeConstants(part, policy, free),
+        freeConstants(part, policy, free, entities),
       );
       return parts.every((part) => part !== undefined) ? [{ constraint, parts: parts as Expression[] }] : [];
     });
@@ -45,6 +44,7 @@ export async function lintConstraints(
         tool: solverTool,
         constraints: subset.flatMap((entry) => entry.parts),
       });
+      if (result.status === "sat") for (const entry of subset) canHold.add(entry.constraint);
       return result.status === "unsat";
     };
     try {
@@ -74,7 +74,7 @@ export async function lintConstraints(
       });
     }
   }
-  findings.push(...(await constraintTraps(policy, solver, options.maxStates ?? 5_000)));
+  findings.push(...(await constraintTraps(policy, solver, options.maxStates ?? 5_000, entities, canHold)));
   return findings;
 }
 
@@ -82,26 +82,35 @@ export async function lintConstraints(
  * Traps made by constraints: a state reachable without breaking a rule (and without impossible
  * calls) from which the game could still finish, but only through calls that no arguments make
  * compliant, because the constraints that apply to them never hold together for any task and
- * any history (`neverHold`). Error `trap` at the first such state in breadth-first order, so the
- * example is a shortest one; it names the impossible calls that progress there and their
- * constraints with file and line. A solver that cannot answer makes a warning.
+ * any history (`neverHold`). Searched per group of linked rules (`GroupGame`), each within
+ * `maxStates` states: error `trap` at the group's first such state in breadth-first order, so the
+ * example is a shortest one; it names the group's open duties there, the impossible calls that
+ * progress there and their constraints with file and line. A solver that cannot answer makes a
+ * warning.
  */
 async function constraintTraps(
   policy: Policy,
   solver: SolverClient,
   maxStates: number,
+  entities: EntitiesByVariable,
+  canHold: ReadonlySet<ConstraintSpec>,
 ): Promise<LintFinding[]> {
   if (policy.constraints.length === 0) return [];
   const run = Run.start(policy, syntheticTask(policy));
-  const template = new StrategyTemplate(run, { maxStates });
+  const candidates = candidateCalls(run);
   const findings: LintFinding[] = [];
   const impossible = new Map<CandidateCall, ConstraintSpec[]>();
   const verdicts = new Map<string, Promise<boolean>>();
-  for (const candidate of template.candidates) {
-    const applicable = policy.constraints.filter((constraint) => appliesTo(constraint, candidate));
-    if (applicable.length === 0) continue;
+  const constraintsOn = byTool(policy.constraints);
+  for (const candidate of candidates) {
+    const applicable = (constraintsOn.get(candidate.tool) ?? []).filter((constraint) =>
+      appliesTo(constraint, candidate),
+    );
+    // Part of a set the solver satisfied (with the same free task fields and variables, history
+    // left out): they can hold together, no need to ask again.
+    if (applicable.length === 0 || applicable.every((constraint) => canHold.has(constraint))) continue;
     const key = applicable.map((constraint) => constraint.id).join("\u0000");
-    const verdict = verdicts.get(key) ?? neverHold(policy, solver, applicable);
+    const verdict = verdicts.get(key) ?? neverHold(policy, solver, applicable, entities);
     verdicts.set(key, verdict);
     try {
       if (await verdict) impossible.set(candidate, applicable);
@@ -117,63 +126,54 @@ async function constraintTraps(
   }
   if (impossible.size === 0) return findings;
 
-  // Every state reachable with possible calls and without breaking a rule, in breadth-first order.
-  const initial = run.beliefs[0] as Int32Array;
-  const nodes = new Map([
-    [initial.join(","), { state: initial, path: [] as string[], next: [] as string[] }],
-  ]);
-  for (const [, node] of nodes) {
-    if (nodes.size > maxStates) {
+  for (const game of groupGames(run, candidates, { instances: "block", maxStates })) {
+    const blocked = game.group.candidates.filter((candidate) => impossible.has(candidate));
+    if (blocked.length === 0) continue;
+    // Every state reachable with possible calls and without breaking a rule, in breadth-first order.
+    const exploration = game.explore({
+      skipDoomed: true,
+      candidates: game.group.candidates.filter((candidate) => !impossible.has(candidate)),
+    });
+    if (!exploration.complete) {
       findings.push({
         severity: "warning",
         kind: "trap",
-        rules: [...new Set([...impossible.values()].flat().map((constraint) => constraint.id))],
+        rules: [
+          ...new Set(blocked.flatMap((candidate) => impossible.get(candidate) ?? []).map(({ id }) => id)),
+        ],
         message: `traps made by constraints were not searched: more than ${maxStates} states`,
       });
-      return findings;
+      continue;
     }
-    for (const candidate of template.candidates) {
-      if (impossible.has(candidate)) continue;
-      for (let caseIndex = 0; caseIndex < candidate.cases.length; caseIndex++) {
-        const successor = template.successor(node.state, candidate, caseIndex);
-        if (template.doomedInstances(successor).length > 0) continue;
-        const key = successor.join(",");
-        node.next.push(key);
-        if (!nodes.has(key))
-          nodes.set(key, {
-            state: successor,
-            path: [...node.path, describeCandidate(candidate, caseIndex)],
-            next: [],
-          });
-      }
-    }
-  }
-  // The states from which some outcomes let possible calls reach a compliant finish.
-  const finishing = new Set(
-    [...nodes].filter(([, node]) => template.isAccepting(node.state)).map(([key]) => key),
-  );
-  for (let grown = true; grown; ) {
-    grown = false;
-    for (const [key, node] of nodes) {
-      if (!finishing.has(key) && node.next.some((next) => finishing.has(next))) {
-        finishing.add(key);
-        grown = true;
-      }
-    }
-  }
-  for (const [key, node] of nodes) {
-    if (finishing.has(key)) continue;
-    const distance = template.distance(node.state);
-    if (distance === undefined || distance === Number.POSITIVE_INFINITY) continue;
-    const blocked = [...impossible.keys()].filter(
-      (candidate) => template.classifyCandidate(node.state, candidate) === "progressing",
-    );
-    const calls = blocked.length > 0 ? blocked : [...impossible.keys()];
+    // The states from which some outcomes let possible calls reach a compliant finish.
+    const finishing = game.finishing(exploration);
+    const trap = exploration.states.findIndex((node, at) => {
+      if (finishing[at]) return false;
+      const distance = game.distance(node.state);
+      return distance !== undefined && distance !== Number.POSITIVE_INFINITY;
+    });
+    if (trap < 0) continue;
+    const state = (exploration.states[trap] as ExploredState).state;
+    const now = game.distance(state) as number;
+    const progressing = blocked.filter((candidate) => {
+      const after = candidate.cases.map((_, caseIndex) =>
+        game.distance(game.successor(state, candidate, caseIndex)),
+      );
+      if (after.some((distance) => distance === undefined)) return false;
+      if (after.every((distance) => distance === Number.POSITIVE_INFINITY)) return false;
+      return after.some((distance) => (distance as number) < now);
+    });
+    const calls = progressing.length > 0 ? progressing : blocked;
     const constraints = [...new Set(calls.flatMap((candidate) => impossible.get(candidate) ?? []))];
     const duties = [
-      ...new Set(template.openInstances(node.state).map((index) => run.instances[index]?.rule.id as string)),
+      ...new Set(
+        game.blocks
+          .filter((position) => !game.accepting(state, [position]))
+          .map((position) => run.instances[game.instance(position)]?.rule.id as string),
+      ),
     ];
-    const where = node.path.length > 0 ? `after ${node.path.join(", ")}` : "from the start";
+    const path = game.path(exploration, trap);
+    const where = path.length > 0 ? `after ${path.join(", ")}` : "from the start";
     findings.push({
       severity: "error",
       kind: "trap",
@@ -187,12 +187,22 @@ async function constraintTraps(
               `constraint ${constraint.id} at ${formatLocation(constraint.location)}: "${constraint.requireText}"`,
           )
           .join("; ")}`,
-      example: node.path,
+      example: path,
       location: constraints[0]?.location,
     });
-    break;
   }
   return findings;
+}
+
+/** Constraints by the tool they are on. */
+function byTool(constraints: readonly ConstraintSpec[]): Map<string, ConstraintSpec[]> {
+  const groups = new Map<string, ConstraintSpec[]>();
+  for (const constraint of constraints) {
+    const group = groups.get(constraint.on.tool);
+    if (group) group.push(constraint);
+    else groups.set(constraint.on.tool, [constraint]);
+  }
+  return groups;
 }
 
 /** Whether a constraint applies to a call of the game: same tool, its proposition's `when` holds, its entity named. */
@@ -201,6 +211,16 @@ function appliesTo(constraint: ConstraintSpec, candidate: CandidateCall): boolea
   if (on.tool !== candidate.tool) return false;
   if (on.whenText !== undefined && !candidate.whenTrue?.has(on.whenText)) return false;
   return on.entities.every((entity) => candidate.bindings.some((binding) => binding.entity === entity));
+}
+
+/** The entity that declares each variable (the first, in the policy's order). */
+type EntitiesByVariable = ReadonlyMap<string, EntitySpec>;
+
+function entitiesByVariable(policy: Policy): EntitiesByVariable {
+  const entities = new Map<string, EntitySpec>();
+  for (const entity of policy.entities.values())
+    for (const variable of entity.variables) if (!entities.has(variable)) entities.set(variable, entity);
+  return entities;
 }
 
 /** Type choices tried for a history value whose type the policy does not declare. */
@@ -219,6 +239,7 @@ async function neverHold(
   policy: Policy,
   solver: SolverClient,
   constraints: ConstraintSpec[],
+  entities: EntitiesByVariable,
 ): Promise<boolean> {
   const tool = policy.tools.get(constraints[0]?.on.tool ?? "");
   if (!tool) return false;
@@ -228,7 +249,7 @@ async function neverHold(
   // keeps the question the same and spares the solver a comparison of two unknowns.
   const parts = constraints.flatMap((constraint) =>
     [constraint.require, ...(constraint.on.when ? [constraint.on.when] : [])].map((part) =>
-      freeConstants(part, policy, free, { history, bound: constraint.on.bindingPattern }),
+      freeConstants(part, policy, free, entities, { history, bound: constraint.on.bindingPattern }),
     ),
   );
   if (parts.some((part) => part === undefined) || history.size > maxHistoryValues) return false;
@@ -262,6 +283,7 @@ function freeConstants(
   expression: Expression,
   policy: Policy,
   free: Map<string, FieldType>,
+  entities: EntitiesByVariable,
   runtime?: { history: Set<string>; bound: Record<string, PathSegment[]> },
 ): Expression | undefined {
   const history = runtime?.history;
@@ -282,9 +304,7 @@ function freeConstants(
           name = String(node.path[0]);
           const argument = runtime?.bound[name];
           if (argument !== undefined) return { ...node, root: "arguments", path: argument };
-          const entity = [...policy.entities.values()].find((candidate) =>
-            candidate.variables.includes(name),
-          );
+          const entity = entities.get(name);
           const source = entity?.sources[0];
           const field = source?.bind[name];
           type = source && field ? taskField(source.taskCall, field) : undefined;

@@ -2,8 +2,8 @@ import type { SourceLocation } from "../errors/index.js";
 import { referencesOf, type Value } from "../expression/index.js";
 import { Run, type TaskCall } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
-import type { CandidateCall } from "./candidates.js";
-import { StrategyTemplate } from "./template.js";
+import { candidateCalls } from "./candidates.js";
+import { type Exploration, type ExploredState, type GroupGame, groupGames } from "./group-game.js";
 
 export interface LintFinding {
   severity: "error" | "warning";
@@ -14,7 +14,8 @@ export interface LintFinding {
     | "dead-proposition"
     | "shadowed"
     | "unsatisfiable-constraints"
-    | "unused";
+    | "unused"
+    | "unchecked";
   rules: string[];
   message: string;
   /** For traps: the shortest sequence of calls that leads into one. */
@@ -24,7 +25,7 @@ export interface LintFinding {
 }
 
 export interface LintOptions {
-  /** Joint states the trap search may visit. Default 5,000. */
+  /** States each group's search may visit (see `lintPolicy`). Default 5,000. */
   maxStates?: number;
 }
 
@@ -35,39 +36,65 @@ export interface LintOptions {
  *   finish exists (rules that only conflict in combination), with a shortest example;
  * - warning `vacuous`: a rule no run can break;
  * - warning `dead-proposition`: a proposition of a rule that no call can make true;
- * - warning `shadowed`: a rule that is only ever broken together with another rule.
+ * - warning `shadowed`: a rule that is only ever broken together with another rule;
+ * - warning `unchecked`: rules whose game has more than `maxStates` states, so that the checks
+ *   above could not finish for them.
+ *
+ * The game checks run per group of rule instances that some call links (`GroupGame`): rules no
+ * call links cannot conflict, trap or shadow one another, and each group gets its own budget of
+ * `maxStates` states, so the cost grows with the policy's groups, not with their product.
  */
 export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFinding[] {
-  const findings: LintFinding[] = [];
+  const maxStates = options.maxStates ?? 5_000;
   const run = Run.start(policy, syntheticTask(policy));
-  const template = new StrategyTemplate(run, { maxStates: options.maxStates ?? 5_000 });
-  const initial = run.beliefs[0] as Int32Array;
-  const ruleIds = (indices: number[]): string[] => [
+  const candidates = candidateCalls(run);
+  const ruleIds = (indices: readonly number[]): string[] => [
     ...new Set(indices.map((index) => run.instances[index]?.rule.id as string)),
   ];
-
-  const maxStates = options.maxStates ?? 5_000;
-  const start = template.distance(initial);
-  if (start === Number.POSITIVE_INFINITY) {
-    const rules = ruleIds(conflictingInstances(template, initial));
-    findings.push({
-      severity: "error",
-      kind: "contradiction",
+  const findings: LintFinding[] = [];
+  const unchecked: LintFinding[] = [];
+  const notChecked = (instances: readonly number[], checks: string): void => {
+    const rules = ruleIds(instances);
+    unchecked.push({
+      severity: "warning",
+      kind: "unchecked",
       rules,
-      message: `no compliant run exists: ${rulesWhere(policy, rules)} cannot all be satisfied`,
+      message: `${rulesWhere(policy, rules)} ${rules.length === 1 ? "was" : "were"} not checked for ${checks}: their game has more than ${maxStates} states`,
     });
-  } else {
-    const trap = findTrap(template, initial, maxStates);
-    if (trap) {
-      const rules = ruleIds(conflictingInstances(template, trap.state));
+  };
+
+  for (const game of groupGames(run, candidates, { instances: "block", maxStates })) {
+    const exploration = game.explore({ skipDoomed: true });
+    const finishing = game.finishing(exploration);
+    // Cut by the budget: a state that reaches no finish among the explored ones may reach one
+    // past them (a finish found is certain; a trap is not).
+    if (!exploration.complete) {
+      notChecked(game.group.instances, finishing[0] ? "traps" : "contradictions and traps");
+      continue;
+    }
+    if (!finishing[0]) {
+      const rules = ruleIds(conflictingInstances(game, game.start()));
       findings.push({
         severity: "error",
-        kind: "trap",
+        kind: "contradiction",
         rules,
-        message: `after ${trap.path.join(", ")} no compliant finish exists, though no single rule is broken: ${rulesWhere(policy, rules)} conflict there`,
-        example: trap.path,
+        message: `no compliant run exists: ${rulesWhere(policy, rules)} cannot all be satisfied`,
       });
+      continue;
     }
+    // Breadth-first order: the first state with no compliant finish has a shortest example.
+    const trap = finishing.indexOf(false);
+    if (trap < 0) continue;
+    const state = exploration.states[trap] as ExploredState;
+    const path = game.path(exploration, trap);
+    const rules = ruleIds(conflictingInstances(game, state.state));
+    findings.push({
+      severity: "error",
+      kind: "trap",
+      rules,
+      message: `after ${path.join(", ")} no compliant finish exists, though no single rule is broken: ${rulesWhere(policy, rules)} conflict there`,
+      example: path,
+    });
   }
 
   policy.rules.forEach((rule) => {
@@ -93,8 +120,16 @@ export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFindi
     });
   });
 
-  findings.push(...shadowedRules(template, initial));
+  for (const game of groupGames(run, candidates, { instances: "all", maxStates })) {
+    // Shadowing is of a warn or record rule by a block rule of its group.
+    const modes = new Set(game.group.instances.map((index) => run.instances[index]?.rule.mode));
+    if (!modes.has("block") || modes.size === 1) continue;
+    const exploration = game.explore({ skipDoomed: false });
+    if (exploration.complete) findings.push(...shadowedRules(game, exploration));
+    else notChecked(game.group.instances, "shadowing");
+  }
   findings.push(...unusedDeclarations(policy));
+  findings.push(...unchecked);
   return findings;
 }
 
@@ -105,14 +140,16 @@ export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFindi
  * tool's calls to bindings, and so decides which calls those functions see.
  */
 function unusedDeclarations(policy: Policy): LintFinding[] {
-  const entries = [...policy.rules, ...policy.constraints];
-  const citesSentence = (id: string) =>
-    entries.some(
-      (entry) =>
-        entry.id === id ||
-        entry.id.startsWith(`${id}_`) ||
-        new RegExp(`(^|[^A-Za-z0-9_])${id}([^A-Za-z0-9_]|$)`).test(entry.sentence),
-    );
+  // What cites a sentence id (a name): an entry's id, the part of an entry's id before one of its
+  // `_`, a name in an entry's sentence. Gathered once: per sentence they would cost the policy.
+  const cited = new Set<string>();
+  for (const entry of [...policy.rules, ...policy.constraints]) {
+    cited.add(entry.id);
+    for (let at = entry.id.indexOf("_"); at >= 0; at = entry.id.indexOf("_", at + 1))
+      cited.add(entry.id.slice(0, at));
+    for (const name of entry.sentence.split(/[^A-Za-z0-9_]+/)) cited.add(name);
+  }
+  const citesSentence = (id: string) => cited.has(id);
   const read = new Set([
     ...policy.rules.flatMap((rule) => rule.propositions.map((proposition) => proposition.name)),
     ...policy.constraints.map((constraint) => constraint.on.name),
@@ -153,21 +190,17 @@ function unusedDeclarations(policy: Policy): LintFinding[] {
 }
 
 /**
- * A smallest set of block-mode instances that together leave `state` no compliant finish: each
- * is dropped in turn while the others still have none (minimal: none can go, though another
- * set may be smaller).
+ * A smallest set of a group's block-mode instances that together leave `state` no compliant
+ * finish: each is dropped in turn while the others still have none (minimal: none can go, though
+ * another set may be smaller). The run's instance indices.
  */
-function conflictingInstances(template: StrategyTemplate, state: Int32Array): number[] {
-  const { run, maxStates, game } = template;
-  const all = run.instances.map((_, index) => index);
-  let kept = all.filter((index) => run.instances[index]?.rule.mode === "block");
+function conflictingInstances(game: GroupGame, state: Int32Array): number[] {
+  let kept = game.blocks;
   for (const candidate of [...kept]) {
-    const without = kept.filter((index) => index !== candidate);
-    const exclude = new Set(all.filter((index) => !without.includes(index)));
-    if (new StrategyTemplate(run, { maxStates, exclude, game }).distance(state) === Number.POSITIVE_INFINITY)
-      kept = without;
+    const without = kept.filter((position) => position !== candidate);
+    if (game.distance(state, { positions: without }) === Number.POSITIVE_INFINITY) kept = without;
   }
-  return kept;
+  return kept.map((position) => game.instance(position));
 }
 
 /** `R2 (policy.yaml:31:5) and R3 (policy.yaml:32:5)`. */
@@ -206,86 +239,41 @@ export function syntheticTask(policy: Policy): TaskCall[] {
   });
 }
 
-export function describeCandidate(candidate: CandidateCall, caseIndex: number): string {
-  const args = Object.entries(candidate.arguments).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
-  const outcome = candidate.cases.length > 1 ? ` → ${candidate.cases[caseIndex]?.description}` : "";
-  return `${candidate.tool}(${args.join(", ")})${outcome}`;
-}
-
-/** Breadth-first over states where no single rule is lost; the first with infinite distance is a trap. */
-function findTrap(
-  template: StrategyTemplate,
-  initial: Int32Array,
-  maxStates: number,
-): { state: Int32Array; path: string[] } | undefined {
-  const seen = new Set([initial.join(",")]);
-  let layer: { state: Int32Array; path: string[] }[] = [{ state: initial, path: [] }];
-  while (layer.length > 0 && seen.size <= maxStates) {
-    const next: typeof layer = [];
-    for (const { state, path } of layer) {
-      for (const candidate of template.candidates) {
-        for (let caseIndex = 0; caseIndex < candidate.cases.length; caseIndex++) {
-          const successor = template.successor(state, candidate, caseIndex);
-          const key = successor.join(",");
-          if (seen.has(key) || template.doomedInstances(successor).length > 0) continue;
-          seen.add(key);
-          const step = { state: successor, path: [...path, describeCandidate(candidate, caseIndex)] };
-          if (template.distance(successor) === Number.POSITIVE_INFINITY) return step;
-          next.push(step);
-        }
-      }
-    }
-    layer = next;
-  }
-  return undefined;
-}
-
-/** Rule A is shadowed by rule B if no reachable state has A lost while B is not (and A can be lost). */
-function shadowedRules(template: StrategyTemplate, initial: Int32Array): LintFinding[] {
-  const run = template.run;
+/**
+ * Rule A (not block) is shadowed by rule B (block, in A's group) if no reachable state has A lost
+ * while B is not (and A can be lost). Rules in groups no call links are never shadowed: each
+ * can be lost while the other keeps its state.
+ */
+function shadowedRules(game: GroupGame, exploration: Exploration): LintFinding[] {
+  const { run, group } = game;
   const lostSomewhere = new Set<number>();
   const lostAlone = new Map<number, Set<number>>();
-  const colourLost = (state: Int32Array, index: number): boolean =>
-    run.instances[index]?.rule.automaton.colour(state[index] as number) === "PERM_VIOL";
-  const seen = new Set([initial.join(",")]);
-  const queue = [initial];
-  while (queue.length > 0 && seen.size <= 5_000) {
-    const state = queue.shift() as Int32Array;
-    const lost = run.instances.map((_, index) => colourLost(state, index));
-    lost.forEach((isLost, index) => {
+  for (const { state } of exploration.states) {
+    const lost = group.instances.map((_, position) => game.lost(state, position));
+    lost.forEach((isLost, position) => {
       if (!isLost) return;
-      lostSomewhere.add(index);
-      const others = lostAlone.get(index) ?? new Set<number>();
+      lostSomewhere.add(position);
+      const others = lostAlone.get(position) ?? new Set<number>();
       lost.forEach((otherLost, other) => {
         if (!otherLost) others.add(other);
       });
-      lostAlone.set(index, others);
+      lostAlone.set(position, others);
     });
-    for (const candidate of template.candidates) {
-      for (let caseIndex = 0; caseIndex < candidate.cases.length; caseIndex++) {
-        const successor = template.successor(state, candidate, caseIndex);
-        const key = successor.join(",");
-        if (!seen.has(key)) {
-          seen.add(key);
-          queue.push(successor);
-        }
-      }
-    }
   }
   const findings: LintFinding[] = [];
-  for (const index of lostSomewhere) {
-    const instance = run.instances[index];
+  for (const position of lostSomewhere) {
+    const instance = run.instances[game.instance(position)];
     if (!instance || instance.rule.mode === "block") continue;
-    for (const [other, otherInstance] of run.instances.entries()) {
-      if (other === index || otherInstance.rule.mode !== "block") continue;
-      if (!lostAlone.get(index)?.has(other)) {
-        findings.push({
-          severity: "warning",
-          kind: "shadowed",
-          rules: [instance.rule.id, otherInstance.rule.id],
-          message: `rule ${instance.rule.id} (${instance.rule.mode}) is only ever broken together with rule ${otherInstance.rule.id} (block), which already stops it`,
-        });
-      }
+    for (const other of game.blocks) {
+      if (other === position || lostAlone.get(position)?.has(other)) continue;
+      const otherInstance = run.instances[game.instance(other)];
+      if (!otherInstance) continue;
+      findings.push({
+        severity: "warning",
+        kind: "shadowed",
+        rules: [instance.rule.id, otherInstance.rule.id],
+        message: `rule ${instance.rule.id} (${instance.rule.mode}) is only ever broken together with rule ${otherInstance.rule.id} (block), which already stops it`,
+      });
     }
   }
   return findings;

@@ -380,7 +380,10 @@ export class Run {
     let task = this.taskFields();
     for (const binding of bindings) {
       Object.assign(variables, binding.values);
-      if (binding.taskCall) task = { ...task, [binding.taskCall.name]: binding.taskCall.arguments };
+      // Copied only when the binding's own task call is not the one `task` already holds (a copy
+      // costs as much as the task has calls).
+      if (binding.taskCall && task[binding.taskCall.name] !== binding.taskCall.arguments)
+        task = { ...task, [binding.taskCall.name]: binding.taskCall.arguments };
     }
     let calls: readonly ToolCallEvent[] | undefined;
     // The calls before `before` that named `bindings` (all calls for rules without entities), read on demand.
@@ -514,9 +517,16 @@ export class Run {
     if (fresh !== "all" && fresh.length === 0) return this;
     const added: Instance[] = [];
     const freshIds = new Set(fresh === "all" ? [] : fresh.map((binding) => binding.id));
+    // By entity once: per rule, a scan of every binding would cost rules × bindings.
+    const bindingsOf = new Map<string, Binding[]>();
+    for (const binding of this.bindings) {
+      const group = bindingsOf.get(binding.entity);
+      if (group) group.push(binding);
+      else bindingsOf.set(binding.entity, [binding]);
+    }
     for (const rule of this.policy.rules) {
       const choices = rule.entities.map((entity) =>
-        this.bindings.filter((binding) => binding.entity === entity && appliesTo(rule, binding)),
+        (bindingsOf.get(entity) ?? []).filter((binding) => appliesTo(rule, binding)),
       );
       for (const combination of cartesian(choices)) {
         if (fresh === "all" || combination.some((binding) => freshIds.has(binding.id))) {

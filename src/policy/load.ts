@@ -285,12 +285,15 @@ class PolicyCompiler {
     return entities;
   }
 
+  /** The environment's task and tool field types: the same for every expression of the policy. */
+  private fieldTypes: Pick<CheckEnvironment, "task" | "tools"> | undefined;
+
   private environment(
     tools: Map<string, ToolSpec>,
     taskCalls: Map<string, TaskCallSpec>,
     entities: Map<string, EntitySpec>,
     entityNames: readonly string[],
-    propositionNames: readonly string[],
+    propositionNames: string[],
   ): CheckEnvironment {
     const fieldTypes = (parameters: Parameter[]): Record<string, FieldType> =>
       Object.fromEntries(parameters.map((parameter) => [parameter.name, parameter.type]));
@@ -304,8 +307,8 @@ class PolicyCompiler {
         }
       }
     }
-    return {
-      variables,
+    // Built once: per expression they would cost as much as the whole policy.
+    this.fieldTypes ??= {
       task: Object.fromEntries([...taskCalls].map(([name, call]) => [name, fieldTypes(call.parameters)])),
       tools: Object.fromEntries(
         [...tools].map(([name, tool]) => [
@@ -313,8 +316,8 @@ class PolicyCompiler {
           { arguments: fieldTypes(tool.parameters), outcome: outcomeFields(tool) },
         ]),
       ),
-      propositions: [...propositionNames],
     };
+    return { variables, ...this.fieldTypes, propositions: propositionNames };
   }
 
   private compileExpression(
@@ -442,6 +445,13 @@ class PolicyCompiler {
     propositions: Map<string, PropositionSpec>,
   ): RuleSpec[] {
     const rules: RuleSpec[] = [];
+    // Only the tools of a rule's propositions make a letter other than the empty one: a rule's
+    // alphabet reads those, in the policy's order (its cost does not grow with the other tools).
+    const toolOrder = new Map([...tools.keys()].map((name, index) => [name, index]));
+    const toolsOf = (rulePropositions: readonly PropositionSpec[]): ToolSpec[] =>
+      [...new Set(rulePropositions.map((proposition) => proposition.tool))]
+        .sort((left, right) => (toolOrder.get(left) ?? 0) - (toolOrder.get(right) ?? 0))
+        .map((name) => tools.get(name) as ToolSpec);
     raw.rules.forEach((rule, index) => {
       const path = ["rules", index];
       let formula: Formula | undefined;
@@ -512,7 +522,7 @@ class PolicyCompiler {
           sentence,
           location: this.source.locate(path),
           automaton: new Automaton(formula, {
-            alphabet: ruleAlphabet(tools, rulePropositions),
+            alphabet: ruleAlphabet(toolsOf(rulePropositions), rulePropositions),
             source: { name: `rule ${rule.id}`, location: this.source.locate(formulaPath) },
           }),
           propositions: rulePropositions,
@@ -566,6 +576,7 @@ class PolicyCompiler {
     propositions: Map<string, PropositionSpec>,
   ): ConstraintSpec[] {
     const constraints: ConstraintSpec[] = [];
+    const propositionNames = [...propositions.keys()];
     raw.constraints.forEach((constraint, index) => {
       const path = ["constraints", index];
       const match = propositionKeyPattern.exec(constraint.on.trim());
@@ -581,7 +592,7 @@ class PolicyCompiler {
       }
       const tool = tools.get(proposition.tool) as ToolSpec;
       const environment = {
-        ...this.environment(tools, taskCalls, entities, proposition.entities, [...propositions.keys()]),
+        ...this.environment(tools, taskCalls, entities, proposition.entities, propositionNames),
         arguments: Object.fromEntries(tool.parameters.map((parameter) => [parameter.name, parameter.type])),
       };
       const require = this.compileExpression(
@@ -694,10 +705,10 @@ function outcomeFields(tool: ToolSpec): Record<string, FieldType> | "any" {
  * The letters a rule can see: for every abstract call of every tool that names a binding of
  * one of the rule's propositions, the set of the rule's propositions it makes true.
  */
-function ruleAlphabet(tools: Map<string, ToolSpec>, propositions: readonly PropositionSpec[]): string[][] {
+function ruleAlphabet(tools: readonly ToolSpec[], propositions: readonly PropositionSpec[]): string[][] {
   // The empty letter: a call of another tool, or one that names another binding.
   const letters = new Map<string, string[]>([["", []]]);
-  for (const tool of tools.values()) {
+  for (const tool of tools) {
     for (const move of abstractMoves(tool, propositions)) {
       if (!propositions.some((proposition) => matchesForMove(proposition, move))) continue;
       const letter = propositions

@@ -1,4 +1,14 @@
-import { type Document, isMap, isScalar, LineCounter, type Node, parseDocument, Scalar, visit } from "yaml";
+import {
+  type Document,
+  isMap,
+  isScalar,
+  LineCounter,
+  type Node,
+  parseDocument,
+  Scalar,
+  visit,
+  YAMLParseError,
+} from "yaml";
 import type { SourceLocation } from "../errors/index.js";
 
 export type YamlPath = readonly (string | number)[];
@@ -12,7 +22,14 @@ export class PolicySource {
     readonly text: string,
     readonly file: string,
   ) {
-    this.document = parseDocument(text, { lineCounter: this.lines, prettyErrors: false, uniqueKeys: true });
+    // The parser's own check of unique keys compares each key with every key before it in its
+    // map (quadratic in a policy's tools or propositions): keys are checked here, once each.
+    this.document = parseDocument(text, { lineCounter: this.lines, prettyErrors: false, uniqueKeys: false });
+    const duplicate = firstDuplicateKey(this.document);
+    if (duplicate) {
+      this.document.errors.push(duplicate);
+      this.document.errors.sort((left, right) => left.pos[0] - right.pos[0]);
+    }
   }
 
   /** The location of the value at `path` (or of its key, with `key: true`), and optionally of a character in it. */
@@ -90,4 +107,26 @@ export function formatPath(path: YamlPath): string {
   return path
     .map((part, index) => (typeof part === "number" ? `[${part}]` : index === 0 ? part : `.${part}`))
     .join("");
+}
+
+/** The first key (in the file's order) that repeats a key of its map, as the parser reports one. */
+function firstDuplicateKey(document: Document): YAMLParseError | undefined {
+  let first: YAMLParseError | undefined;
+  visit(document, {
+    Map(_, map) {
+      const seen = new Set<unknown>();
+      for (const { key } of map.items) {
+        const value = isScalar(key) ? key.value : key;
+        if (!seen.has(value)) {
+          seen.add(value);
+          continue;
+        }
+        const start = (key as Node | null)?.range?.[0] ?? 0;
+        if (!first || start < first.pos[0])
+          first = new YAMLParseError([start, start + 1], "DUPLICATE_KEY", "Map keys must be unique");
+        break;
+      }
+    },
+  });
+  return first;
 }

@@ -134,3 +134,55 @@ constraints:
     ]);
   });
 });
+
+describe("lint per group of linked rules", () => {
+  // `groups` copies of: a duty to call r, and a rule that forbids r for good once a, b and c
+  // were called in that order: a trap after a, b, c (three calls deep) in each copy. No call
+  // links two copies.
+  function copies(groups: number): string {
+    const lines = ["policy: groups", "manual:"];
+    for (let k = 0; k < groups; k++)
+      lines.push(`  D${k}: Call r${k}.`, `  T${k}: "After a${k}, b${k}, c${k}: no r${k}."`);
+    lines.push("tools:");
+    for (let k = 0; k < groups; k++) for (const tool of ["a", "b", "c", "r"]) lines.push(`  ${tool}${k}: {}`);
+    lines.push("propositions:");
+    for (let k = 0; k < groups; k++)
+      for (const tool of ["a", "b", "c", "r"]) lines.push(`  ${tool}${k}: {tool: ${tool}${k}}`);
+    lines.push("rules:");
+    for (let k = 0; k < groups; k++)
+      lines.push(
+        `  - {id: D${k}, template: existence, a: r${k}}`,
+        `  - {id: T${k}, ltl: "G(a${k} -> WX G(b${k} -> WX G(c${k} -> WX G !r${k})))"}`,
+      );
+    return `${lines.join("\n")}\n`;
+  }
+
+  test("a trap three calls deep in each of 10 unlinked groups is found in each, with its shortest example", () => {
+    // 50 states are plenty for one group, and far too few for the product of 10 of them.
+    const findings = lintPolicy(parsePolicy(copies(10)), { maxStates: 50 });
+    assert.deepEqual(
+      findings.map((finding) => [finding.severity, finding.kind, finding.rules, finding.example]),
+      Array.from({ length: 10 }, (_, k) => [
+        "error",
+        "trap",
+        [`D${k}`, `T${k}`],
+        [`a${k}()`, `b${k}()`, `c${k}()`],
+      ]),
+    );
+  });
+
+  test("a group whose game is larger than the budget is reported unchecked, not passed", () => {
+    const findings = lintPolicy(parsePolicy(copies(2)), { maxStates: 3 });
+    assert.deepEqual(
+      findings.map((finding) => [finding.severity, finding.kind, finding.rules]),
+      [
+        ["warning", "unchecked", ["D0", "T0"]],
+        ["warning", "unchecked", ["D1", "T1"]],
+      ],
+    );
+    assert.match(
+      findings[0]?.message ?? "",
+      /rules D0 \(<policy>:\d+:\d+\) and T0 .* were not checked for .*traps: their game has more than 3 states/,
+    );
+  });
+});

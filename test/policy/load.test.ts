@@ -185,6 +185,20 @@ describe("loadPolicy", () => {
     assert.equal(flow.problems.length, 1, flow.problems.map((problem) => problem.message).join("\n"));
   });
 
+  test("a key given twice in a map is a YAML error at the second one (checked once per key)", () => {
+    const result = problemsAfter("  book_train:\n", "  check_seats: {}\n  book_train:\n");
+    assertOne(result, "MNT_ERR_POLICY_YAML", "check_seats: {}", /Map keys must be unique/);
+    // The first of two errors in the file's order: the repeated key before a syntax error after it.
+    const both = problemsAfter("  book_train:\n", "  check_seats: {}\n  book_train:\n").text.replace(
+      "\nrules:\n",
+      "\nrules: [unclosed\n",
+    );
+    assert.throws(
+      () => parsePolicy(both, "travel.yaml"),
+      (error: MentorError) => /Map keys must be unique/.test(error.problems[0]?.message ?? ""),
+    );
+  });
+
   test("every problem is reported, not only the first", () => {
     const text = travel
       .replace("O checked(route))", "O chekced(route))")
