@@ -284,6 +284,7 @@ export function travelRequests(count: number, model: string): LoadRequest[] {
     { messages: booked, tool_choice: "none" },
   ];
   return Array.from({ length: count }, (_, index) => ({
-    body: { model, tools, max_tokens: 24, seed: index, ...kinds[index % kinds.length] },
+    // max_tokens caps forced tokens too: a whole call needs about 30 (llama 3.1 syntax).
+    body: { model, tools, max_tokens: 64, seed: index, ...kinds[index % kinds.length] },
   }));
 }
