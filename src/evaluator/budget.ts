@@ -52,6 +52,11 @@ export class SearchBudget {
  */
 export async function yieldToEventLoop(signal?: AbortSignal): Promise<void> {
   await new Promise<void>((resolve) => setImmediate(resolve));
+  throwIfAborted(signal);
+}
+
+/** Throws the signal's reason (a cancellation where it is not an error) once it is aborted. */
+export function throwIfAborted(signal?: AbortSignal): void {
   if (signal?.aborted)
     throw signal.reason instanceof Error
       ? signal.reason

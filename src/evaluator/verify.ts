@@ -1,4 +1,4 @@
-import { traceEntries, traceFromMessages } from "../monitor/index.js";
+import { groupBy, traceEntries, traceFromMessages } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
 import type { Evaluator } from "./evaluator.js";
 import type { Advice, Decision } from "./types.js";
@@ -54,15 +54,10 @@ export function verifyConversation(policy: Policy, evaluator: Evaluator, message
     monitor.apply(entry);
   }
   const run = monitor.run;
-  const brokenByInstance = new Map<number, number[]>();
-  for (const entry of run.broken) {
-    const calls = brokenByInstance.get(entry.instance);
-    if (calls) calls.push(entry.call);
-    else brokenByInstance.set(entry.instance, [entry.call]);
-  }
+  const brokenByInstance = groupBy(run.broken, (entry) => entry.instance);
   const rules = run.instances.map((instance, index): VerifiedRule => {
     // A rule a call broke stays broken (the monitor re-armed it to judge later calls).
-    const brokenBy = brokenByInstance.get(index) ?? [];
+    const brokenBy = (brokenByInstance.get(index) ?? []).map((entry) => entry.call);
     const colours =
       brokenBy.length > 0
         ? ["PERM_VIOL"]

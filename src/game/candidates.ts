@@ -2,6 +2,7 @@ import { holdsIn, referencesOf, type Value } from "../expression/index.js";
 import {
   type Binding,
   cartesian,
+  groupBy,
   type Instance,
   type OutcomeCase,
   outcomeCaseOf,
@@ -145,16 +146,6 @@ function targetsOf(
   const order = (target: readonly Binding[]): number[] =>
     target.length === 0 ? [Number.POSITIVE_INFINITY] : target.map((binding) => binding.id);
   return [...targets.values()].sort((left, right) => compareLists(order(left), order(right)));
-}
-
-function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const group = groups.get(key(item));
-    if (group) group.push(item);
-    else groups.set(key(item), [item]);
-  }
-  return groups;
 }
 
 function compareLists(left: readonly number[], right: readonly number[]): number {

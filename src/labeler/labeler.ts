@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
 import { MentorError } from "../errors/index.js";
-import { yieldToEventLoop } from "../evaluator/index.js";
+import { throwIfAborted, yieldToEventLoop } from "../evaluator/index.js";
 import type { Value } from "../expression/index.js";
 import { contentText, type TaskCall } from "../monitor/index.js";
 import type { Policy, ToolSpec } from "../policy/index.js";
@@ -100,6 +100,7 @@ export class Labeler implements Grounder {
     let taskSeen = false;
     let paused = performance.now();
     for (const [index, raw] of copy.entries()) {
+      throwIfAborted(signal);
       if (performance.now() - paused > PAUSE_EVERY_MS) {
         await yieldToEventLoop(signal);
         paused = performance.now();

@@ -1,5 +1,5 @@
 export { type Binding, describeBinding } from "./bindings.js";
-export { cartesian, describeInstance, type Instance } from "./instances.js";
+export { cartesian, describeInstance, groupBy, type Instance } from "./instances.js";
 export { type OutcomeCase, outcomeCaseOf } from "./outcomes.js";
 export { MessageReader, type ReadFields, type ReadStep, readFields, readsAs } from "./reader.js";
 export { Run } from "./run.js";

@@ -91,6 +91,17 @@ export function appliesTo(rule: RuleSpec, binding: Binding): boolean {
   return rule.appliesTo === "all" || binding.requested === (rule.appliesTo === "requested");
 }
 
+/** The items by key, each group in the items' order. */
+export function groupBy<T, K>(items: Iterable<T>, key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const group = groups.get(key(item));
+    if (group) group.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
+}
+
 export function cartesian<T>(choices: readonly (readonly T[])[]): T[][] {
   return choices.reduce<T[][]>(
     (product, options) => product.flatMap((prefix) => options.map((option) => [...prefix, option])),

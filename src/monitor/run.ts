@@ -5,6 +5,7 @@ import { historyFunctions } from "./history.js";
 import {
   appliesTo,
   cartesian,
+  groupBy,
   type Instance,
   InstanceTable,
   readsEveryCall,
@@ -518,12 +519,7 @@ export class Run {
     const added: Instance[] = [];
     const freshIds = new Set(fresh === "all" ? [] : fresh.map((binding) => binding.id));
     // By entity once: per rule, a scan of every binding would cost rules × bindings.
-    const bindingsOf = new Map<string, Binding[]>();
-    for (const binding of this.bindings) {
-      const group = bindingsOf.get(binding.entity);
-      if (group) group.push(binding);
-      else bindingsOf.set(binding.entity, [binding]);
-    }
+    const bindingsOf = groupBy(this.bindings, (binding) => binding.entity);
     for (const rule of this.policy.rules) {
       const choices = rule.entities.map((entity) =>
         (bindingsOf.get(entity) ?? []).filter((binding) => appliesTo(rule, binding)),
