@@ -18,7 +18,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { repoRoot, shippedPolicy } from "../paths.js";
-import { travelConversation, travelPolicy } from "./workload.js";
+import { RULES_PER_COPY, travelConversation, travelPolicy } from "./workload.js";
 
 const { values: options } = parseArgs({
   options: {
@@ -49,8 +49,6 @@ const cli = options.cli as string;
 const timeoutS = Number(options.timeout);
 const capS = Number(options.cap);
 const bigRules = Number(options["big-rules"]);
-/** Rules per copy of the travel rules (workload.ts). */
-const RULES_PER_COPY = 8;
 
 interface Timed {
   seconds: number;

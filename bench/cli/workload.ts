@@ -2,17 +2,10 @@
  * The inputs of bench:cli: long travel conversations for `mentor verify`, and large travel-like
  * policies for `mentor lint`. Both are seeded and deterministic, so two builds read the same files.
  */
+import { seededRandom } from "../../src/models/tiny-model.js";
 
-/** A small seeded generator (mulberry32) of numbers in [0, 1). */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
-    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Rules per copy of the travel rules in `travelPolicy`. */
+export const RULES_PER_COPY = 8;
 
 /** The two routes the user asks for, and one more (its bookings break P4_only). */
 const ROUTES = [
@@ -36,7 +29,7 @@ const OUTPUTS: Record<string, readonly string[]> = {
  * in text the policy's labeler rules read. Some calls break rules: verify judges them all.
  */
 export function travelConversation(calls: number, seed = 1): Record<string, unknown>[] {
-  const next = seeded(seed);
+  const next = seededRandom(seed);
   const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)] as T;
   const messages: Record<string, unknown>[] = [
     {

@@ -7,10 +7,10 @@
  * time grows with the square of the size.
  */
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy, type Policy, patternWindow, type TextPattern } from "../../src/policy/index.js";
+import { shippedPolicy } from "../paths.js";
 
 interface Case {
   policy: string;
@@ -71,7 +71,7 @@ const policies = new Map<string, Policy>();
 const policyOf = (name: string): Policy => {
   let policy = policies.get(name);
   if (!policy) {
-    policy = loadPolicy(fileURLToPath(new URL(`../../../policies/${name}/policy.yaml`, import.meta.url)));
+    policy = loadPolicy(shippedPolicy(name));
     policies.set(name, policy);
   }
   return policy;

@@ -200,7 +200,7 @@ export function groupGames(
   );
 }
 
-export function describeCandidate(candidate: CandidateCall, caseIndex: number): string {
+function describeCandidate(candidate: CandidateCall, caseIndex: number): string {
   const args = Object.entries(candidate.arguments).map(([name, value]) => `${name}=${JSON.stringify(value)}`);
   const outcome = candidate.cases.length > 1 ? ` → ${candidate.cases[caseIndex]?.description}` : "";
   return `${candidate.tool}(${args.join(", ")})${outcome}`;

@@ -12,21 +12,30 @@ import {
 
 /** The label of the first of the tool's rules that matches the output, or undefined if none does. */
 export function labelByRules(tool: ToolSpec, text: string): string | undefined {
-  return tool.labeler.rules.find((rule) => testMatches(rule.test, text))?.label;
+  // The output read as JSON once, by the first json rule that asks: undefined when it is not JSON.
+  let json: { value: unknown } | undefined | null = null;
+  const parsed = (): { value: unknown } | undefined => {
+    if (json === null) {
+      try {
+        json = { value: JSON.parse(text) };
+      } catch {
+        json = undefined;
+      }
+    }
+    return json;
+  };
+  return tool.labeler.rules.find((rule) => testMatches(rule.test, text, parsed))?.label;
 }
 
-function testMatches(test: LabelTest, text: string): boolean {
+function testMatches(test: LabelTest, text: string, parsed: () => { value: unknown } | undefined): boolean {
   switch (test.kind) {
     case "regex":
     case "keywords":
       return test.pattern.test(text);
     case "json": {
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        return false;
-      }
+      const json = parsed();
+      if (!json) return false;
+      let value = json.value;
       for (const segment of test.path) {
         if (typeof value !== "object" || value === null) return false;
         value = (value as Record<string | number, unknown>)[segment];

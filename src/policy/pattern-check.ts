@@ -1,5 +1,6 @@
 import {
   type CharNode,
+  childrenOf,
   type PatternNode,
   parsePattern,
   patternNodes,
@@ -83,15 +84,7 @@ function lookaroundsInRepetitions(
     }
   }
   const within = node.kind === "repeat" && node.max > 1 ? node : repeat;
-  const children =
-    node.kind === "sequence"
-      ? node.items
-      : node.kind === "choice"
-        ? node.branches
-        : "body" in node
-          ? [node.body]
-          : [];
-  for (const child of children) lookaroundsInRepetitions(child, within, report);
+  for (const child of childrenOf(node)) lookaroundsInRepetitions(child, within, report);
 }
 
 /** The repetitions that can repeat (max above 1), each after the repetitions inside it. */

@@ -42,28 +42,33 @@ const wordCharacters = `abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ${di
 const whiteSpace =
   "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff";
 const controlEscapes: Record<string, string> = { t: "\t", n: "\n", v: "\v", f: "\f", r: "\r", "0": "\0" };
+const classEscapes: Record<string, string> = { d: digits, w: wordCharacters, s: whiteSpace };
 
 /** The syntax tree of a source that compiles with the `u` flag. */
 export function parsePattern(source: string): PatternNode {
   return new Parser(source).parse();
 }
 
-/** Every node of the tree, parents before children (lookaround bodies included). */
-export function* patternNodes(node: PatternNode): Generator<PatternNode> {
-  yield node;
+/** The node's direct children (a lookaround's body included). */
+export function childrenOf(node: PatternNode): readonly PatternNode[] {
   switch (node.kind) {
     case "sequence":
-      for (const item of node.items) yield* patternNodes(item);
-      break;
+      return node.items;
     case "choice":
-      for (const branch of node.branches) yield* patternNodes(branch);
-      break;
+      return node.branches;
     case "group":
     case "look":
     case "repeat":
-      yield* patternNodes(node.body);
-      break;
+      return [node.body];
+    default:
+      return [];
   }
+}
+
+/** Every node of the tree, parents before children (lookaround bodies included). */
+export function* patternNodes(node: PatternNode): Generator<PatternNode> {
+  yield node;
+  for (const child of childrenOf(node)) yield* patternNodes(child);
 }
 
 /** A set of characters as the parser reads it: listed members, or unknown (`undefined`). */
@@ -182,7 +187,6 @@ class Parser {
   private escapedMembers(inClass: boolean): Members {
     const start = this.index;
     const letter = this.source[start + 1] as string;
-    const classEscapes: Record<string, string> = { d: digits, w: wordCharacters, s: whiteSpace };
     const listed = classEscapes[letter];
     if (listed !== undefined) {
       this.index += 2;
