@@ -45,16 +45,24 @@ export function pathBeyondDepth(value: unknown, limit: number = maxJsonDepth): J
   const stack: Visit[] = [{ value, depth: 1, parent: undefined, key: "" }];
   for (let visit = stack.pop(); visit !== undefined; visit = stack.pop()) {
     if (visit.depth > limit) return pathOf(visit);
-    const entries: [string | number, unknown][] = Array.isArray(visit.value)
-      ? visit.value.map((item, index) => [index, item])
-      : Object.entries(visit.value);
-    for (let index = entries.length - 1; index >= 0; index--) {
-      const [key, child] = entries[index] as [string | number, unknown];
-      if (typeof child === "object" && child !== null)
-        stack.push({ value: child, depth: visit.depth + 1, parent: visit, key });
+    // Children pushed last to first, so the first is visited first; only containers are pushed.
+    const container = visit.value;
+    if (Array.isArray(container)) {
+      for (let index = container.length - 1; index >= 0; index--) push(stack, visit, index, container[index]);
+    } else {
+      const keys = Object.keys(container);
+      for (let index = keys.length - 1; index >= 0; index--) {
+        const key = keys[index] as string;
+        push(stack, visit, key, (container as Record<string, unknown>)[key]);
+      }
     }
   }
   return undefined;
+}
+
+function push(stack: Visit[], parent: Visit, key: string | number, child: unknown): void {
+  if (typeof child === "object" && child !== null)
+    stack.push({ value: child, depth: parent.depth + 1, parent, key });
 }
 
 function pathOf(visit: Visit): JsonPath {

@@ -61,13 +61,15 @@ export const messagesSchema = z
   .min(1, { error: "must be a non-empty array" })
   .check((context) => {
     const calls: { id: string; at: (string | number)[] }[] = [];
+    const called = new Set<string>();
     const answered = new Set<string>();
     context.value.forEach((entry, index) => {
       (entry.tool_calls ?? []).forEach((call, callIndex) => {
         calls.push({ id: call.id, at: [index, "tool_calls", callIndex, "id"] });
+        called.add(call.id);
       });
       if (entry.role !== "tool" || entry.tool_call_id === undefined) return;
-      if (!calls.some((call) => call.id === entry.tool_call_id))
+      if (!called.has(entry.tool_call_id))
         context.issues.push(
           issue(
             context.value,

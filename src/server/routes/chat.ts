@@ -20,12 +20,17 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
     const started = performance.now();
     const deadline = Date.now() + settings.requestTimeoutMs;
     const id = `chatcmpl-${randomBytes(12).toString("base64url")}`;
+    // The digest hashes the whole body: only for a record that will be written.
     const flight: Record<string, unknown> = {
       time: new Date().toISOString(),
       id,
-      digest: createHash("sha256")
-        .update(JSON.stringify(request.body ?? null))
-        .digest("hex"),
+      ...(recorder
+        ? {
+            digest: createHash("sha256")
+              .update(JSON.stringify(request.body ?? null))
+              .digest("hex"),
+          }
+        : {}),
     };
     const controller = new AbortController();
     const onClose = (): void => {
