@@ -1,6 +1,6 @@
 import { formatLocation } from "../errors/index.js";
 import { type Expression, type FieldType, formatExpression, type PathSegment } from "../expression/index.js";
-import { Run } from "../monitor/index.js";
+import { groupBy, Run } from "../monitor/index.js";
 import type { ConstraintSpec, EntitySpec, Policy } from "../policy/index.js";
 import type { SolverClient, SolverTool } from "../smt/index.js";
 import { type CandidateCall, candidateCalls } from "./candidates.js";
@@ -196,13 +196,7 @@ async function constraintTraps(
 
 /** Constraints by the tool they are on. */
 function byTool(constraints: readonly ConstraintSpec[]): Map<string, ConstraintSpec[]> {
-  const groups = new Map<string, ConstraintSpec[]>();
-  for (const constraint of constraints) {
-    const group = groups.get(constraint.on.tool);
-    if (group) group.push(constraint);
-    else groups.set(constraint.on.tool, [constraint]);
-  }
-  return groups;
+  return groupBy(constraints, (constraint) => constraint.on.tool);
 }
 
 /** Whether a constraint applies to a call of the game: same tool, its proposition's `when` holds, its entity named. */
