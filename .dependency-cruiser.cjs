@@ -1,8 +1,8 @@
 // The folder boundaries of src/, checked by `npm run lint` (dependency-cruiser).
 //
 // `layers` is the one place the allowed direction is written: a folder may import from the
-// folders listed before it (and from itself), never from one listed after it. The README's
-// "Folders" table lists them in this order (test/lint/layers.test.ts keeps the two in step).
+// folders listed before it (and from itself), never from one listed after it. docs/architecture.md's
+// "The folders" table lists them in this order (test/lint/layers.test.ts keeps the two in step).
 // Every folder under src/ must be listed: a new one makes the lint fail until it gets a place.
 const { readdirSync } = require("node:fs");
 const { join } = require("node:path");

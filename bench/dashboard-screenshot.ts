@@ -12,7 +12,7 @@ import { defaultChromium } from "./report-screenshot.js";
 const travelPolicy = fileURLToPath(new URL("../../policies/travel/policy.yaml", import.meta.url));
 
 /**
- * The README's picture of the dashboard: a real server records the travel runs of the dashboard's
+ * docs/dashboard.md's picture of the dashboard: a real server records the travel runs of the dashboard's
  * tests (scripted generator, prompt shield), the dashboard serves them, and headless Chromium
  * takes the run page's matrix with the blocked flight selected.
  */

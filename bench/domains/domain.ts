@@ -1,7 +1,7 @@
 import type { ChatTool } from "../../src/openai/index.js";
 
 /**
- * A benchmark domain (DESIGN §9): the manual the agent follows, the tools, an environment that
+ * A benchmark domain (bench/README.md): the manual the agent follows, the tools, an environment that
  * implements them over a JSON database, the tasks, mentor's policy for the manual, and an
  * evaluator that does not use the policy.
  */

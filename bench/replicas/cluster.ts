@@ -1,7 +1,7 @@
 /**
  * N stateless `mentor serve` processes behind nginx on loopback, and a bounded load test through
- * it: used by `npm run bench:replicas` (figures for docs/server.md) and by
- * test/server/replicas.test.ts (a smaller run with assertions). See docs/server.md, "Replicas".
+ * it: used by `npm run bench:replicas` (figures for docs/operations.md) and by
+ * test/server/replicas.test.ts (a smaller run with assertions). See docs/operations.md, "Replicas".
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";

@@ -2,7 +2,7 @@
  * npm run bench:replicas — N stateless `mentor serve` replicas (a tiny random-weight model, the
  * travel policy, the token shield) behind nginx on loopback, and a bounded load test through it:
  * how the requests spread (each replica's /metrics), errors other than 429 (none expected), the
- * same outcomes as one server for the same requests, and latency p50/p99. See docs/server.md,
+ * same outcomes as one server for the same requests, and latency p50/p99. See docs/operations.md,
  * "Replicas". Skips (exit 0, "SKIP: …") without nginx (`apt-get install -y nginx`).
  *
  * Options: --replicas N (3), --requests N (300), --concurrency N (6), --method least_conn|round_robin,

@@ -159,11 +159,11 @@ export interface TurnResult {
 }
 
 /**
- * One shielded assistant turn (DESIGN §7). The evaluator judges the client's conversation as
- * grounded; the model sees a working copy of it with the shield's texts: the reminder of open
- * duties after the latest text tool output, and for each blocked call the call and a tool result
- * with the shield's feedback (then it generates again, up to `maxRegenerations`). An answer
- * without a call while duties are open is refused (feedback as a user message) up to the
+ * One shielded assistant turn (docs/architecture.md, "The data flow"). The evaluator judges the
+ * client's conversation as grounded; the model sees a working copy of it with the shield's texts:
+ * the reminder of open duties after the latest text tool output, and for each blocked call the call
+ * and a tool result with the shield's feedback (then it generates again, up to `maxRegenerations`).
+ * An answer without a call while duties are open is refused (feedback as a user message) up to the
  * policy's `done.max_refusals`, then allowed. When the bound runs out, the client receives an
  * assistant message whose content is the shield's last feedback (`finish_reason: stop`,
  * `mentor.exhausted: true`); a blocked call is never returned.

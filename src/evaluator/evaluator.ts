@@ -21,7 +21,7 @@ export interface MonitorOptions extends EvaluatorOptions {
 
 /**
  * A monitor for one run of an agent loop that runs its own tools: `check` each proposed call
- * before running it, `record` it with its outcome after (docs/server.md, "Embedding").
+ * before running it, `record` it with its outcome after (docs/embedding.md).
  */
 export function createMonitor(policy: Policy, options: MonitorOptions = {}): Monitor {
   const { task, state, evaluator: shared, ...evaluatorOptions } = options;

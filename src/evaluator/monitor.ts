@@ -70,7 +70,7 @@ export interface DoneCheck {
 }
 
 /**
- * A run's monitor for an agent loop that runs its own tools (docs/server.md, "Embedding"):
+ * A run's monitor for an agent loop that runs its own tools (docs/embedding.md):
  * `check` a proposed call before running it, `record` it with its outcome after, ask `next` and
  * `checkDone`. Each `record` steps the run by that one call (the run is not rebuilt from the
  * history), and the severities' counters by that one entry. `toJSON` / `fromJSON` carry a run

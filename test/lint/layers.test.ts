@@ -4,14 +4,14 @@ import { createRequire } from "node:module";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
-// The folder order of `npm run lint` (.dependency-cruiser.cjs) against the README's table.
+// The folder order of `npm run lint` (.dependency-cruiser.cjs) against the table of docs/architecture.md.
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const { layers } = createRequire(import.meta.url)(`${root}.dependency-cruiser.cjs`) as { layers: string[] };
 
 describe("folder layers", () => {
-  it("the README's Folders table lists the src/ folders in the enforced order", () => {
-    const readme = readFileSync(`${root}README.md`, "utf8");
-    const section = readme.slice(readme.indexOf("## Folders"));
+  it("docs/architecture.md's folders table lists the src/ folders in the enforced order", () => {
+    const page = readFileSync(`${root}docs/architecture.md`, "utf8");
+    const section = page.slice(page.indexOf("## The folders"));
     const listed = [...section.matchAll(/^\| `src\/([a-z-]+)\/` \|/gm)].map((match) => match[1]);
     assert.deepEqual(listed, layers);
   });

@@ -18,7 +18,7 @@ import { makeTinyModel } from "../../src/models/tiny-model.js";
 import { missingTool } from "../support/system-tools.js";
 
 // Needs a model (writes a tiny one) and nginx (Debian package `nginx`; `npm run setup` installs it).
-// The figures of a larger run are in docs/server.md ("Replicas", npm run bench:replicas).
+// The figures of a larger run are in docs/operations.md ("Replicas", npm run bench:replicas).
 const binary = nginxBinary();
 const missing = missingTool("nginx", binary !== undefined);
 const directory = mkdtempSync(join(tmpdir(), "mentor-replicas-test-"));
