@@ -4,6 +4,7 @@ import { MentorError } from "../errors/index.js";
 import { registerChatCommands } from "./chat.js";
 import { registerDashboardCommand } from "./dashboard.js";
 import { registerFormalizeCommand } from "./formalize.js";
+import { registerGroundCommand } from "./ground.js";
 import { registerLtlCommands } from "./ltl.js";
 import { registerModelCommands } from "./models.js";
 import { registerPolicyCommands } from "./policy.js";
@@ -17,6 +18,7 @@ const program = new Command()
 
 registerLtlCommands(program);
 registerPolicyCommands(program);
+registerGroundCommand(program);
 registerFormalizeCommand(program);
 registerModelCommands(program);
 registerChatCommands(program);

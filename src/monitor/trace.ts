@@ -1,6 +1,6 @@
 import { MentorError } from "../errors/index.js";
 import { type Value, valuesEqual } from "../expression/index.js";
-import type { Policy } from "../policy/index.js";
+import { argumentProblems, type Parameter, type Policy } from "../policy/index.js";
 
 /** A pseudo call grounded from the task (`request_travel(origin, destination, urgent)`). */
 export interface TaskCall {
@@ -173,14 +173,26 @@ export function newTaskCalls(known: readonly TaskCall[], added: readonly TaskCal
   return fresh;
 }
 
-/** A `{name, arguments}` object naming one of `known` (a task call, or a tool for an approval). */
-export function readCall(raw: unknown, where: string, known: Map<string, unknown>, what: string): TaskCall {
+/**
+ * A `{name, arguments}` object naming one of `known` (a task call, or a tool for an approval),
+ * whose arguments are its declared parameters with values of their declared types: a field the
+ * declaration does not have would otherwise ground a duty on nothing.
+ */
+export function readCall(
+  raw: unknown,
+  where: string,
+  known: Map<string, { parameters: readonly Parameter[] }>,
+  what: string,
+): TaskCall {
   const call = raw as { name?: unknown; arguments?: unknown };
-  if (typeof call?.name !== "string" || !known.has(call.name)) {
+  const declared = typeof call?.name === "string" ? known.get(call.name) : undefined;
+  if (declared === undefined) {
     throw messagesError(`${where}.name must be a ${what} of the policy (${[...known.keys()].join(", ")})`);
   }
   if (!isRecord(call.arguments)) throw messagesError(`${where}.arguments must be an object`);
-  return { name: call.name, arguments: call.arguments };
+  const problems = argumentProblems(declared.parameters, call.arguments, `${where}.arguments`);
+  if (problems.length > 0) throw messagesError(`${problems.join("; ")} (${what} ${call.name as string})`);
+  return { name: call.name as string, arguments: call.arguments };
 }
 
 export function readToolCall(raw: unknown, where: string): ToolCallEvent {

@@ -356,6 +356,22 @@ describe("the server without a model (inject, scripted generator)", () => {
         "messages[0].mentor.task[0].name",
         "MNT_ERR_MESSAGES",
       ],
+      [
+        "a task call with a field its declaration does not have",
+        {
+          ...valid,
+          messages: [
+            {
+              role: "user",
+              content: "Hi",
+              mentor: { task: [{ name: "request_travel", arguments: { origin: "Toronto", to: "Chicago" } }] },
+            },
+          ],
+        },
+        400,
+        "messages[0].mentor.task[0].arguments.to",
+        "MNT_ERR_MESSAGES",
+      ],
     ];
     for (const [name, body, status, param, code] of cases) {
       const response = await app.inject({
