@@ -136,8 +136,21 @@ export class Labeler implements Grounder {
       if (message.role === "tool" && typeof message.tool_call_id === "string") {
         const call = calls.get(message.tool_call_id);
         const tool = call ? this.policy.tools.get(call.name) : undefined;
-        if (!call || tool?.output !== "text") continue;
+        if (!call || !tool) continue;
         const started = performance.now();
+        if (tool.output === "json") {
+          // Read as the evaluator reads it: an output that is not JSON counts as every outcome.
+          if (!isJson(contentText(message.content)))
+            notes.push(
+              note(
+                index,
+                "label",
+                { error: `the output of ${call.name} is not JSON`, source: "rule" },
+                started,
+              ),
+            );
+          continue;
+        }
         const given = message.mentor?.label;
         const text = given === undefined ? contentText(message.content) : "";
         const result: GroundingResult =
@@ -315,6 +328,15 @@ function note(
   return "error" in result
     ? { message, kind, source: result.source, error: result.error, ms }
     : { message, kind, source: result.source, value: result.value, ms };
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function parsedArguments(raw: unknown): Record<string, Value> {

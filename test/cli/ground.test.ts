@@ -70,6 +70,27 @@ describe("mentor ground", () => {
     assert.match(output.ungrounded[0].error, /no labeling rule of check_seats matches/);
   });
 
+  test("a JSON tool's output that is not JSON is listed as not grounded", () => {
+    const result = ground([
+      { role: "user", content: "Book me a train from Toronto to Chicago please." },
+      call("c1", "book_train"),
+      { role: "tool", tool_call_id: "c1", content: "Booked! Have a nice trip." },
+      call("c2", "book_train"),
+      { role: "tool", tool_call_id: "c2", content: '{"status": "confirmed"}' },
+    ]);
+    assert.equal(result.status, 0, result.stderr);
+    const output = JSON.parse(result.stdout);
+    assert.deepEqual(output.ungrounded, [
+      {
+        message: 2,
+        kind: "label",
+        source: "rule",
+        error: "the output of book_train is not JSON",
+        tool: "book_train",
+      },
+    ]);
+  });
+
   test("a client's grounding is shown as the client's", () => {
     const task = [
       { name: "request_travel", arguments: { origin: "Paris", destination: "Lyon", urgent: true } },
