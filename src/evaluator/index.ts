@@ -1,3 +1,4 @@
+export { type Compliance, type ComplianceLabel, complianceOf } from "./compliance.js";
 export { needsSolver } from "./advice.js";
 export { SearchBudget, type SearchLimits, throwIfAborted, yieldToEventLoop } from "./budget.js";
 export { type EnforcementState, sameCall } from "./enforce.js";
