@@ -56,7 +56,7 @@ const unaryKeywords: Record<string, UnaryKind> = {
 };
 const binaryKeywords = new Set(["U", "R", "W", "S"]);
 const reserved = new Set([...Object.keys(unaryKeywords), ...binaryKeywords, "true", "false"]);
-// `[ ] == >= <= < >` only occur in the arguments of AgentLTL's functions.
+// `[ ] == >= <= < > =` only occur in the arguments of AgentLTL's functions.
 const symbols = [
   "<->",
   "<=>",
@@ -78,6 +78,7 @@ const symbols = [
   "]",
   "<",
   ">",
+  "=",
 ];
 const symbolAliases: Record<string, string> = { "<=>": "<->", "=>": "->", "&&": "&", "||": "|", "~": "!" };
 
@@ -231,7 +232,9 @@ class Parser {
       name?.type === "name" &&
       Object.hasOwn(agentltlFunctions, name.text.toLowerCase()) &&
       open?.text === "(" &&
-      (first?.type === "string" || first?.text === "[")
+      (first?.type === "string" ||
+        first?.text === "[" ||
+        typeof agentltlFunctions[name.text.toLowerCase() as keyof typeof agentltlFunctions] === "string")
     );
   }
 
