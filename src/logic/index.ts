@@ -1,4 +1,10 @@
 export {
+  type AgentltlTemplate,
+  agentltlTemplates,
+  type CountComparison,
+  countComparisons,
+} from "./agentltl.js";
+export {
   Automaton,
   AutomatonCache,
   type AutomatonOptions,
@@ -12,9 +18,3 @@ export { maxFormulaDepth, type ParseOptions, parseFormula } from "./parser.js";
 export { PastEvaluator } from "./past.js";
 export { acceptsEmpty, progress } from "./progression.js";
 export { holds } from "./semantics.js";
-export {
-  type AgentltlTemplate,
-  agentltlTemplates,
-  type CountComparison,
-  countComparisons,
-} from "./agentltl.js";

@@ -15,8 +15,8 @@ import {
 } from "../expression/index.js";
 import { Automaton, atomsOf, declareTemplates, type Formula, parseFormula } from "../logic/index.js";
 import { agentltlRuleFormula, isAgentltlTemplate } from "./agentltl-rules.js";
-import { compileLtlHarnessRulebook, isLtlHarnessRulebook } from "./ltl-harness.js";
 import { compileOutputLabeler, compileTaskGrounding, type Report } from "./labeling.js";
+import { compileLtlHarnessRulebook, isLtlHarnessRulebook } from "./ltl-harness.js";
 import { abstractMoves, holdsForMove, matchesForMove } from "./moves.js";
 import { policySchema, type RawEscalate, type RawParameter, type RawPolicy } from "./schema.js";
 import { PolicySource, type YamlPath } from "./source.js";

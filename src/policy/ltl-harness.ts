@@ -1,7 +1,7 @@
 import { isMap, stringify } from "yaml";
 import { MentorError } from "../errors/index.js";
 import { atomsOf, parseFormula } from "../logic/index.js";
-import { type PolicySource, type YamlPath } from "./source.js";
+import type { PolicySource, YamlPath } from "./source.js";
 import type { Policy } from "./types.js";
 
 /**
@@ -14,7 +14,12 @@ import type { Policy } from "./types.js";
 /** A YAML file is a rulebook when it has `activities` and no `policy`. */
 export function isLtlHarnessRulebook(source: PolicySource): boolean {
   const contents = source.document.contents;
-  return source.document.errors.length === 0 && isMap(contents) && contents.has("activities") && !contents.has("policy");
+  return (
+    source.document.errors.length === 0 &&
+    isMap(contents) &&
+    contents.has("activities") &&
+    !contents.has("policy")
+  );
 }
 
 /** The harness's DECLARE catalogue, by its names: mentor's template and the params each takes. */
