@@ -203,11 +203,46 @@ function show(call: Call): string {
   return call.tool === "verify_receipt" ? `verify_receipt(verified=${call.result.verified})` : call.tool;
 }
 
-function event(call: Call, index: number): ToolCallEvent {
-  return { id: `c${index}`, name: call.tool, arguments: {}, outcome: { kind: "json", value: call.result } };
+function event(call: Call, index: number, prefix: string): ToolCallEvent {
+  return {
+    id: `c${index}`,
+    name: `${prefix}${call.tool}`,
+    arguments: {},
+    outcome: { kind: "json", value: call.result },
+  };
 }
 
-function compare(policy: Policy, sessions: Call[][], answer: HarnessAnswer): Tally {
+/**
+ * The harness's three demo scenarios (`ltl_harness/agent.py`, README "Demo scenarios") as the runs
+ * its README describes, each call with the result its mock tools give: `happy` verifies on the
+ * second attempt, then refunds and writes the note; in `rogue` verification keeps failing and the
+ * agent tries the refund anyway (the seatbelt denies it), then escalates; `sloppy` refunds and
+ * skips the audit note (the Stop hook blocks the end).
+ */
+const SCENARIOS: Record<string, Call[]> = {
+  happy: [
+    { tool: "look_up_order", result: { delivered: false } },
+    { tool: "request_receipt", result: { status: "email_sent" } },
+    { tool: "verify_receipt", result: { verified: false } },
+    { tool: "verify_receipt", result: { verified: true } },
+    { tool: "issue_refund", result: { refunded: true } },
+    { tool: "write_audit_note", result: { stored: true } },
+  ],
+  rogue: [
+    { tool: "look_up_order", result: { delivered: false } },
+    { tool: "verify_receipt", result: { verified: false } },
+    { tool: "verify_receipt", result: { verified: false } },
+    { tool: "issue_refund", result: { refunded: true } },
+    { tool: "escalate_to_human", result: { escalated: true } },
+  ],
+  sloppy: [
+    { tool: "look_up_order", result: { delivered: false } },
+    { tool: "verify_receipt", result: { verified: true } },
+    { tool: "issue_refund", result: { refunded: true } },
+  ],
+};
+
+function compare(policy: Policy, sessions: Call[][], answer: HarnessAnswer, prefix = ""): Tally {
   const evaluator = new Evaluator(policy);
   const ruleIds = answer.rulebook.rules.map((rule) => rule.id);
   const tally = new Tally(ruleIds);
@@ -219,7 +254,7 @@ function compare(policy: Policy, sessions: Call[][], answer: HarnessAnswer): Tal
       `[${made.map(show).join(", ")}]${proposed ? ` then ${show(proposed)}?` : ""}`;
     session.forEach((call, index) => {
       const theirs = harness.calls[index] as HarnessCall;
-      const decision = evaluator.decide(trace, { name: call.tool, arguments: {} });
+      const decision = evaluator.decide(trace, { name: `${prefix}${call.tool}`, arguments: {} });
       const ours = new Set(
         [...decision.violations, ...decision.warnings, ...decision.recorded].map((finding) => finding.rule),
       );
@@ -281,7 +316,7 @@ function compare(policy: Policy, sessions: Call[][], answer: HarnessAnswer): Tal
       tally.rearmedChecks.compared++;
       if (rearmedAll) tally.rearmedChecks.agree++;
       if (theirs.recorded) {
-        trace.calls.push(event(call, made.length));
+        trace.calls.push(event(call, made.length, prefix));
         made.push(call);
       }
     });
@@ -335,6 +370,52 @@ function compare(policy: Policy, sessions: Call[][], answer: HarnessAnswer): Tal
     }
   });
   return tally;
+}
+
+/**
+ * The demo scenarios, judged by ltl-harness and by mentor loading the installed rulebook file as it
+ * is (no re-expression): per call the decision, at the end whether the run may end and each rule's
+ * verdict. Shielded, as the demo runs (a denied call never runs). Returns the disagreements.
+ */
+function scenarios(python: string, rulebookPath: string): number {
+  const policy = loadPolicy(rulebookPath);
+  const evaluator = new Evaluator(policy);
+  const names = Object.keys(SCENARIOS);
+  const answer = runDriver(python, "shielded", Object.values(SCENARIOS));
+  let disagreements = 0;
+  console.log(`\n## the demo scenarios, mentor loading ${rulebookPath} as it is (ltl-harness / mentor)`);
+  names.forEach((name, index) => {
+    const harness = answer.traces[index] as HarnessTrace;
+    const trace: Trace = { task: [], calls: [] };
+    const steps: string[] = [];
+    (SCENARIOS[name] as Call[]).forEach((call, position) => {
+      const theirs = harness.calls[position] as HarnessCall;
+      const ours = evaluator.decide(trace, { name: `mcp__refund__${call.tool}`, arguments: {} }).verdict;
+      const same = (theirs.decision === "deny") === (ours === "block");
+      if (!same) disagreements++;
+      steps.push(
+        `${show(call)} ${theirs.decision}/${ours === "block" ? "deny" : "allow"}${same ? "" : " ✗"}`,
+      );
+      if (theirs.recorded) trace.calls.push(event(call, trace.calls.length, "mcp__refund__"));
+    });
+    const run = Run.fromTrace(policy, trace);
+    const verdicts = answer.rulebook.rules.map((rule) => {
+      const at = run.instances.findIndex((instance) => instance.rule.id === mentorId(rule.id));
+      const ours = at >= 0 && run.satisfies(at) ? "SATISFIED" : "VIOLATED";
+      if (ours !== harness.final[rule.id]) disagreements++;
+      return ours === harness.final[rule.id] ? undefined : `${rule.id} ${harness.final[rule.id]}/${ours}`;
+    });
+    const mayEnd = evaluator.next(trace).done.allowed;
+    if (mayEnd === harness.stopBlocked) disagreements++;
+    const violated = answer.rulebook.rules
+      .filter((rule) => harness.final[rule.id] === "VIOLATED")
+      .map((rule) => rule.id);
+    console.log(`${name}: ${steps.join(", ")}`);
+    console.log(
+      `  may end: ${harness.stopBlocked ? "no" : "yes"}/${mayEnd ? "yes" : "no"}; violated at the end: ${violated.join(", ") || "none"}; rule verdicts ${verdicts.some(Boolean) ? `differ: ${verdicts.filter(Boolean).join(", ")}` : "all the same"}`,
+    );
+  });
+  return disagreements;
 }
 
 const ratio = ({ agree, compared }: { agree: number; compared: number }) =>
@@ -409,6 +490,7 @@ function main(): void {
   const results: Record<string, unknown> = {};
   let unexplained = 0;
   let header = false;
+  let direct: Policy | undefined;
   for (const mode of modes) {
     const answer = runDriver(python, mode, sessions);
     if (!header) {
@@ -422,9 +504,20 @@ function main(): void {
         `seed ${seed}, ${total} calls; bundled rulebooks: ${answer.bundled.length}${others.length > 0 ? ` (not compared: ${others.join(", ")})` : ""}`,
       );
       header = true;
+      unexplained += scenarios(python, rulebook.path);
+      direct = loadPolicy(rulebook.path);
     }
     const tally = compare(policy, sessions, answer);
     console.log(`\n${report(mode, tally, answer.rulebook.rules)}`);
+    // The rulebook file loaded as it is must judge every call as the re-expressed policy does.
+    const loaded = report(
+      mode,
+      compare(direct as Policy, sessions, answer, "mcp__refund__"),
+      answer.rulebook.rules,
+    );
+    const same = loaded === report(mode, tally, answer.rulebook.rules);
+    console.log(`the rulebook file loaded as it is: ${same ? "the same figures" : `DIFFERENT:\n${loaded}`}`);
+    if (!same) unexplained++;
     unexplained += [...tally.classes.values()].filter((entry) => entry.cause === undefined).length;
     results[mode] = {
       perRule: Object.fromEntries(tally.perRule),

@@ -27,11 +27,14 @@ export function checkDepth(value: unknown, where: string): void {
 }
 
 /**
- * The messages of a file (a JSON array, or an object with a `messages` field), checked with the
- * server's schema of a request's messages.
+ * The messages of a file (a JSON array, an object with a `messages` field, or AgentLTL's trace
+ * `{"tool_calls": [{"tool_name", "tool_args", "tool_result"}]}`), checked with the server's
+ * schema of a request's messages.
  */
 export function readMessagesFile(file: string): ChatMessage[] {
   const parsed = readJsonFile(file);
+  if (typeof parsed === "object" && parsed !== null && "tool_calls" in parsed)
+    return checkedMessages(agentltlTraceMessages(parsed.tool_calls, file), ["tool_calls"]);
   const wrapped =
     typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && "messages" in parsed;
   return checkedMessages(wrapped ? (parsed as { messages: unknown }).messages : parsed, ["messages"]);
@@ -42,4 +45,42 @@ export function checkedMessages(messages: unknown, path: JsonPath): ChatMessage[
   const problem = firstProblem(messagesSchema, messages, path);
   if (problem) throw new MentorError("MNT_ERR_MESSAGES", `${problem.param} ${problem.message}`);
   return messages as ChatMessage[];
+}
+
+/**
+ * AgentLTL's trace (`metrics["tool_calls"]`, as its `Trace.from_metrics` reads it: `tool_name` or
+ * `name`, `tool_args` or `arguments`, `tool_result` or `result`) as chat messages: one assistant
+ * message per call, then its result (a string as it is, anything else as JSON).
+ */
+function agentltlTraceMessages(calls: unknown, file: string): unknown[] {
+  if (!Array.isArray(calls))
+    throw new MentorError(
+      "MNT_ERR_BAD_INPUT",
+      `${file}: tool_calls must be a list of {tool_name, tool_args, tool_result}`,
+    );
+  return calls.flatMap((entry: Record<string, unknown>, index) => {
+    const name = entry?.tool_name ?? entry?.name;
+    if (typeof name !== "string")
+      throw new MentorError("MNT_ERR_BAD_INPUT", `${file}: tool_calls[${index}].tool_name must be a string`);
+    const id = `call_${index + 1}`;
+    const result = entry.tool_result ?? entry.result ?? null;
+    return [
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id,
+            type: "function",
+            function: { name, arguments: JSON.stringify(entry.tool_args ?? entry.arguments ?? {}) },
+          },
+        ],
+      },
+      {
+        role: "tool",
+        tool_call_id: id,
+        content: typeof result === "string" ? result : JSON.stringify(result),
+      },
+    ];
+  });
 }

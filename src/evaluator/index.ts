@@ -1,5 +1,6 @@
 export { needsSolver } from "./advice.js";
 export { SearchBudget, type SearchLimits, throwIfAborted, yieldToEventLoop } from "./budget.js";
+export { type Compliance, type ComplianceLabel, complianceOf } from "./compliance.js";
 export { type EnforcementState, sameCall } from "./enforce.js";
 export { createMonitor, Evaluator, type MonitorOptions } from "./evaluator.js";
 export { type DoneCheck, type LogEntry, Monitor, type MonitorJSON, type MonitorSnapshot } from "./monitor.js";

@@ -1,5 +1,6 @@
 import { groupBy, traceEntries, traceFromMessages } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
+import { type Compliance, complianceOf } from "./compliance.js";
 import type { Evaluator } from "./evaluator.js";
 import type { Advice, Decision } from "./types.js";
 
@@ -29,6 +30,8 @@ export interface Verification {
   score: number;
   /** A call was blocked, or a blocking rule is not satisfied at the end. */
   violated: boolean;
+  /** AgentLTL's weighted score and FULL / PARTIAL / VIOLATION label over the rules and constraints. */
+  compliance: Compliance;
   calls: VerifiedCall[];
   rules: VerifiedRule[];
 }
@@ -46,10 +49,14 @@ export function verifyConversation(policy: Policy, evaluator: Evaluator, message
   const trace = traceFromMessages(messages, policy);
   const monitor = evaluator.monitor(trace.task);
   const calls: VerifiedCall[] = [];
+  const unmet = new Set<string>();
   for (const entry of traceEntries(trace)) {
     if (entry.kind === "made") {
       const call = { name: entry.call.name, arguments: entry.call.arguments };
-      calls.push(verifiedCall(call, monitor.decide(call)));
+      const decision = monitor.decide(call);
+      for (const finding of [...decision.violations, ...decision.warnings, ...decision.recorded])
+        unmet.add(finding.rule);
+      calls.push(verifiedCall(call, decision));
     }
     monitor.apply(entry);
   }
@@ -75,11 +82,18 @@ export function verifyConversation(policy: Policy, evaluator: Evaluator, message
     ...calls.map((call) => call.verdict === "allow"),
     ...rules.filter((rule) => rule.mode !== "record").map((rule) => rule.satisfied),
   ];
+  for (const rule of rules) if (!rule.satisfied) unmet.add(rule.rule);
   const passed = checks.filter(Boolean).length;
   const violated =
     calls.some((call) => call.verdict === "block") ||
     rules.some((rule) => rule.mode === "block" && !rule.satisfied);
-  return { score: checks.length === 0 ? 1 : passed / checks.length, violated, calls, rules };
+  return {
+    score: checks.length === 0 ? 1 : passed / checks.length,
+    violated,
+    compliance: complianceOf(policy, unmet),
+    calls,
+    rules,
+  };
 }
 
 function verifiedCall(call: VerifiedCall["call"], decision: Decision): VerifiedCall {

@@ -1,4 +1,10 @@
 export {
+  type AgentltlTemplate,
+  agentltlTemplates,
+  type CountComparison,
+  countComparisons,
+} from "./agentltl.js";
+export {
   Automaton,
   AutomatonCache,
   type AutomatonOptions,

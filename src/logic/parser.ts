@@ -1,4 +1,5 @@
 import { type ErrorCode, lineAndColumn, MentorError } from "../errors/index.js";
+import { agentltlTemplates, type CountComparison, countComparisons } from "./agentltl.js";
 import {
   and,
   atom,
@@ -29,6 +30,11 @@ import {
  *
  * Aliases: `~` for `!`, `&&` for `&`, `||` for `|`, `=>` for `->`, `<=>` for `<->`.
  * Arguments are names, numbers or quoted strings.
+ *
+ * AgentLTL's functions, written as AgentLTL writes them (a quoted tool name or a list first:
+ * `now("x")`, `called("x")`, `before("a", "b")`, `called_n("x", <= 2)`, …), have AgentLTL's
+ * meaning over atoms named by the tools (`agentltl.ts`); those it cannot express are errors
+ * naming the function, never atoms.
  */
 
 type TokenType = "name" | "number" | "string" | "symbol" | "end";
@@ -50,7 +56,30 @@ const unaryKeywords: Record<string, UnaryKind> = {
 };
 const binaryKeywords = new Set(["U", "R", "W", "S"]);
 const reserved = new Set([...Object.keys(unaryKeywords), ...binaryKeywords, "true", "false"]);
-const symbols = ["<->", "<=>", "->", "=>", "&&", "||", "!", "~", "&", "|", "(", ")", ","];
+// `[ ] == >= <= < > =` only occur in the arguments of AgentLTL's functions.
+const symbols = [
+  "<->",
+  "<=>",
+  "->",
+  "=>",
+  "&&",
+  "||",
+  "==",
+  ">=",
+  "<=",
+  "!",
+  "~",
+  "&",
+  "|",
+  "(",
+  ")",
+  ",",
+  "[",
+  "]",
+  "<",
+  ">",
+  "=",
+];
 const symbolAliases: Record<string, string> = { "<=>": "<->", "=>": "->", "&&": "&", "||": "|", "~": "!" };
 
 /**
@@ -75,6 +104,8 @@ class Parser {
   private readonly tokens: Token[];
   private position = 0;
   private depth = 0;
+  /** AgentLTL's functions read so far that are facts about the whole trace (`before`, …). */
+  private readonly wholeTraceCalls: Token[] = [];
 
   constructor(
     private readonly text: string,
@@ -125,11 +156,13 @@ class Parser {
   }
 
   private parseTemporal(): Formula {
+    const mark = this.wholeTraceCalls.length;
     const left = this.parseUnary();
     const token = this.peek();
     if (token.type !== "name" || !binaryKeywords.has(token.text)) return left;
     this.position++;
     const right = this.nested(token, () => this.parseTemporal());
+    this.refuseWholeTraceCalls(mark, token.text);
     switch (token.text) {
       case "U":
         return binary("until", left, right);
@@ -148,10 +181,10 @@ class Parser {
     const kind = token.type === "name" ? unaryKeywords[token.text] : undefined;
     if (kind) {
       this.position++;
-      return unary(
-        kind,
-        this.nested(token, () => this.parseUnary()),
-      );
+      const mark = this.wholeTraceCalls.length;
+      const operand = this.nested(token, () => this.parseUnary());
+      this.refuseWholeTraceCalls(mark, token.text);
+      return unary(kind, operand);
     }
     return this.parsePrimary();
   }
@@ -168,6 +201,7 @@ class Parser {
         this.position++;
         return token.text === "true" ? TRUE : FALSE;
       }
+      if (this.isAgentltlCall()) return this.parseAgentltlCall();
       if (!reserved.has(token.text)) {
         this.position++;
         return atom(token.text, this.parseArguments());
@@ -190,6 +224,121 @@ class Parser {
     } while (this.accept(","));
     this.expect(")", "',' or ')' in the argument list");
     return args;
+  }
+
+  private isAgentltlCall(): boolean {
+    const [name, open, first] = this.tokens.slice(this.position, this.position + 3);
+    return (
+      name?.type === "name" &&
+      Object.hasOwn(agentltlFunctions, name.text.toLowerCase()) &&
+      open?.text === "(" &&
+      (first?.type === "string" ||
+        first?.text === "[" ||
+        typeof agentltlFunctions[name.text.toLowerCase() as keyof typeof agentltlFunctions] === "string")
+    );
+  }
+
+  /** One of AgentLTL's functions, with its meaning (see `agentltlFunctions`). */
+  private parseAgentltlCall(): Formula {
+    const token = this.peek();
+    const name = token.text.toLowerCase() as keyof typeof agentltlFunctions;
+    const unsupported = agentltlFunctions[name];
+    if (typeof unsupported === "string")
+      throw this.error(`AgentLTL's ${name}(...) ${unsupported}`, token.offset, "MNT_ERR_FORMULA_UNSUPPORTED");
+    this.position += 2;
+    const tool = (): Formula => {
+      const string = this.peek();
+      if (string.type !== "string") this.fail(`a quoted tool name in ${name}(...)`);
+      this.position++;
+      return atom(string.text.slice(1, -1));
+    };
+    const count = (): number => {
+      const number = this.peek();
+      if (number.type !== "number" || !/^[0-9]+$/.test(number.text))
+        this.fail(`a whole number in ${name}(...)`);
+      this.position++;
+      return Number(number.text);
+    };
+    const comma = (): void => this.expect(",", `',' in ${name}(...)`);
+    const tools = (): Formula[] => {
+      this.expect("[", `'[' to open the list of tools of ${name}(...)`);
+      const list = [tool()];
+      while (this.accept(",")) list.push(tool());
+      this.expect("]", `',' or ']' in the list of tools of ${name}(...)`);
+      return list;
+    };
+    const indexed = (): [Formula, number] => {
+      const named = tool();
+      this.expect("[", `'[' and the occurrence in ${name}(...)`);
+      const index = count();
+      this.expect("]", `']' after the occurrence in ${name}(...)`);
+      return [named, index];
+    };
+    const formula = ((): Formula => {
+      switch (name) {
+        case "now":
+          return tool();
+        case "called":
+          return calledAnywhere(tool());
+        case "eventually":
+          return unary("eventually", calledAnywhere(tool()));
+        case "always":
+          return unary("always", calledAnywhere(tool()));
+        case "before":
+        case "after": {
+          const a = tool();
+          comma();
+          return agentltlTemplates[name === "before" ? "Before" : "After"](a, tool());
+        }
+        case "branch_called": {
+          const correct = tool();
+          return agentltlTemplates.BranchCalled(correct, this.accept(",") ? tool() : undefined);
+        }
+        case "in_order":
+          return agentltlTemplates.CalledInOrder(tools());
+        case "all_before": {
+          const list = tools();
+          comma();
+          return agentltlTemplates.AllBefore(list, tool());
+        }
+        case "within_steps": {
+          const a = tool();
+          comma();
+          const b = tool();
+          comma();
+          return agentltlTemplates.WithinSteps(a, b, count());
+        }
+        case "called_n": {
+          const a = tool();
+          comma();
+          const op = this.peek().text as CountComparison;
+          if (!countComparisons.includes(op))
+            this.fail(`a comparison (${countComparisons.join(" ")}) in called_n(...)`);
+          this.position++;
+          return agentltlTemplates.CalledNTimes(a, count(), op);
+        }
+        default: {
+          const [a, n] = indexed();
+          comma();
+          const [b, m] = indexed();
+          return agentltlTemplates.InstanceBefore(a, n, b, m);
+        }
+      }
+    })();
+    this.expect(")", `')' to close ${name}(...)`);
+    if (!["now", "called", "eventually", "always"].includes(name)) this.wholeTraceCalls.push(token);
+    return formula;
+  }
+
+  /** A whole-trace function of AgentLTL inside a temporal operator has no LTLf meaning here. */
+  private refuseWholeTraceCalls(mark: number, operator: string): void {
+    const call = this.wholeTraceCalls[mark];
+    if (call === undefined) return;
+    throw this.error(
+      `AgentLTL's ${call.text.toLowerCase()}(...) is a fact about the whole trace; mentor reads it only outside temporal operators (here inside ${operator}): move it out, or write it with now(...)`,
+      call.offset,
+      "MNT_ERR_FORMULA_UNSUPPORTED",
+    );
   }
 
   /** Parses one level deeper, inside the operator or parenthesis `at`. */
@@ -281,4 +430,31 @@ class Parser {
     tokens.push({ type: "end", text: "", offset: text.length });
     return tokens;
   }
+}
+
+/**
+ * AgentLTL's function names (its parser reads them in any case); a string is why one has no
+ * formula here.
+ */
+const agentltlFunctions = {
+  now: true,
+  called: true,
+  eventually: true,
+  always: true,
+  before: true,
+  after: true,
+  branch_called: true,
+  in_order: true,
+  all_before: true,
+  within_steps: true,
+  called_n: true,
+  instance_before: true,
+  called_with:
+    'matches arguments, which formulas cannot: declare a proposition with `when` and write called("proposition")',
+  count_before: "is not supported: write the count with past operators (O, Y)",
+} as const;
+
+/** AgentLTL's `called(x)`: x occurs anywhere in the trace, whatever the position it is read at. */
+function calledAnywhere(tool: Formula): Formula {
+  return or([unary("once", tool), unary("eventually", tool)]);
 }

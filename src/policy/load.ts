@@ -14,7 +14,9 @@ import {
   parseExpression,
 } from "../expression/index.js";
 import { Automaton, atomsOf, declareTemplates, type Formula, parseFormula } from "../logic/index.js";
+import { agentltlRuleFormula, isAgentltlTemplate } from "./agentltl-rules.js";
 import { compileOutputLabeler, compileTaskGrounding, type Report } from "./labeling.js";
+import { compileLtlHarnessRulebook, isLtlHarnessRulebook } from "./ltl-harness.js";
 import { abstractMoves, holdsForMove, matchesForMove } from "./moves.js";
 import { policySchema, type RawEscalate, type RawParameter, type RawPolicy } from "./schema.js";
 import { PolicySource, type YamlPath } from "./source.js";
@@ -47,7 +49,12 @@ export function loadPolicy(file: string): Policy {
 
 /** Like `loadPolicy`, from text; `file` is named in errors. */
 export function parsePolicy(text: string, file = "<policy>"): Policy {
-  return new PolicyCompiler(new PolicySource(text, file)).compile();
+  const source = new PolicySource(text, file);
+  if (isLtlHarnessRulebook(source))
+    return compileLtlHarnessRulebook(source, (policy) =>
+      new PolicyCompiler(new PolicySource(policy, file)).compile(),
+    );
+  return new PolicyCompiler(source).compile();
 }
 
 /** How many copies of anchored values the aliases of a policy file may make (yaml's default). */
@@ -471,6 +478,7 @@ class PolicyCompiler {
         formulaPath = [...path, "a"];
         texts = (["a", "b"] as const).flatMap((field): [string, YamlPath][] => {
           const value = rule[field];
+          if (Array.isArray(value)) return value.map((text, at) => [text, [...path, field, at]]);
           return value === undefined ? [] : [[value, [...path, field]]];
         });
       }
@@ -520,6 +528,7 @@ class PolicyCompiler {
           severity,
           appliesTo: rule.applies_to,
           sentence,
+          weight: rule.weight,
           location: this.source.locate(path),
           automaton: new Automaton(formula, {
             alphabet: ruleAlphabet(toolsOf(rulePropositions), rulePropositions),
@@ -536,6 +545,21 @@ class PolicyCompiler {
   }
 
   private templateFormula(rule: RawPolicy["rules"][number], path: YamlPath): Formula | undefined {
+    if (isAgentltlTemplate(rule.template))
+      return agentltlRuleFormula(rule, rule.template, {
+        formula: (text, field) => this.parseRuleFormula(text, [...path, ...field], rule.id),
+        problem: (message, field) =>
+          this.problem("MNT_ERR_POLICY_SCHEMA", message, [...path, ...field], { rule: rule.id }),
+      });
+    if (Array.isArray(rule.a)) {
+      this.problem(
+        "MNT_ERR_POLICY_SCHEMA",
+        `template ${rule.template} takes one formula as \`a\`, not a list`,
+        [...path, "a"],
+        { rule: rule.id },
+      );
+      return undefined;
+    }
     const template = rule.template as keyof typeof declareTemplates;
     const unary = ["existence", "absence", "exactly", "init"].includes(template);
     if (rule.a === undefined) {
@@ -620,6 +644,7 @@ class PolicyCompiler {
         mode: modeOf(severity),
         severity,
         sentence,
+        weight: constraint.weight,
       });
     });
     return constraints;

@@ -131,6 +131,9 @@ export const propositionSchema = z
   })
   .strict();
 
+/** Its share of `mentor verify`'s weighted compliance score (AgentLTL's `weight`); default 1. */
+const weight = z.number().min(0).default(1);
+
 const modeSchema = z.enum(["record", "warn", "block"]);
 
 /** What a broken rule does (docs/policy.md, "Severities"); `mode` is the older, smaller choice. */
@@ -169,11 +172,29 @@ export const ruleSchema = z
         "notCoExistence",
         "choice",
         "exclusiveChoice",
+        // AgentLTL's catalogue, by its names and with its meaning (docs/policy.md).
+        "Called",
+        "CalledNTimes",
+        "Before",
+        "After",
+        "AllBefore",
+        "BranchCalled",
+        "CalledWith",
+        "CalledWithResult",
+        "CalledInOrder",
+        "InstanceBefore",
+        "WithinSteps",
       ])
       .optional(),
-    a: z.string().optional(),
+    /** A formula; a list of them for AgentLTL's `AllBefore` and `CalledInOrder`. */
+    a: z.union([z.string(), z.array(z.string()).min(1)]).optional(),
     b: z.string().optional(),
     n: z.number().int().min(0).optional(),
+    /** AgentLTL's `InstanceBefore`: the occurrence of `b`. */
+    m: z.number().int().min(1).optional(),
+    /** AgentLTL's `CalledNTimes`: how the count compares with `n` (default `==`). */
+    op: z.enum(["==", ">=", "<=", ">", "<"]).optional(),
+    weight,
     mode: modeSchema.optional(),
     severity: severitySchema.optional(),
     escalate: escalateSchema.optional(),
@@ -189,6 +210,7 @@ export const constraintSchema = z
     id: identifier,
     on: z.string(),
     require: z.string(),
+    weight,
     mode: modeSchema.optional(),
     severity: severitySchema.optional(),
     escalate: escalateSchema.optional(),

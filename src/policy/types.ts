@@ -130,6 +130,8 @@ export interface RuleSpec {
   appliesTo: "all" | "requested" | "unrequested";
   /** The manual's sentence, quoted in feedback. */
   sentence: string;
+  /** Its share of the weighted compliance score (`weight`, default 1). */
+  weight: number;
   /** Where the rule is written. */
   location: SourceLocation;
   /** The rule's automaton, over the letters the policy's tools can produce. */
@@ -148,6 +150,8 @@ export interface ConstraintSpec {
   mode: Mode;
   severity: Severity;
   sentence: string;
+  /** Its share of the weighted compliance score (`weight`, default 1). */
+  weight: number;
 }
 
 export interface Policy {
