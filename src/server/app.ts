@@ -2,6 +2,7 @@ import cors from "@fastify/cors";
 import Fastify, { type FastifyInstance } from "fastify";
 import { dashboardKey, dashboardRoutes } from "../dashboard/index.js";
 import { MentorError } from "../errors/index.js";
+import { FlightRecorder } from "../evaluator/index.js";
 import { Labeler } from "../labeler/index.js";
 import { SolverClient } from "../smt/index.js";
 import { Admission } from "./admission.js";
@@ -10,7 +11,6 @@ import { maxParamLength, replyToClientError, replyWithError } from "./errors.js"
 import { Metrics } from "./metrics.js";
 import { type ServerOptions, type ServerSettings, serverSettings } from "./options.js";
 import { PolicySet } from "./policies.js";
-import { FlightRecorder } from "./recorder.js";
 import { checkBodyDepth } from "./request.js";
 import { chatRoutes } from "./routes/chat.js";
 import { healthRoutes } from "./routes/health.js";

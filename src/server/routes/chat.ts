@@ -2,10 +2,10 @@ import { createHash, randomBytes } from "node:crypto";
 import type { FastifyPluginAsync } from "fastify";
 import { givenGrounding, runTurn, type TurnResult } from "../../agent/index.js";
 import { MentorError } from "../../errors/index.js";
+import type { FlightRecorder } from "../../evaluator/index.js";
 import type { ChatMessage } from "../../openai/index.js";
 import type { ServerContext } from "../context.js";
 import { errorResponse } from "../errors.js";
-import type { FlightRecorder } from "../recorder.js";
 import { type ChatRequest, checkToolsAgainstPolicy, RequestError, readChatRequest } from "../request.js";
 import { EventStream, usageBody } from "../stream.js";
 
