@@ -15,6 +15,7 @@ import { checkBodyDepth } from "./request.js";
 import { chatRoutes } from "./routes/chat.js";
 import { healthRoutes } from "./routes/health.js";
 import { modelRoutes } from "./routes/models.js";
+import { monitorRoutes } from "./routes/monitor.js";
 
 /** What `buildServer` adds to the fastify instance (`app.mentor`). */
 export interface ServerControl {
@@ -101,6 +102,7 @@ export async function buildServer(options: ServerOptions = {}): Promise<FastifyI
   await app.register(healthRoutes, { context });
   await app.register(modelRoutes, { context });
   await app.register(chatRoutes, { context });
+  await app.register(monitorRoutes, { context });
   if (settings.dashboard)
     await app.register(dashboardRoutes, {
       prefix: "/dashboard",
