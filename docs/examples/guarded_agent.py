@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A travel agent in Python that guards its own tools with mentor's monitor API.
 
-docs/server.md, "The monitor API", explains it; test/server/python-agent.test.ts runs it against
-`mentor serve` on a tiny model. Standard library only.
+docs/server.md, "The monitor over HTTP", explains it; test/server/python-agent.test.ts runs it
+against `mentor serve` on a tiny model. Standard library only.
 
 The model is mentor's own chat endpoint with the shield off (`MODEL:none`): it only proposes
 calls. This agent runs the tools itself, so it asks the monitor about every call:
@@ -124,7 +124,10 @@ def run(mentor, goal, steps):
                     print(f"answer: {proposal!r}")
                     return 0
                 print(f"done? refused: {done['feedback']}")
-                messages += [{"role": "assistant", "content": proposal}, {"role": "user", "content": done["feedback"]}]
+                messages += [
+                    {"role": "assistant", "content": proposal},
+                    {"role": "user", "content": done["feedback"]},
+                ]
                 continue
             call, source = proposal, "the model"
         print(f"proposed {call['name']}({json.dumps(call['arguments'])}) by {source}")

@@ -4,12 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
-import { RecordStore } from "../../src/dashboard/index.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { buildServer, type ServerOptions } from "../../src/server/index.js";
-import { questions } from "../support/monitor-records.js";
+import { questions, runRecords } from "../support/monitor-records.js";
 import { ScriptedGenerator } from "../support/scripted-generator.js";
 import { travelPolicyFile } from "../support/tiny-travel.js";
 
@@ -122,12 +121,7 @@ describe("the monitor API", () => {
     assert.deepEqual([end.body.allowed, end.body.openDuties, end.body.feedback], [true, [], undefined]);
 
     // Each check and done question is a flight record in the embedded monitor's shape.
-    const store = new RecordStore(directory);
-    store.refresh();
-    const records = store
-      .newestFirst()
-      .sort((left, right) => left.line - right.line)
-      .map((stored) => stored.record);
+    const records = runRecords(directory);
     assert.ok(records.every((record) => record.mode === "monitor" && record.policy === "travel"));
     assert.deepEqual(questions(records), [
       ["book_train", "block", ["P1"]],

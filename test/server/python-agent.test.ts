@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -9,10 +9,11 @@ import { promisify } from "node:util";
 import { type Replica, startReplica, stopReplica } from "../../bench/replicas/cluster.js";
 import { makeTravelModel } from "../support/tiny-travel.js";
 
-// The Python agent of docs/server.md ("The monitor API") against `mentor serve` on a tiny model:
+// The Python agent of docs/server.md ("The monitor over HTTP") against `mentor serve` on a tiny model:
 // python3 (standard library only) runs docs/examples/guarded_agent.py, which asks the model for
 // calls over the chat endpoint and guards its own tools through /v1/monitor/*.
-const script = fileURLToPath(new URL("../../../docs/examples/guarded_agent.py", import.meta.url));
+const root = fileURLToPath(new URL("../../../", import.meta.url));
+const script = join(root, "docs", "examples", "guarded_agent.py");
 const directory = mkdtempSync(join(tmpdir(), "mentor-python-agent-"));
 let replica: Replica | undefined;
 after(async () => {
@@ -30,22 +31,14 @@ describe("the Python agent of docs/server.md", () => {
     const { stdout } = await promisify(execFile)("python3", [script, "--url", replica.url], {
       timeout: 120_000,
     });
-    const lines = stdout.trim().split("\n");
-    assert.deepEqual(
-      lines.filter((line) => !line.startsWith("answer: ")),
-      [
-        "model tiny; goal book_train",
-        'proposed book_train({"origin": "Toronto", "destination": "Chicago"}) by the model',
-        'refused book_train: P1: [SHIELD] Blocked book_train(origin="Toronto", destination="Chicago"). Rule P1: Check the distance of a route before any booking for it. First: check_distance(origin="Toronto", destination="Chicago")',
-        'proposed check_distance({"origin": "Toronto", "destination": "Chicago"}) by the shield\'s advice',
-        "  executing check_distance(Toronto, Chicago)",
-        'ran check_distance: outcome {"kind": "label", "label": "long"}',
-        'proposed book_train({"origin": "Toronto", "destination": "Chicago"}) by the model',
-        "  executing book_train(Toronto, Chicago)",
-        'ran book_train: outcome {"kind": "json", "value": {"status": "confirmed", "route": "Toronto-Chicago"}}',
-        "done? allowed",
-      ],
-      stdout,
-    );
+    // The output docs/server.md shows, line for line (the tiny model's final words aside).
+    const documented = readFileSync(join(root, "docs", "server.md"), "utf8");
+    const shown = /```\n(model tiny; goal book_train\n[^`]*?)answer: …\n```/.exec(documented)?.[1];
+    assert.ok(shown, "docs/server.md shows the agent's output");
+    const lines = stdout.split("\n").filter((line) => line !== "" && !line.startsWith("answer: "));
+    assert.deepEqual(lines, shown.trim().split("\n"), stdout);
+    assert.match(stdout, /^refused book_train: P1: /m);
+    assert.ok(stdout.indexOf("executing check_distance") < stdout.indexOf("executing book_train"));
+    assert.match(stdout, /\ndone\? allowed\nanswer: /);
   });
 });

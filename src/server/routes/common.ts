@@ -5,7 +5,7 @@ import type { ServerContext } from "../context.js";
 import type { PolicyEntry } from "../policies.js";
 import { RequestError } from "../request.js";
 
-/** What the chat and monitor routes read alike: the served model, the policy, the messages as trusted. */
+// What the chat and monitor routes read alike: the served model, the policy, the messages as trusted.
 
 /**
  * The policy a request selects (`mentor.policy`, else the server's first), after checking that

@@ -65,7 +65,7 @@ type SentCall = ProposedCall & { id?: string };
 
 /**
  * The monitor over HTTP, for agents in any language that run their own tools (docs/server.md,
- * "The monitor API"): `check` a proposed call, `record` a made one with its result, ask whether
+ * "The monitor over HTTP"): `check` a proposed call, `record` a made one with its result, ask whether
  * the run may `done`. Stateless like the chat route: every request carries the conversation
  * (`messages`), grounded as the chat route grounds it; each answer says what to append to it.
  */
@@ -78,9 +78,10 @@ export const monitorRoutes: FastifyPluginAsync<{ context: ServerContext }> = asy
     const proposed = sentCall(request.body);
     const { grounded, ungrounded } = await ground(entry, messages);
     const { evaluator } = entry;
-    const decided = evaluator.decide(grounded, proposed as ProposedCall);
+    const call = { name: proposed.name, arguments: proposed.arguments };
+    const decided = evaluator.decide(grounded, call);
     const decision = needsSolver(decided)
-      ? await evaluator.decideWithRepair(grounded, proposed, context.solver())
+      ? await evaluator.decideWithRepair(grounded, call, context.solver())
       : decided;
     write(request, entry, grounded, { decisions: [decision] }, started);
     const blocked = decision.verdict === "block";
