@@ -5,6 +5,7 @@ import type { SolverClient } from "../smt/index.js";
 import type { SearchBudget } from "./budget.js";
 import { Judge } from "./decide.js";
 import { Severities } from "./enforce.js";
+import { type RecordsOption, RunRecords } from "./flight.js";
 import { Monitor, type MonitorJSON } from "./monitor.js";
 import { NextCalls } from "./next.js";
 import { RunCache } from "./run-cache.js";
@@ -17,6 +18,13 @@ export interface MonitorOptions extends EvaluatorOptions {
   state?: MonitorJSON;
   /** Share this evaluator's game and caches (many monitors of one policy); default a new one. */
   evaluator?: Evaluator;
+  /**
+   * Write the run's flight records (docs/embedding.md, "The monitor, without the server"): a
+   * directory (one file per run, `<runId>.jsonl`) or a writer. Default none.
+   */
+  records?: RecordsOption;
+  /** The run's id in its records and file name: letters, digits, `_`, `.`, `-`. Default `run-<time>-<random>`. */
+  runId?: string;
 }
 
 /**
@@ -24,14 +32,18 @@ export interface MonitorOptions extends EvaluatorOptions {
  * before running it, `record` it with its outcome after (docs/embedding.md).
  */
 export function createMonitor(policy: Policy, options: MonitorOptions = {}): Monitor {
-  const { task, state, evaluator: shared, ...evaluatorOptions } = options;
+  const { task, state, evaluator: shared, records, runId, ...evaluatorOptions } = options;
   if (shared && shared.policy !== policy)
     throw new MentorError(
       "MNT_ERR_BAD_INPUT",
       `options.evaluator is for policy ${shared.policy.name}, not ${policy.name}`,
     );
   const evaluator = shared ?? new Evaluator(policy, evaluatorOptions);
-  return state ? evaluator.monitorFromJSON(state) : evaluator.monitor(task);
+  const flight =
+    records !== undefined
+      ? new RunRecords(records, policy.name, state?.task ?? task ?? [], runId)
+      : undefined;
+  return state ? evaluator.monitorFromJSON(state, flight) : evaluator.monitor(task, flight);
 }
 
 /**
@@ -87,13 +99,13 @@ export class Evaluator {
   }
 
   /** A new monitor for an agent loop that runs its own tools (`createMonitor`). */
-  monitor(task: readonly TaskCall[] = []): Monitor {
-    return new Monitor(this.parts, task);
+  monitor(task: readonly TaskCall[] = [], records?: RunRecords): Monitor {
+    return new Monitor(this.parts, task, records);
   }
 
   /** A monitor from its JSON (`Monitor.toJSON`): the log replayed once. */
-  monitorFromJSON(json: MonitorJSON): Monitor {
-    return Monitor.fromJSON(this.parts, json);
+  monitorFromJSON(json: MonitorJSON, records?: RunRecords): Monitor {
+    return Monitor.fromJSON(this.parts, json, records);
   }
 
   /**

@@ -3,7 +3,15 @@ export { SearchBudget, type SearchLimits, throwIfAborted, yieldToEventLoop } fro
 export { type Compliance, type ComplianceLabel, complianceOf } from "./compliance.js";
 export { type EnforcementState, sameCall } from "./enforce.js";
 export { createMonitor, Evaluator, type MonitorOptions } from "./evaluator.js";
+export { monitorRecord, type RecordsOption, RunRecords } from "./flight.js";
 export { type DoneCheck, type LogEntry, Monitor, type MonitorJSON, type MonitorSnapshot } from "./monitor.js";
+export {
+  FlightRecorder,
+  type FlightRecorderOptions,
+  type RecorderFileSystem,
+  type RecorderHealth,
+  type RecordWriter,
+} from "./recorder.js";
 export type { RunCacheLimits } from "./run-cache.js";
 export type {
   Action,

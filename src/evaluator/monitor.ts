@@ -11,6 +11,7 @@ import {
 import type { SearchBudget } from "./budget.js";
 import type { Judge } from "./decide.js";
 import { type EnforcementState, emptyEnforcement, type Severities } from "./enforce.js";
+import type { RunRecords } from "./flight.js";
 import type { NextCalls } from "./next.js";
 import {
   type Decision,
@@ -74,7 +75,8 @@ export interface DoneCheck {
  * `check` a proposed call before running it, `record` it with its outcome after, ask `next` and
  * `checkDone`. Each `record` steps the run by that one call (the run is not rebuilt from the
  * history), and the severities' counters by that one entry. `toJSON` / `fromJSON` carry a run
- * between processes (`fromJSON` replays the log once).
+ * between processes (`fromJSON` replays the log once). With `records`, each question (`check`,
+ * `checkChain`, `checkDone`) writes a flight record of the run so far (`flight.ts`).
  */
 export class Monitor {
   private current: Run;
@@ -85,6 +87,7 @@ export class Monitor {
   constructor(
     private readonly parts: MonitorParts,
     task: readonly TaskCall[] | Run = [],
+    readonly records?: RunRecords,
   ) {
     this.current = task instanceof Run ? task : Run.start(parts.judge.policy, task);
   }
@@ -105,7 +108,7 @@ export class Monitor {
     return monitor;
   }
 
-  static fromJSON(parts: MonitorParts, json: MonitorJSON): Monitor {
+  static fromJSON(parts: MonitorParts, json: MonitorJSON, records?: RunRecords): Monitor {
     if (json?.version !== 1 || !Array.isArray(json.log) || !Array.isArray(json.task))
       throw new MentorError("MNT_ERR_BAD_INPUT", "a monitor's JSON must be {version: 1, policy, task, log}");
     if (json.policy !== parts.judge.policy.name)
@@ -113,7 +116,7 @@ export class Monitor {
         "MNT_ERR_BAD_INPUT",
         `the monitor's JSON is for policy ${json.policy}, not ${parts.judge.policy.name}`,
       );
-    const monitor = new Monitor(parts, json.task);
+    const monitor = new Monitor(parts, json.task, records);
     json.log.forEach((entry, index) => {
       if (entry?.kind === "made") monitor.record(entry.call, entry.outcome);
       else if (entry?.kind === "refused") monitor.replayRefusal(entry.call);
@@ -169,7 +172,9 @@ export class Monitor {
    * be overridden next, latches a stop); an allowed one changes nothing until it is `record`ed.
    */
   check(call: ProposedCall): Decision {
+    const started = performance.now();
     const decision = this.decide(call);
+    this.records?.decided([decision], performance.now() - started);
     if (decision.verdict === "block") this.refuse(decision);
     return decision;
   }
@@ -181,18 +186,19 @@ export class Monitor {
    * is allowed, `record` each as it runs.
    */
   checkChain(calls: readonly ProposedCall[]): Decision[] {
+    const started = performance.now();
     let run = this.current;
     const decisions: Decision[] = [];
     for (const call of calls) {
       const decision = this.parts.severities.apply(this.parts.judge.decide(run, call, true), this.state);
       decisions.push(decision);
-      if (decision.verdict === "block") {
-        this.refuse(decision);
-        break;
-      }
+      if (decision.verdict === "block") break;
       const event = proposedEvent(call);
       run = run.after(event, run.outcomeCases(event.name, event.outcome));
     }
+    this.records?.decided(decisions, performance.now() - started);
+    const refused = decisions.at(-1);
+    if (refused?.verdict === "block") this.refuse(refused);
     return decisions;
   }
 
@@ -208,10 +214,13 @@ export class Monitor {
 
   /** Whether the run may end now (no refusing duty open, and not stopped). */
   checkDone(): DoneCheck {
+    const started = performance.now();
     const next = this.next();
-    if (this.state.stopped)
-      return { allowed: false, openDuties: next.openDuties, stopped: this.state.stopped };
-    return { allowed: next.done.allowed, openDuties: next.openDuties };
+    const done: DoneCheck = this.state.stopped
+      ? { allowed: false, openDuties: next.openDuties, stopped: this.state.stopped }
+      : { allowed: next.done.allowed, openDuties: next.openDuties };
+    this.records?.doneAsked(done, performance.now() - started);
+    return done;
   }
 
   next(): NextAnswer {
@@ -222,17 +231,20 @@ export class Monitor {
   approve(call: ProposedCall): void {
     this.state = this.parts.severities.approve(this.state, call);
     this.push({ kind: "approved", call });
+    this.records?.approved(call);
   }
 
   /** Stops the run (latched): every call is refused with `stop` until `resume`. */
   stop(reason: string): void {
     this.state = this.parts.severities.stop(this.state, { rules: [] });
     this.push({ kind: "stopped", reason });
+    this.records?.stopped(reason);
   }
 
   resume(): void {
     this.state = this.parts.severities.resume(this.state);
     this.push({ kind: "resumed" });
+    this.records?.resumed();
   }
 
   toJSON(): MonitorJSON {
@@ -256,6 +268,10 @@ export class Monitor {
   private refuse(decision: Decision): void {
     this.state = this.parts.severities.refused(this.state, decision);
     this.push({ kind: "refused", call: decision.call });
+    this.records?.refused(
+      decision.call,
+      decision.violations.map((finding) => finding.rule),
+    );
   }
 
   private push(entry: LogEntry): void {
@@ -271,6 +287,7 @@ export class Monitor {
       call: { name: event.name, arguments: event.arguments },
       outcome: event.outcome,
     });
+    this.records?.made(event);
   }
 }
 

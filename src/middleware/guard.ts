@@ -76,7 +76,8 @@ export class ToolGuard {
     }
     this.monitor.record(call, outcomeOf(this.monitor, call.name, result));
     if (this.options.reminders && typeof result === "string") {
-      const reminder = reminderText({ ...decision, openDuties: this.monitor.checkDone().openDuties });
+      // next(), not checkDone(): asking whether the run may end is a question the flight records keep.
+      const reminder = reminderText({ ...decision, openDuties: this.monitor.next().openDuties });
       if (reminder) return { refused: false, result: `${result}\n\n${reminder}` };
     }
     return { refused: false, result };

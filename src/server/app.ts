@@ -2,6 +2,7 @@ import cors from "@fastify/cors";
 import Fastify, { type FastifyInstance } from "fastify";
 import { dashboardKey, dashboardRoutes } from "../dashboard/index.js";
 import { MentorError } from "../errors/index.js";
+import { FlightRecorder } from "../evaluator/index.js";
 import { Labeler } from "../labeler/index.js";
 import { SolverClient } from "../smt/index.js";
 import { Admission } from "./admission.js";
@@ -10,11 +11,11 @@ import { maxParamLength, replyToClientError, replyWithError } from "./errors.js"
 import { Metrics } from "./metrics.js";
 import { type ServerOptions, type ServerSettings, serverSettings } from "./options.js";
 import { PolicySet } from "./policies.js";
-import { FlightRecorder } from "./recorder.js";
 import { checkBodyDepth } from "./request.js";
 import { chatRoutes } from "./routes/chat.js";
 import { healthRoutes } from "./routes/health.js";
 import { modelRoutes } from "./routes/models.js";
+import { monitorRoutes } from "./routes/monitor.js";
 
 /** What `buildServer` adds to the fastify instance (`app.mentor`). */
 export interface ServerControl {
@@ -101,6 +102,7 @@ export async function buildServer(options: ServerOptions = {}): Promise<FastifyI
   await app.register(healthRoutes, { context });
   await app.register(modelRoutes, { context });
   await app.register(chatRoutes, { context });
+  await app.register(monitorRoutes, { context });
   if (settings.dashboard)
     await app.register(dashboardRoutes, {
       prefix: "/dashboard",

@@ -1,11 +1,11 @@
 import type { Grounder, TurnGenerator } from "../agent/index.js";
+import type { FlightRecorder } from "../evaluator/index.js";
 import type { Policy } from "../policy/index.js";
 import type { SolverClient } from "../smt/index.js";
 import type { Admission } from "./admission.js";
 import type { Metrics } from "./metrics.js";
 import type { ServerSettings } from "./options.js";
 import type { PolicySet } from "./policies.js";
-import type { FlightRecorder } from "./recorder.js";
 
 /** What answers the requests: a model (local or upstream) or any other turn generator. */
 export interface Backend {

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { type Grounder, type ShieldMode, shieldModes, type TurnGenerator } from "../agent/index.js";
 import { MentorError } from "../errors/index.js";
+import type { RecorderFileSystem } from "../evaluator/index.js";
 import { gpuChoices } from "../llm/gpu.js";
 import type { Engine, GpuChoice } from "../llm/index.js";
 import type { Policy } from "../policy/index.js";
-import type { RecorderFileSystem } from "./recorder.js";
 
 export interface ServerOptions {
   /** A registry name, a cached model or a .gguf path for the local engine. Default: the registry's `default`. */

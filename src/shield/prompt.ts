@@ -52,7 +52,7 @@ export function stoppedText(decision: Decision): string {
 }
 
 /** Appended to an allowed call's result: warnings, then the open duties and one call that helps. */
-export function reminderText(decision: Decision): string | undefined {
+export function reminderText(decision: Pick<Decision, "warnings" | "openDuties">): string | undefined {
   const parts: string[] = [];
   for (const warning of decision.warnings)
     parts.push(`[SHIELD] Warning, rule ${warning.rule}: ${warning.sentence}`);

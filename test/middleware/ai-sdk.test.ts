@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { LanguageModelV3GenerateResult, LanguageModelV3Prompt } from "@ai-sdk/provider";
 import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
@@ -7,6 +10,7 @@ import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
 import { createMonitor } from "../../src/evaluator/index.js";
 import { shieldAiModel, shieldAiTools, ToolGuard } from "../../src/middleware/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
+import { questions, runRecords } from "../support/monitor-records.js";
 import { travelPolicyFile } from "../support/tiny-travel.js";
 
 // The AI SDK middleware on the SDK's own scripted model (ai/test MockLanguageModelV3): the tools'
@@ -118,7 +122,9 @@ describe("the AI SDK middleware (MockLanguageModelV3)", () => {
       ],
     });
     const ran: string[] = [];
-    const guard = new ToolGuard(createMonitor(travel, { task }));
+    const records = mkdtempSync(join(tmpdir(), "mentor-ai-sdk-records-"));
+    after(() => rmSync(records, { recursive: true, force: true }));
+    const guard = new ToolGuard(createMonitor(travel, { task, records }));
     const result = await generateText({
       model: wrapLanguageModel({ model, middleware: shieldAiModel(guard) }),
       tools: shieldAiTools(travelTools(ran), guard),
@@ -141,6 +147,15 @@ describe("the AI SDK middleware (MockLanguageModelV3)", () => {
         ["book_train", { kind: "json", value: { status: "confirmed" } }],
       ],
     );
+    // The run's flight records (`records`), as the dashboard reads them: each judged execution,
+    // and the end of the run the model middleware asked about (then once more in the test above).
+    assert.deepEqual(questions(runRecords(records)), [
+      ["book_train", "block", ["P1"]],
+      ["check_distance", "allow", []],
+      ["book_train", "allow", []],
+      ["end", true],
+      ["end", true],
+    ]);
   });
 
   it("an answer with duties open is refused with the shield's feedback, up to the policy's bound", async () => {

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { StructuredTool, tool } from "@langchain/core/tools";
 import { FakeStreamingChatModel } from "@langchain/core/utils/testing";
@@ -7,6 +10,7 @@ import { z } from "zod";
 import { createMonitor } from "../../src/evaluator/index.js";
 import { shieldLangChainTools, ToolGuard } from "../../src/middleware/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
+import { questions, runRecords } from "../support/monitor-records.js";
 import { travelPolicyFile } from "../support/tiny-travel.js";
 
 // The LangChain JS tools wrapper, driven the way LangChain's tool-calling loops drive tools: the
@@ -41,7 +45,9 @@ function travelTools(ran: string[]) {
 describe("the LangChain JS tools wrapper", () => {
   it("a refused call is not run and its ToolMessage is the shield's feedback; allowed ones run and are recorded", async () => {
     const ran: string[] = [];
-    const guard = new ToolGuard(createMonitor(travel, { task }));
+    const records = mkdtempSync(join(tmpdir(), "mentor-langchain-records-"));
+    after(() => rmSync(records, { recursive: true, force: true }));
+    const guard = new ToolGuard(createMonitor(travel, { task, records }));
     const tools = shieldLangChainTools(travelTools(ran), guard);
     assert.ok(tools[0] instanceof StructuredTool);
     assert.equal(tools[1]?.name, "book_train");
@@ -74,6 +80,13 @@ describe("the LangChain JS tools wrapper", () => {
     assert.equal(results[2]?.content, '{"status":"confirmed"}');
     assert.deepEqual(ran, ["check_distance", "book_train"]);
     assert.equal(guard.monitor.checkDone().allowed, true);
+    // The run's flight records (`records`), as the dashboard reads them.
+    assert.deepEqual(questions(runRecords(records)), [
+      ["book_train", "block", ["P1"]],
+      ["check_distance", "allow", []],
+      ["book_train", "allow", []],
+      ["end", true],
+    ]);
   });
 
   it("the guard's done check gives a custom loop the shield's refusal while duties are open", () => {

@@ -8,8 +8,8 @@ import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { FastifyInstance } from "fastify";
+import { FlightRecorder, type RecorderFileSystem, type RecorderHealth } from "../../src/evaluator/index.js";
 import { buildServer, type ServerOptions } from "../../src/server/index.js";
-import { FlightRecorder, type RecorderFileSystem, type RecorderHealth } from "../../src/server/recorder.js";
 import { ScriptedGenerator } from "../support/scripted-generator.js";
 import { travelMessages, travelTools } from "../support/tiny-travel.js";
 

@@ -2,12 +2,11 @@ import { createHash, randomBytes } from "node:crypto";
 import type { FastifyPluginAsync } from "fastify";
 import { givenGrounding, runTurn, type TurnResult } from "../../agent/index.js";
 import { MentorError } from "../../errors/index.js";
-import type { ChatMessage } from "../../openai/index.js";
 import type { ServerContext } from "../context.js";
 import { errorResponse } from "../errors.js";
-import type { FlightRecorder } from "../recorder.js";
-import { type ChatRequest, checkToolsAgainstPolicy, RequestError, readChatRequest } from "../request.js";
+import { checkToolsAgainstPolicy, RequestError, readChatRequest } from "../request.js";
 import { EventStream, usageBody } from "../stream.js";
+import { recorderFailed, selectPolicy, withoutClientGrounding } from "./common.js";
 
 /** `POST /v1/chat/completions`: one shielded turn, streamed or not, recorded in the flight recorder. */
 export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async (app, { context }) => {
@@ -64,7 +63,7 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
       if (settings.recorderRequired && recorder?.health().failing) throw recorderFailed(recorder);
       const chat = readChatRequest(request.body);
       const mode = chat.mode ?? settings.shield;
-      const entry = selectPolicy(chat);
+      const entry = selectPolicy(context, chat);
       Object.assign(flight, {
         model: chat.model,
         mode,
@@ -152,26 +151,6 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
       record();
     }
   });
-
-  /** Why a server that requires its flight recorder refuses work. */
-  function recorderFailed(recorder: FlightRecorder): MentorError {
-    const { lastError } = recorder.health();
-    return new MentorError(
-      "MNT_ERR_RECORDER_FAILED",
-      `the flight recorder cannot write to ${recorder.file} (${lastError?.message ?? "unknown error"}) and this server requires it (--recorder-required)`,
-    );
-  }
-
-  function selectPolicy(chat: ChatRequest) {
-    const modelId = context.serving?.backend.modelId;
-    if (chat.modelBase !== modelId && chat.model !== modelId)
-      throw new RequestError(
-        "model",
-        `this server serves ${modelId} (see GET /v1/models)`,
-        "MNT_ERR_MODEL_UNKNOWN",
-      );
-    return context.policies.select(chat.policy);
-  }
 };
 
 function completionBody(id: string, model: string, result: TurnResult): Record<string, unknown> {
@@ -192,14 +171,4 @@ function completionBody(id: string, model: string, result: TurnResult): Record<s
     usage: usageBody(result),
     mentor: result.mentor,
   };
-}
-
-/** The messages without the grounding fields a client may write (`mentor.task`, `mentor.label`). */
-function withoutClientGrounding(messages: readonly ChatMessage[]): ChatMessage[] {
-  return messages.map((message) => {
-    if (typeof message.mentor !== "object" || message.mentor === null) return message;
-    const { task: _task, label: _label, ...rest } = message.mentor as Record<string, unknown>;
-    const { mentor: _mentor, ...copy } = message;
-    return Object.keys(rest).length > 0 ? { ...copy, mentor: rest } : copy;
-  });
 }

@@ -19,6 +19,13 @@ export interface FlightRecorderOptions {
   fsync?: boolean;
   /** Default: node:fs. */
   fileSystem?: RecorderFileSystem;
+  /** The file's name in the directory. Default `flight-<time>-<pid>.jsonl` (one file per server start). */
+  name?: string;
+  /**
+   * Open the file for each record and close it after, for a writer that is never closed (a
+   * monitor's run has no end to close it at). Default false: the file is open until `close`.
+   */
+  openPerRecord?: boolean;
 }
 
 /** How the recorder's writes went, for `/health` (which needs no key: no file name in it). */
@@ -31,16 +38,24 @@ export interface RecorderHealth {
   lastError?: { message: string; code?: string; time: string };
 }
 
+/** Where records go: a `FlightRecorder`, or anything else that takes them (a test's array, a queue). */
+export interface RecordWriter {
+  /** Keeps the record; returns why it could not (the caller goes on without it). */
+  write(record: Record<string, unknown>): Error | undefined;
+}
+
 /**
- * The flight recorder: one JSON line per request, appended with synchronous writes as soon as
- * the request ends, before its answer is sent (a crash loses at most the record being written).
- * One file per server start. A record is written whole or not at all: a write that fails part
+ * The flight recorder: one JSON line per record, appended with synchronous writes (the server
+ * writes a request's before its answer is sent: a crash loses at most the record being written).
+ * One file per server start, or per run (`name`). A record is written whole or not at all: a write that fails part
  * way (disk full, I/O error) is cut back off, so the file always ends with a whole line, and the
  * failure is returned, not thrown (the caller logs it and answers anyway, or refuses).
  */
-export class FlightRecorder {
+export class FlightRecorder implements RecordWriter {
   readonly file: string;
   private readonly fsync: boolean;
+  private readonly openPerRecord: boolean;
+  private closed = false;
   private readonly fileSystem: RecorderFileSystem;
   private descriptor: number | undefined;
   /** Bytes of whole records in the file: where a failed write is cut back to. */
@@ -54,8 +69,9 @@ export class FlightRecorder {
   /** Makes the directory if needed and opens a new file in it; a path that cannot hold one is MNT_ERR_RECORDER_PATH. */
   constructor(directory: string, options: FlightRecorderOptions = {}) {
     const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-    this.file = join(directory, `flight-${stamp}-${process.pid}.jsonl`);
+    this.file = join(directory, options.name ?? `flight-${stamp}-${process.pid}.jsonl`);
     this.fsync = options.fsync ?? false;
+    this.openPerRecord = options.openPerRecord ?? false;
     this.fileSystem = options.fileSystem ?? fs;
     try {
       fs.mkdirSync(directory, { recursive: true });
@@ -77,14 +93,16 @@ export class FlightRecorder {
         fs.closeSync(folder);
       }
     }
+    if (this.openPerRecord) this.closeFile();
   }
 
   /** Appends the record as one line; returns why it could not (nothing of it is then in the file). */
   write(record: Record<string, unknown>): Error | undefined {
-    const descriptor = this.descriptor;
-    if (descriptor === undefined) return undefined;
+    if (this.closed) return undefined;
     try {
       const line = Buffer.from(`${JSON.stringify(record)}\n`);
+      this.descriptor ??= fs.openSync(this.file, "a");
+      const descriptor = this.descriptor;
       if (this.torn) this.cutBack(descriptor);
       let written = 0;
       try {
@@ -113,6 +131,8 @@ export class FlightRecorder {
         time: new Date().toISOString(),
       };
       return error;
+    } finally {
+      if (this.openPerRecord) this.closeAfterRecord();
     }
   }
 
@@ -125,6 +145,22 @@ export class FlightRecorder {
   }
 
   close(): void {
+    this.closed = true;
+    this.closeFile();
+  }
+
+  /** A close that fails after the record was written loses nothing: the next record opens the file again. */
+  private closeAfterRecord(): void {
+    const descriptor = this.descriptor;
+    this.descriptor = undefined;
+    try {
+      if (descriptor !== undefined) fs.closeSync(descriptor);
+    } catch {
+      // Nothing to report: the record's write is what the caller asked about.
+    }
+  }
+
+  private closeFile(): void {
     if (this.descriptor === undefined) return;
     fs.closeSync(this.descriptor);
     this.descriptor = undefined;
