@@ -1,5 +1,7 @@
 /**
- * npm run bench:agentltl — AgentLTL's runtime Enforcer and mentor's monitor on the same random
+ * npm run bench:agentltl — first AgentLTL's `verify_trace` and `mentor verify` on the examples of
+ * agentltl-examples.json (agentltl-verify.ts): the same score and label on each, or exit 1.
+ * Then AgentLTL's runtime Enforcer and mentor's monitor on the same random
  * runs: one constraint per severity (agentltl_driver.py; bench/conformance/agentltl-ops.policy.yaml
  * is the same set as a mentor policy), three escalation settings, single calls, chains and
  * resumes. No model. Per step, the action each gives (in AgentLTL's words), whether an override
@@ -15,6 +17,7 @@ import { createMonitor, type Decision, type ProposedCall } from "../../src/evalu
 import { parsePolicy } from "../../src/policy/index.js";
 import { random } from "../args/workload.js";
 import { benchSource, repoRoot } from "../paths.js";
+import { compareExamples, examplesReport } from "./agentltl-verify.js";
 import { ensureVenv } from "./venv.js";
 
 /** The AgentLTL release the figures are for (pip-installed into the venv if missing). */
@@ -90,6 +93,7 @@ const { values: options } = parseArgs({
     python: { type: "string", default: "python3" },
     json: { type: "string" },
     table: { type: "string" },
+    "examples-only": { type: "boolean", default: false },
   },
 });
 
@@ -223,6 +227,18 @@ const venv = resolve(
   options.venv ?? process.env.MENTOR_AGENTLTL_VENV ?? join(homedir(), ".cache/mentor/venv-agentltl"),
 );
 const python = ensureVenv(venv, options.python as string, "agentltl", PINNED, fail);
+const examples = await compareExamples(python, fail);
+const examplesLines = examplesReport(
+  examples,
+  `AgentLTL ${PINNED} verify_trace vs mentor verify on the examples (bench/conformance/agentltl-examples.json):`,
+);
+process.stdout.write(`${examplesLines.join("\n")}\n\n`);
+const examplesDiffer = examples.filter(({ same }) => !same).length;
+if (examplesDiffer > 0)
+  process.stderr.write(
+    `bench:agentltl: ${examplesDiffer} example(s) judged differently by AgentLTL and mentor\n`,
+  );
+if (options["examples-only"]) process.exit(examplesDiffer > 0 ? 1 : 0);
 const template = readFileSync(benchSource("conformance", "agentltl-ops.policy.yaml"), "utf8");
 const chains = Number(options.chains);
 const generated = generate(runs, steps, seed, chains);
@@ -235,7 +251,7 @@ interface Row {
   differences: Record<string, number>;
 }
 const rows: Row[] = [];
-const examples: Record<string, unknown> = {};
+const differenceExamples: Record<string, unknown> = {};
 let unexplained = 0;
 for (const configuration of configurations) {
   const theirs = runAgentLTL(python, configuration.agentltl, generated);
@@ -270,7 +286,7 @@ for (const configuration of configurations) {
       const kind = `${kindOf(step, left, right)} [${causes.length > 0 ? causes.join("+") : "unexplained"}]`;
       if (causes.length === 0) unexplained++;
       row.differences[kind] = (row.differences[kind] ?? 0) + 1;
-      examples[kind] ??= {
+      differenceExamples[kind] ??= {
         configuration: configuration.name,
         run: run.slice(0, index + 1),
         mentor: left,
@@ -307,9 +323,12 @@ const lines = [
   }),
 ];
 process.stdout.write(`${lines.join("\n")}\n`);
-if (options.table) writeFileSync(options.table, `${lines.join("\n")}\n`);
-if (options.json) writeFileSync(options.json, `${JSON.stringify({ rows, examples }, null, 2)}\n`);
-if (unexplained > 0) {
+if (options.table) writeFileSync(options.table, `${[...examplesLines, "", ...lines].join("\n")}\n`);
+if (options.json)
+  writeFileSync(
+    options.json,
+    `${JSON.stringify({ verify: examples, rows, examples: differenceExamples }, null, 2)}\n`,
+  );
+if (unexplained > 0)
   process.stderr.write(`bench:agentltl: ${unexplained} difference(s) with no known cause (see --json)\n`);
-  process.exit(1);
-}
+if (unexplained > 0 || examplesDiffer > 0) process.exit(1);

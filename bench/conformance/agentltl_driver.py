@@ -1,6 +1,11 @@
-"""AgentLTL's side of bench/conformance/agentltl.ts: one Enforcer per run, driven as the script says.
+"""AgentLTL's side of bench/conformance/agentltl.ts: verify_trace on the examples, and one
+Enforcer per random run, driven as the script says.
 
-Reads {"config": {...}, "runs": [[step, ...], ...]} on stdin; a step is
+Given {"suites": [...]} on stdin (agentltl-examples.json), runs verify_trace on each trace of
+each suite with its weighted constraints (each `formula` built with agentltl's constructors) and
+writes {suite: {trace: {"score", "label", "passed": {constraint: bool}}}}.
+
+Otherwise reads {"config": {...}, "runs": [[step, ...], ...]} on stdin; a step is
 {"kind": "call", "tool", "args"}, {"kind": "chain", "calls": [{"tool", "args"}, ...]} or
 {"kind": "resume"}. Each call or chain is its own generation; an allowed call (every call of
 an allowed chain) is recorded as run. Writes one list of outcomes per run on stdout:
@@ -10,7 +15,17 @@ an allowed chain) is recorded as run. Writes one list of outcomes per run on std
 import json
 import sys
 
-from agentltl import Before, Called, Constraint, ConstraintSeverity, Enforcer, Globally, Not
+import agentltl
+from agentltl import Before, Called, Constraint, ConstraintSeverity, Enforcer, Globally, Not, verify_trace
+
+# The names a constraint's `formula` may use: the catalogue, and nothing else.
+CATALOGUE = {
+    name: getattr(agentltl, name)
+    for name in (
+        "Called", "CalledNTimes", "Before", "After", "AllBefore", "BranchCalled", "CalledWith",
+        "CalledWithResult", "CalledInOrder", "InstanceBefore", "WithinSteps",
+    )
+}
 
 SEVERITY = {
     "S1": ConstraintSeverity.HARD_STOP,
@@ -43,8 +58,33 @@ def outcome(decision):
     }
 
 
+def tool_calls(trace):
+    return [{"tool_name": call} if isinstance(call, str) else call for call in trace]
+
+
+def verify(suites):
+    results = {}
+    for suite in suites:
+        constraints = [
+            Constraint(c["name"], eval(c["formula"], {"__builtins__": {}}, CATALOGUE), weight=c["weight"])
+            for c in suite["constraints"]
+        ]
+        results[suite["name"]] = {}
+        for name, trace in suite["traces"].items():
+            report = verify_trace({"tool_calls": tool_calls(trace)}, constraints)
+            results[suite["name"]][name] = {
+                "score": report["compliance_score"],
+                "label": report["compliance_label"],
+                "passed": {c["name"]: c["passed"] for c in report["constraints"]},
+            }
+    return results
+
+
 def main():
     request = json.load(sys.stdin)
+    if "suites" in request:
+        json.dump(verify(request["suites"]), sys.stdout)
+        return
     config = request["config"]
     results = []
     for run in request["runs"]:

@@ -33,8 +33,11 @@ export function checkDepth(value: unknown, where: string): void {
  */
 export function readMessagesFile(file: string): ChatMessage[] {
   const parsed = readJsonFile(file);
-  if (typeof parsed === "object" && parsed !== null && "tool_calls" in parsed)
-    return checkedMessages(agentltlTraceMessages(parsed.tool_calls, file), ["tool_calls"]);
+  if (typeof parsed === "object" && parsed !== null && "tool_calls" in parsed) {
+    const messages = agentltlTraceMessages(parsed.tool_calls, file);
+    // A run that made no call is a trace AgentLTL scores (its liveness constraints fail).
+    return messages.length === 0 ? [] : checkedMessages(messages, ["tool_calls"]);
+  }
   const wrapped =
     typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && "messages" in parsed;
   return checkedMessages(wrapped ? (parsed as { messages: unknown }).messages : parsed, ["messages"]);

@@ -50,12 +50,15 @@ export function verifyConversation(policy: Policy, evaluator: Evaluator, message
   const monitor = evaluator.monitor(trace.task);
   const calls: VerifiedCall[] = [];
   const unmet = new Set<string>();
+  // A rule is met or not by the whole run (below): a call's decision may also name rules that
+  // only conflict with one another there, which the finished trace can still satisfy.
+  const constraints = new Set(policy.constraints.map((constraint) => constraint.id));
   for (const entry of traceEntries(trace)) {
     if (entry.kind === "made") {
       const call = { name: entry.call.name, arguments: entry.call.arguments };
       const decision = monitor.decide(call);
       for (const finding of [...decision.violations, ...decision.warnings, ...decision.recorded])
-        unmet.add(finding.rule);
+        if (constraints.has(finding.rule)) unmet.add(finding.rule);
       calls.push(verifiedCall(call, decision));
     }
     monitor.apply(entry);

@@ -19,9 +19,9 @@ rules:
   - {id: save_once, template: CalledNTimes, a: save_results, n: 1, op: "==", weight: 1}
 `;
 
-function verify(calls: string[]): { compliance: { score: number; label: string } } {
+function verify(calls: string[], policyText = policy): { compliance: { score: number; label: string } } {
   const dir = mkdtempSync(join(tmpdir(), "mentor-agentltl-"));
-  writeFileSync(join(dir, "policy.yaml"), policy);
+  writeFileSync(join(dir, "policy.yaml"), policyText);
   const trace = { tool_calls: calls.map((tool_name) => ({ tool_name, tool_args: {}, tool_result: "ok" })) };
   writeFileSync(join(dir, "trace.json"), JSON.stringify(trace));
   const run = spawnSync(
@@ -51,4 +51,36 @@ test("verify reads AgentLTL's trace JSON and gives its weighted score and label"
   });
   // Only save_once fails: 1 − 1/5, as AgentLTL's README says.
   assert.equal(verify(["fetch_data", "process_data", "save_results", "save_results"]).compliance.score, 0.8);
+});
+
+test("verify scores an AgentLTL trace with no calls, as AgentLTL does", () => {
+  // Both Before fail (nothing occurs), save_once fails (0 saves): 0, as agentltl 0.2.1 gives.
+  assert.deepEqual(verify([]).compliance, {
+    score: 0,
+    label: "VIOLATION",
+    violated: [
+      { id: "fetch_first", weight: 2 },
+      { id: "process_first", weight: 2 },
+      { id: "save_once", weight: 1 },
+    ],
+  });
+});
+
+test("a rule the finished trace satisfies is met, though a call was refused for a conflict it is part of", () => {
+  // WithinSteps(a, a, 0) needs an a, CalledNTimes(a, 0) forbids one: the first call (b) leaves
+  // no compliant finish and names both. On [b, a] the first holds (agentltl 0.2.1: 0.5, PARTIAL,
+  // only no_a failing).
+  const conflicting = `policy: conflict
+manual: {soon: a within zero calls of a., no_a: a is never called.}
+tools: {a: {}, b: {}}
+propositions: {a: {tool: a}}
+rules:
+  - {id: soon, template: WithinSteps, a: a, b: a, n: 0}
+  - {id: no_a, template: CalledNTimes, a: a, n: 0, op: "=="}
+`;
+  assert.deepEqual(verify(["b", "a"], conflicting).compliance, {
+    score: 0.5,
+    label: "PARTIAL",
+    violated: [{ id: "no_a", weight: 1 }],
+  });
 });
