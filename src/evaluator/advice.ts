@@ -144,7 +144,7 @@ export class Advisor {
       this.judge.options.incremental !== false &&
       !this.readsHistory() &&
       run.introducedBindings(call).length === 0
-        ? template.moveOf(call, run.outcomeCases(call.name, call.outcome))
+        ? template.moveOf(call, run.expectedCases(call))
         : undefined;
     // A call blocked by rules of order is unblocked by a step after which only its own arguments
     // (constraints, which a repair changes) still block it.
