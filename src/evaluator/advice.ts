@@ -5,6 +5,7 @@ import type { ConstraintSpec, ToolSpec } from "../policy/index.js";
 import type { SolverClient } from "../smt/index.js";
 import type { SearchBudget } from "./budget.js";
 import type { Judge } from "./decide.js";
+import { fillArguments } from "./fill.js";
 import { type Advice, type Decision, type ProposedCall, proposedEvent, type RuleFinding } from "./types.js";
 
 /**
@@ -123,17 +124,19 @@ export class Advisor {
     budget: SearchBudget,
   ): Advice | undefined {
     const template = this.judge.template(run);
-    const named = new Set(run.namedBindings(call).map((binding) => binding.id));
+    const named = relatedBindings(run, call);
     const beliefClasses = template.classesAtBeliefs();
     const classes = beliefClasses.classes;
     // Bindings that differ only in their task call (a route asked for by train and by plane)
-    // give the same concrete call: it is judged once.
+    // give the same concrete call: it is judged once. The blocked call itself (its arguments
+    // those of a candidate, and maybe more) is never its own advice.
     const allowedNow = (candidates: readonly CandidateCall[]): CandidateCall[] =>
       distinctCalls(candidates).filter(
         (candidate) =>
+          !isSameCall(candidate, call) &&
           !this.judge.blocksWithNewBinding(run, { name: candidate.tool, arguments: candidate.arguments }),
       );
-    // A prerequisite acts on the bindings the blocked call names (or on none).
+    // A prerequisite acts on the bindings of the rules the blocked call is an event of (or on none).
     const related = allowedNow(
       beliefClasses.safe.filter((candidate) => candidate.bindings.every((binding) => named.has(binding.id))),
     );
@@ -194,8 +197,18 @@ export class Advisor {
       classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
     const chosen = step ?? related.find(progressing) ?? allowedNow(beliefClasses.safe).find(progressing);
     if (chosen === undefined) return undefined;
-    const advice: Advice = { kind: "prerequisite", call: { name: chosen.tool, arguments: chosen.arguments } };
-    if (chosen === step) advice.unblocks = true;
+    const filled = fillArguments(
+      this.judge,
+      run,
+      { name: chosen.tool, arguments: chosen.arguments },
+      chosen.bindings,
+      budget,
+    );
+    const advice: Advice =
+      chosen === step
+        ? { kind: "prerequisite", call: filled.call, unblocks: true }
+        : { kind: "alternative", call: filled.call };
+    if (filled.missing.length > 0) advice.missing = filled.missing;
     return advice;
   }
 
@@ -297,6 +310,32 @@ export class Advisor {
 }
 
 const HISTORY_FUNCTIONS = new Set(["last", "held", "count", "values"]);
+
+/**
+ * The ids of the bindings a call names and of those the instances it is an event of monitor with
+ * them (a dispense of a prescription is an event of the rule that asks for the patient's reported
+ * allergy to be recorded first: the allergy's binding is related).
+ */
+function relatedBindings(run: Run, call: ToolCallEvent): Set<number> {
+  const ids = new Set(run.namedBindings(call).map((binding) => binding.id));
+  if (run.introducedBindings(call).length > 0) return ids;
+  for (const index of run.instancesFor(call)) {
+    const instance = run.instances[index] as Instance;
+    if (instance.bindings.some((binding) => ids.has(binding.id)))
+      for (const binding of instance.bindings) ids.add(binding.id);
+  }
+  return ids;
+}
+
+/** Whether a candidate is the call itself: the same tool, and each of its arguments the call's. */
+function isSameCall(candidate: CandidateCall, call: ToolCallEvent): boolean {
+  return (
+    candidate.tool === call.name &&
+    Object.entries(candidate.arguments).every(([name, value]) =>
+      valuesEqual(call.arguments[name] ?? null, value),
+    )
+  );
+}
 
 /** The candidates with one per concrete call (tool and arguments), the first of each kept. */
 function distinctCalls(candidates: readonly CandidateCall[]): CandidateCall[] {

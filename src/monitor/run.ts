@@ -221,7 +221,9 @@ export class Run {
       named.has(id) ? withCall(history, call) : history,
     );
     const calls = withCall(run.parts.calls, call);
-    const observations = rearm ? withObservation(run.parts.observations, call, this.policy) : run.parts.observations;
+    const observations = rearm
+      ? withObservation(run.parts.observations, call, this.policy)
+      : run.parts.observations;
     return groups.map((cases) => {
       const beliefs = new Map<string, Int32Array>();
       const broken = new Set<number>();
