@@ -204,10 +204,28 @@ export class Advisor {
       chosen.bindings,
       budget,
     );
+    // A progressing call after which fewer of the same rules block the call is a step toward it
+    // (a lookup before a dispense that also needs a check), not another way.
+    const toward =
+      chosen !== step &&
+      chosen.cases.some((outcomeCase) => {
+        if (!budget.spend()) return false;
+        const after = this.judge.decide(
+          run.after(this.candidateEvent(chosen), [outcomeCase]),
+          proposed,
+          false,
+        );
+        const still = after.violations.map((finding) => finding.rule);
+        return (
+          after.failClosed === undefined &&
+          still.length < blocking.size &&
+          still.every((rule) => blocking.has(rule))
+        );
+      });
     const advice: Advice =
       chosen === step
         ? { kind: "prerequisite", call: filled.call, unblocks: true }
-        : { kind: "alternative", call: filled.call };
+        : { kind: toward ? "prerequisite" : "alternative", call: filled.call };
     if (filled.missing.length > 0) advice.missing = filled.missing;
     return advice;
   }

@@ -71,11 +71,16 @@ export function candidateCalls(run: Run): CandidateCall[] {
       const key = [...move.whenTrue].sort().join("\u0000");
       movesByChoice.set(key, [...(movesByChoice.get(key) ?? []), move]);
     }
+    // A call aimed at a binding is still an event of the rules over the tool's propositions
+    // without entities (`G(any_dispense -> O looked_up)`), as every call of the tool is.
+    const global = own.some((proposition) => proposition.entities.length === 0) ? run.globalInstances() : [];
     for (const target of targets) {
       const args = argumentsFor(own, target);
       const reachable = withEveryCall(
         run,
-        target.length === 0 ? run.globalInstances() : target.flatMap((binding) => run.instancesOf(binding)),
+        target.length === 0
+          ? run.globalInstances()
+          : [...global, ...target.flatMap((binding) => run.instancesOf(binding))],
       );
       const fixed = whenFixedBy(run, own, target, args);
       for (const moves of movesByChoice.values()) {
