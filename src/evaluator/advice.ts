@@ -10,7 +10,7 @@ import { type Advice, type Decision, type ProposedCall, proposedEvent, type Rule
 
 /**
  * Advice for a blocked call: the same call with repaired arguments (from candidate values, or
- * from the solver), or a prerequisite call to make first.
+ * from the solver), a prerequisite call to make first, or an alternative to it.
  */
 export class Advisor {
   // Keyed by candidate: candidates belong to the game's instance arrays, and their moves and calls go with them.
@@ -110,12 +110,15 @@ export class Advisor {
   }
 
   /**
-   * What to do first instead of a blocked call: a safe call after which (for some outcome) the
-   * blocked call would be allowed, preferably one for a binding the blocked call names; failing
-   * that, one after which fewer of the rules that block it still do and one more call can allow
-   * it (the first of two checks it needs); failing that, a call that progresses towards finishing.
-   * Every hypothetical decision spends one of `budget`; once it is spent no further step is
-   * tried (a progressing call may still be advised, without `unblocks`).
+   * What to do about a blocked call other than repairing it: a safe call after which (for some
+   * outcome) the blocked call would be allowed, on the bindings of the rules it is an event of;
+   * failing that, one after which fewer of the rules that block it still do and one more call can
+   * allow it (the first of two checks it needs) — both prerequisites that unblock it; failing
+   * that, a call that progresses towards finishing: a prerequisite if fewer of the same rules
+   * block the call after it, else an alternative. Never the blocked call itself; the advised
+   * call's required arguments are filled (`fillArguments`). Every hypothetical decision spends
+   * one of `budget`; once it is spent no further step is tried (a progressing call may still be
+   * advised, without `unblocks`).
    */
   prerequisite(
     run: Run,

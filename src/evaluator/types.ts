@@ -22,15 +22,15 @@ export interface RuleFinding {
 
 /**
  * What to do about a blocked call (docs/policy.md, "The game"); never the blocked call itself.
- * `prerequisite`: a call after which (for some outcome) the blocked call is allowed, or blocked by
- * fewer of the same rules (`unblocks` is then true); `repair`: the blocked call with changed
+ * `prerequisite`: a call after which (for some outcome) the blocked call is blocked by fewer of the
+ * same rules (`unblocks` when it is then allowed, or one more call allows it); `repair`: the blocked call with changed
  * arguments; `alternative`: another call that brings the open duties closer instead of the
  * blocked call (a decline or a renewal instead of a dispense), where nothing unblocks it.
  */
 export interface Advice {
   kind: "prerequisite" | "repair" | "alternative";
   call: ProposedCall;
-  /** Set on a prerequisite: it is a step toward the blocked call, not only toward finishing. */
+  /** Set on a prerequisite after which the blocked call is allowed, or one more call allows it. */
   unblocks?: boolean;
   /**
    * Required arguments of `call` that nothing known gives (the task, the bindings, earlier

@@ -410,11 +410,8 @@ export class Run {
 
   /** A made call's outcome as its one case, one array per call (moves are memoized by the array). */
   observedCases(call: ToolCallEvent): readonly OutcomeCase[] {
-    let cases = observedCaseArrays.get(call);
-    if (!cases) {
-      cases = this.outcomeCases(call.name, call.outcome);
-      observedCaseArrays.set(call, cases);
-    }
+    const cases = observedCaseArrays.get(call) ?? this.outcomeCases(call.name, call.outcome);
+    observedCaseArrays.set(call, cases);
     return cases;
   }
 
