@@ -161,8 +161,10 @@ export class Advisor {
           budget.spend() &&
           (move
             ? this.allowedAfter(run, template, candidate, caseIndex, call, move, ordered)
-            : clears(
-                this.judge.decide(run.after(this.candidateEvent(candidate), [outcomeCase]), proposed, false),
+            : this.clearsAfter(
+                run,
+                run.after(this.candidateEvent(candidate), [outcomeCase]),
+                proposed,
                 ordered,
               )),
       ),
@@ -245,16 +247,14 @@ export class Advisor {
   ): boolean {
     const event = this.candidateEvent(candidate);
     const rebuilt = (): boolean =>
-      clears(
-        this.judge.decide(run.after(event, [candidate.cases[caseIndex] as OutcomeCase]), call, false),
-        ordered,
-      );
+      this.clearsAfter(run, run.after(event, [candidate.cases[caseIndex] as OutcomeCase]), call, ordered);
     if (run.introducedBindings(event).length > 0) return rebuilt();
     const step = this.enablerMove(template, candidate, event, caseIndex);
     const masks = step.effects[0] as Int32Array;
-    // Instances the candidate loses for good would leave the game for the call: rebuild then.
+    // Instances the candidate loses for good would leave the game for the call: rebuild then. An
+    // outcome that breaks a block rule is no way to allow the call (it would only leave the game).
     const exclude = run.lostInstances();
-    const losesMore = step.affected.some((index, position) => {
+    const lostNow = step.affected.filter((index, position) => {
       const automaton = (run.instances[index] as Instance).rule.automaton;
       return (
         !exclude.has(index) &&
@@ -265,7 +265,8 @@ export class Advisor {
         )
       );
     });
-    if (losesMore) return rebuilt();
+    if (lostNow.some((index) => run.instances[index]?.rule.mode === "block")) return false;
+    if (lostNow.length > 0) return rebuilt();
     // The call's outcomes after the candidate's, judged from the components the two touch.
     let failClosed = false;
     const lost = move.cases.map((_, moveCase) => {
@@ -280,6 +281,17 @@ export class Advisor {
     if (failClosed || this.judge.blocked(lost)) return false;
     if (ordered || !this.judge.constrains(call.name)) return true;
     return this.judge.constraintFindings(run.after(event, []), call).every((found) => found.mode !== "block");
+  }
+
+  /**
+   * Whether `call` is cleared (see `clears`) on `after`, a run after a step from `run` — never when
+   * the step broke a block rule for good (its instance would only have left the game).
+   */
+  private clearsAfter(run: Run, after: Run, call: ProposedCall, ordered: boolean): boolean {
+    const before = run.lostInstances();
+    for (const index of after.lostInstances())
+      if (!before.has(index) && after.instances[index]?.rule.mode === "block") return false;
+    return clears(this.judge.decide(after, call, false), ordered);
   }
 
   /** A candidate's move for one outcome case, read from its concrete arguments (letters may differ from the abstract choice). */

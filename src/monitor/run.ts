@@ -394,8 +394,8 @@ export class Run {
   }
 
   /**
-   * The latest made call of `tool` with exactly `args` whose outcome is known (a label, or JSON),
-   * of a tool that is not volatile.
+   * The latest made call of `tool` with exactly `args` whose outcome is known (a label other than
+   * none, or JSON), of a tool that is not volatile.
    */
   observed(tool: string, args: Record<string, Value>): ToolCallEvent | undefined {
     for (let node = this.parts.observations.get(tool); node; node = node.before)
@@ -636,7 +636,9 @@ function withObservation(
   call: ToolCallEvent,
   policy: Policy,
 ): ReadonlyMap<string, CallList> {
-  const known = call.outcome.kind === "label" || call.outcome.kind === "json";
+  // A text output none of the labels fit (an error, "no route") told nothing: asking again may tell.
+  const known =
+    (call.outcome.kind === "label" && call.outcome.label !== null) || call.outcome.kind === "json";
   const tool = policy.tools.get(call.name);
   if (!known || !tool || tool.volatile) return observations;
   return new Map([...observations, [call.name, withCall(observations.get(call.name), call)]]);
