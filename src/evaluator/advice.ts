@@ -6,6 +6,7 @@ import type { SolverClient } from "../smt/index.js";
 import type { SearchBudget } from "./budget.js";
 import type { Judge } from "./decide.js";
 import { fillArguments } from "./fill.js";
+import { boundValues, nearestFirst } from "./nearest.js";
 import { type Advice, type Decision, type ProposedCall, proposedEvent, type RuleFinding } from "./types.js";
 
 /**
@@ -22,17 +23,22 @@ export class Advisor {
 
   /**
    * The same call with the fewest repairable arguments changed so that every constraint holds
-   * and no rule is broken; candidate values come from the argument's enum, the task and earlier calls.
-   * Each attempt spends one decision of `budget`.
+   * and no rule is broken; candidate values come from the argument's enum, the task, earlier
+   * calls and, for a number, the bounds the constraints compare it with, a number's nearest the
+   * proposed value first (`nearestFirst`). Each attempt spends one decision of `budget`.
    */
   repair(run: Run, proposed: ProposedCall, budget: SearchBudget): Advice | undefined {
     const tool = this.judge.policy.tools.get(proposed.name);
     if (!tool) return undefined;
     const options = tool.repairable.map((name) => ({
       name,
-      values: repairValues(run, tool, name).filter(
-        (value) => !valuesEqual(value, proposed.arguments[name] ?? null),
-      ),
+      values: nearestFirst(
+        [...repairValues(run, tool, name), ...boundValues(this.judge.policy, tool, name)],
+        proposed.arguments[name],
+      ).filter((value, index, all) => {
+        const first = all.findIndex((other) => valuesEqual(other, value)) === index;
+        return first && !valuesEqual(value, proposed.arguments[name] ?? null);
+      }),
     }));
     // One changed argument first, then two.
     const attempts: Record<string, Value>[] = [];
@@ -84,7 +90,16 @@ export class Advisor {
       }
     }
     const candidates = Object.fromEntries(
-      tool.repairable.map((name) => [name, repairValues(run, tool, name, { advice: decision.advice })]),
+      tool.repairable.map((name) => [
+        name,
+        nearestFirst(
+          [
+            ...repairValues(run, tool, name, { advice: decision.advice }),
+            ...boundValues(this.judge.policy, tool, name),
+          ],
+          proposed.arguments[name],
+        ),
+      ]),
     );
     try {
       for (const { bindings, constraints } of groups.values()) {

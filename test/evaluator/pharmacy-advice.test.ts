@@ -108,6 +108,19 @@ describe("pharmacy refill advice", () => {
     });
   });
 
+  test("90 days are repaired to the nearest allowed supply, 30 (the bound), not to a number seen earlier", () => {
+    const ninety = { ...refill, arguments: { ...refill.arguments, days_supply: 90 } };
+    const over = { ...dispense, arguments: { ...dispense.arguments, days_supply: 90 } };
+    const repaired = { kind: "repair", call: dispense };
+    assert.deepEqual(adviceFor(checked({ refills: 2, schedule: "IV" }, [ninety]), over), repaired);
+    const weekBefore = checked({ refills: 2, schedule: "IV" }, [ninety]).call(
+      "dispense",
+      { ...dispense.arguments, days_supply: 7 },
+      { json: { dispensed: true } },
+    );
+    assert.deepEqual(adviceFor(weekBefore, over), repaired);
+  });
+
   test("no advice is the blocked call itself", () => {
     const conversations = [
       checked({ refills: 0, schedule: "IV" }),
