@@ -32,13 +32,9 @@ export class Advisor {
     if (!tool) return undefined;
     const options = tool.repairable.map((name) => ({
       name,
-      values: nearestFirst(
-        [...repairValues(run, tool, name), ...boundValues(this.judge.policy, tool, name)],
-        proposed.arguments[name],
-      ).filter((value, index, all) => {
-        const first = all.findIndex((other) => valuesEqual(other, value)) === index;
-        return first && !valuesEqual(value, proposed.arguments[name] ?? null);
-      }),
+      values: this.repairOrder(run, tool, name, proposed).filter(
+        (value) => !valuesEqual(value, proposed.arguments[name] ?? null),
+      ),
     }));
     // One changed argument first, then two.
     const attempts: Record<string, Value>[] = [];
@@ -92,13 +88,7 @@ export class Advisor {
     const candidates = Object.fromEntries(
       tool.repairable.map((name) => [
         name,
-        nearestFirst(
-          [
-            ...repairValues(run, tool, name, { advice: decision.advice }),
-            ...boundValues(this.judge.policy, tool, name),
-          ],
-          proposed.arguments[name],
-        ),
+        this.repairOrder(run, tool, name, proposed, { advice: decision.advice }),
       ]),
     );
     try {
@@ -122,6 +112,20 @@ export class Advisor {
       decision.failClosed = `the solver could not repair the call: ${error instanceof Error ? error.message : String(error)}`;
     }
     return decision;
+  }
+
+  /** A repair's candidate values (`repairValues` and the constraints' bounds), nearest the proposed value first. */
+  private repairOrder(
+    run: Run,
+    tool: ToolSpec,
+    name: string,
+    proposed: ProposedCall,
+    more?: { advice: Advice | undefined },
+  ): Value[] {
+    return nearestFirst(
+      [...repairValues(run, tool, name, more), ...boundValues(this.judge.policy, tool, name)],
+      proposed.arguments[name],
+    );
   }
 
   /**
@@ -186,6 +190,15 @@ export class Advisor {
     );
     // A step: after it, fewer of the same rules block the call, and one more call can allow it.
     const blocking = new Set(violations.map((finding) => finding.rule));
+    const lessBlocked = (after: Run): boolean => {
+      const decision = this.judge.decide(after, proposed, false);
+      const still = decision.violations.map((finding) => finding.rule);
+      return (
+        decision.failClosed === undefined &&
+        still.length < blocking.size &&
+        still.every((rule) => blocking.has(rule))
+      );
+    };
     const allowedAfterOneMore = (after: Run): boolean =>
       related.some((candidate) =>
         candidate.cases.some(
@@ -202,14 +215,7 @@ export class Advisor {
             candidate.cases.some((outcomeCase) => {
               if (!budget.spend()) return false;
               const after = run.after(this.candidateEvent(candidate), [outcomeCase]);
-              const decision = this.judge.decide(after, proposed, false);
-              const still = decision.violations.map((finding) => finding.rule);
-              return (
-                decision.failClosed === undefined &&
-                still.length < blocking.size &&
-                still.every((rule) => blocking.has(rule)) &&
-                allowedAfterOneMore(after)
-              );
+              return lessBlocked(after) && allowedAfterOneMore(after);
             }),
           )
         : undefined);
@@ -228,20 +234,9 @@ export class Advisor {
     // (a lookup before a dispense that also needs a check), not another way.
     const toward =
       chosen !== step &&
-      chosen.cases.some((outcomeCase) => {
-        if (!budget.spend()) return false;
-        const after = this.judge.decide(
-          run.after(this.candidateEvent(chosen), [outcomeCase]),
-          proposed,
-          false,
-        );
-        const still = after.violations.map((finding) => finding.rule);
-        return (
-          after.failClosed === undefined &&
-          still.length < blocking.size &&
-          still.every((rule) => blocking.has(rule))
-        );
-      });
+      chosen.cases.some(
+        (outcomeCase) => budget.spend() && lessBlocked(run.after(this.candidateEvent(chosen), [outcomeCase])),
+      );
     const advice: Advice =
       chosen === step
         ? { kind: "prerequisite", call: filled.call, unblocks: true }

@@ -1,4 +1,4 @@
-import { type Expression, forEachNode, type Value } from "../expression/index.js";
+import { type Expression, forEachNode, type Value, valuesEqual } from "../expression/index.js";
 import type { Policy, ToolSpec } from "../policy/index.js";
 
 /**
@@ -51,12 +51,15 @@ function comparedBound(
 }
 
 /**
- * A repair's candidate values in the order they are tried: for a number, the numbers nearest the
- * proposed value first (90 days → 30, the bound, before 1, a count seen earlier), then the rest
- * in their order; for anything else, as given.
+ * A repair's candidate values in the order they are tried, each once: for a number, the numbers
+ * nearest the proposed value first (90 days → 30, the bound, before 1, a count seen earlier), then
+ * the rest in their order; for anything else, as given.
  */
-export function nearestFirst(values: readonly Value[], proposed: Value | undefined): Value[] {
-  if (typeof proposed !== "number") return [...values];
+export function nearestFirst(given: readonly Value[], proposed: Value | undefined): Value[] {
+  const values = given.filter(
+    (value, index) => given.findIndex((other) => valuesEqual(other, value)) === index,
+  );
+  if (typeof proposed !== "number") return values;
   const numbers = values.filter((value): value is number => typeof value === "number");
   const distance = (value: number): number => Math.abs(value - proposed);
   return [
