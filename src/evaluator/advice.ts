@@ -5,11 +5,13 @@ import type { ConstraintSpec, ToolSpec } from "../policy/index.js";
 import type { SolverClient } from "../smt/index.js";
 import type { SearchBudget } from "./budget.js";
 import type { Judge } from "./decide.js";
+import { fillArguments } from "./fill.js";
+import { boundValues, nearestFirst } from "./nearest.js";
 import { type Advice, type Decision, type ProposedCall, proposedEvent, type RuleFinding } from "./types.js";
 
 /**
  * Advice for a blocked call: the same call with repaired arguments (from candidate values, or
- * from the solver), or a prerequisite call to make first.
+ * from the solver), a prerequisite call to make first, or an alternative to it.
  */
 export class Advisor {
   // Keyed by candidate: candidates belong to the game's instance arrays, and their moves and calls go with them.
@@ -21,15 +23,16 @@ export class Advisor {
 
   /**
    * The same call with the fewest repairable arguments changed so that every constraint holds
-   * and no rule is broken; candidate values come from the argument's enum, the task and earlier calls.
-   * Each attempt spends one decision of `budget`.
+   * and no rule is broken; candidate values come from the argument's enum, the task, earlier
+   * calls and, for a number, the bounds the constraints compare it with, a number's nearest the
+   * proposed value first (`nearestFirst`). Each attempt spends one decision of `budget`.
    */
   repair(run: Run, proposed: ProposedCall, budget: SearchBudget): Advice | undefined {
     const tool = this.judge.policy.tools.get(proposed.name);
     if (!tool) return undefined;
     const options = tool.repairable.map((name) => ({
       name,
-      values: repairValues(run, tool, name).filter(
+      values: this.repairOrder(run, tool, name, proposed).filter(
         (value) => !valuesEqual(value, proposed.arguments[name] ?? null),
       ),
     }));
@@ -83,7 +86,10 @@ export class Advisor {
       }
     }
     const candidates = Object.fromEntries(
-      tool.repairable.map((name) => [name, repairValues(run, tool, name, { advice: decision.advice })]),
+      tool.repairable.map((name) => [
+        name,
+        this.repairOrder(run, tool, name, proposed, { advice: decision.advice }),
+      ]),
     );
     try {
       for (const { bindings, constraints } of groups.values()) {
@@ -108,13 +114,30 @@ export class Advisor {
     return decision;
   }
 
+  /** A repair's candidate values (`repairValues` and the constraints' bounds), nearest the proposed value first. */
+  private repairOrder(
+    run: Run,
+    tool: ToolSpec,
+    name: string,
+    proposed: ProposedCall,
+    more?: { advice: Advice | undefined },
+  ): Value[] {
+    return nearestFirst(
+      [...repairValues(run, tool, name, more), ...boundValues(this.judge.policy, tool, name)],
+      proposed.arguments[name],
+    );
+  }
+
   /**
-   * What to do first instead of a blocked call: a safe call after which (for some outcome) the
-   * blocked call would be allowed, preferably one for a binding the blocked call names; failing
-   * that, one after which fewer of the rules that block it still do and one more call can allow
-   * it (the first of two checks it needs); failing that, a call that progresses towards finishing.
-   * Every hypothetical decision spends one of `budget`; once it is spent no further step is
-   * tried (a progressing call may still be advised, without `unblocks`).
+   * What to do about a blocked call other than repairing it: a safe call after which (for some
+   * outcome) the blocked call would be allowed, on the bindings of the rules it is an event of;
+   * failing that, one after which fewer of the rules that block it still do and one more call can
+   * allow it (the first of two checks it needs) — both prerequisites that unblock it; failing
+   * that, a call that progresses towards finishing: a prerequisite if fewer of the same rules
+   * block the call after it, else an alternative. Never the blocked call itself; the advised
+   * call's required arguments are filled (`fillArguments`). Every hypothetical decision spends
+   * one of `budget`; once it is spent no further step is tried (a progressing call may still be
+   * advised, without `unblocks`).
    */
   prerequisite(
     run: Run,
@@ -123,17 +146,19 @@ export class Advisor {
     budget: SearchBudget,
   ): Advice | undefined {
     const template = this.judge.template(run);
-    const named = new Set(run.namedBindings(call).map((binding) => binding.id));
+    const named = relatedBindings(run, call);
     const beliefClasses = template.classesAtBeliefs();
     const classes = beliefClasses.classes;
     // Bindings that differ only in their task call (a route asked for by train and by plane)
-    // give the same concrete call: it is judged once.
+    // give the same concrete call: it is judged once. The blocked call itself (its arguments
+    // those of a candidate, and maybe more) is never its own advice.
     const allowedNow = (candidates: readonly CandidateCall[]): CandidateCall[] =>
       distinctCalls(candidates).filter(
         (candidate) =>
+          !isSameCall(candidate, call) &&
           !this.judge.blocksWithNewBinding(run, { name: candidate.tool, arguments: candidate.arguments }),
       );
-    // A prerequisite acts on the bindings the blocked call names (or on none).
+    // A prerequisite acts on the bindings of the rules the blocked call is an event of (or on none).
     const related = allowedNow(
       beliefClasses.safe.filter((candidate) => candidate.bindings.every((binding) => named.has(binding.id))),
     );
@@ -144,7 +169,7 @@ export class Advisor {
       this.judge.options.incremental !== false &&
       !this.readsHistory() &&
       run.introducedBindings(call).length === 0
-        ? template.moveOf(call, run.outcomeCases(call.name, call.outcome))
+        ? template.moveOf(call, run.expectedCases(call))
         : undefined;
     // A call blocked by rules of order is unblocked by a step after which only its own arguments
     // (constraints, which a repair changes) still block it.
@@ -155,14 +180,25 @@ export class Advisor {
           budget.spend() &&
           (move
             ? this.allowedAfter(run, template, candidate, caseIndex, call, move, ordered)
-            : clears(
-                this.judge.decide(run.after(this.candidateEvent(candidate), [outcomeCase]), proposed, false),
+            : this.clearsAfter(
+                run,
+                run.after(this.candidateEvent(candidate), [outcomeCase]),
+                proposed,
                 ordered,
               )),
       ),
     );
     // A step: after it, fewer of the same rules block the call, and one more call can allow it.
     const blocking = new Set(violations.map((finding) => finding.rule));
+    const lessBlocked = (after: Run): boolean => {
+      const decision = this.judge.decide(after, proposed, false);
+      const still = decision.violations.map((finding) => finding.rule);
+      return (
+        decision.failClosed === undefined &&
+        still.length < blocking.size &&
+        still.every((rule) => blocking.has(rule))
+      );
+    };
     const allowedAfterOneMore = (after: Run): boolean =>
       related.some((candidate) =>
         candidate.cases.some(
@@ -179,14 +215,7 @@ export class Advisor {
             candidate.cases.some((outcomeCase) => {
               if (!budget.spend()) return false;
               const after = run.after(this.candidateEvent(candidate), [outcomeCase]);
-              const decision = this.judge.decide(after, proposed, false);
-              const still = decision.violations.map((finding) => finding.rule);
-              return (
-                decision.failClosed === undefined &&
-                still.length < blocking.size &&
-                still.every((rule) => blocking.has(rule)) &&
-                allowedAfterOneMore(after)
-              );
+              return lessBlocked(after) && allowedAfterOneMore(after);
             }),
           )
         : undefined);
@@ -194,8 +223,25 @@ export class Advisor {
       classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
     const chosen = step ?? related.find(progressing) ?? allowedNow(beliefClasses.safe).find(progressing);
     if (chosen === undefined) return undefined;
-    const advice: Advice = { kind: "prerequisite", call: { name: chosen.tool, arguments: chosen.arguments } };
-    if (chosen === step) advice.unblocks = true;
+    const filled = fillArguments(
+      this.judge,
+      run,
+      { name: chosen.tool, arguments: chosen.arguments },
+      chosen.bindings,
+      budget,
+    );
+    // A progressing call after which fewer of the same rules block the call is a step toward it
+    // (a lookup before a dispense that also needs a check), not another way.
+    const toward =
+      chosen !== step &&
+      chosen.cases.some(
+        (outcomeCase) => budget.spend() && lessBlocked(run.after(this.candidateEvent(chosen), [outcomeCase])),
+      );
+    const advice: Advice =
+      chosen === step
+        ? { kind: "prerequisite", call: filled.call, unblocks: true }
+        : { kind: toward ? "prerequisite" : "alternative", call: filled.call };
+    if (filled.missing.length > 0) advice.missing = filled.missing;
     return advice;
   }
 
@@ -211,16 +257,14 @@ export class Advisor {
   ): boolean {
     const event = this.candidateEvent(candidate);
     const rebuilt = (): boolean =>
-      clears(
-        this.judge.decide(run.after(event, [candidate.cases[caseIndex] as OutcomeCase]), call, false),
-        ordered,
-      );
+      this.clearsAfter(run, run.after(event, [candidate.cases[caseIndex] as OutcomeCase]), call, ordered);
     if (run.introducedBindings(event).length > 0) return rebuilt();
     const step = this.enablerMove(template, candidate, event, caseIndex);
     const masks = step.effects[0] as Int32Array;
-    // Instances the candidate loses for good would leave the game for the call: rebuild then.
+    // Instances the candidate loses for good would leave the game for the call: rebuild then. An
+    // outcome that breaks a block rule is no way to allow the call (it would only leave the game).
     const exclude = run.lostInstances();
-    const losesMore = step.affected.some((index, position) => {
+    const lostNow = step.affected.filter((index, position) => {
       const automaton = (run.instances[index] as Instance).rule.automaton;
       return (
         !exclude.has(index) &&
@@ -231,7 +275,8 @@ export class Advisor {
         )
       );
     });
-    if (losesMore) return rebuilt();
+    if (lostNow.some((index) => run.instances[index]?.rule.mode === "block")) return false;
+    if (lostNow.length > 0) return rebuilt();
     // The call's outcomes after the candidate's, judged from the components the two touch.
     let failClosed = false;
     const lost = move.cases.map((_, moveCase) => {
@@ -246,6 +291,17 @@ export class Advisor {
     if (failClosed || this.judge.blocked(lost)) return false;
     if (ordered || !this.judge.constrains(call.name)) return true;
     return this.judge.constraintFindings(run.after(event, []), call).every((found) => found.mode !== "block");
+  }
+
+  /**
+   * Whether `call` is cleared (see `clears`) on `after`, a run after a step from `run` — never when
+   * the step broke a block rule for good (its instance would only have left the game).
+   */
+  private clearsAfter(run: Run, after: Run, call: ProposedCall, ordered: boolean): boolean {
+    const before = run.lostInstances();
+    for (const index of after.lostInstances())
+      if (!before.has(index) && after.instances[index]?.rule.mode === "block") return false;
+    return clears(this.judge.decide(after, call, false), ordered);
   }
 
   /** A candidate's move for one outcome case, read from its concrete arguments (letters may differ from the abstract choice). */
@@ -297,6 +353,32 @@ export class Advisor {
 }
 
 const HISTORY_FUNCTIONS = new Set(["last", "held", "count", "values"]);
+
+/**
+ * The ids of the bindings a call names and of those the instances it is an event of monitor with
+ * them (a dispense of a prescription is an event of the rule that asks for the patient's reported
+ * allergy to be recorded first: the allergy's binding is related).
+ */
+function relatedBindings(run: Run, call: ToolCallEvent): Set<number> {
+  const ids = new Set(run.namedBindings(call).map((binding) => binding.id));
+  if (run.introducedBindings(call).length > 0) return ids;
+  for (const index of run.instancesFor(call)) {
+    const instance = run.instances[index] as Instance;
+    if (instance.bindings.some((binding) => ids.has(binding.id)))
+      for (const binding of instance.bindings) ids.add(binding.id);
+  }
+  return ids;
+}
+
+/** Whether a candidate is the call itself: the same tool, and each of its arguments the call's. */
+function isSameCall(candidate: CandidateCall, call: ToolCallEvent): boolean {
+  return (
+    candidate.tool === call.name &&
+    Object.entries(candidate.arguments).every(([name, value]) =>
+      valuesEqual(call.arguments[name] ?? null, value),
+    )
+  );
+}
 
 /** The candidates with one per concrete call (tool and arguments), the first of each kept. */
 function distinctCalls(candidates: readonly CandidateCall[]): CandidateCall[] {

@@ -62,7 +62,7 @@ export class Judge {
     if (this.options.incremental === false || run.introducedBindings(call).length > 0)
       return this.decideByRuns(run, call, proposed, withAdvice, budget);
     const template = this.template(run);
-    const move = template.moveOf(call, run.outcomeCases(call.name, call.outcome));
+    const move = template.moveOf(call, run.expectedCases(call));
     const exclude = run.lostInstances();
     const findings = new Findings(this.texts);
     // Block rules: what each outcome of the call leaves possible (the game).
@@ -209,7 +209,7 @@ export class Judge {
     let failClosed: string | undefined;
     // Instances lost before this call stay out of the game, so an old violation does not block every later call.
     const exclude = run.lostInstances();
-    const cases = run.outcomeCases(call.name, call.outcome);
+    const cases = run.expectedCases(call);
     // One run per outcome, and one for all of them together, sharing what the call introduces.
     const runs = run.afterEach(call, [...cases.map((outcomeCase) => [outcomeCase]), cases]);
     const after = runs.pop() as Run;

@@ -20,15 +20,23 @@ export interface RuleFinding {
   binding?: string;
 }
 
+/**
+ * What to do about a blocked call (docs/policy.md, "The game"); never the blocked call itself.
+ * `prerequisite`: a call after which (for some outcome) the blocked call is blocked by fewer of the
+ * same rules (`unblocks` when it is then allowed, or one more call allows it); `repair`: the blocked call with changed
+ * arguments; `alternative`: another call that brings the open duties closer instead of the
+ * blocked call (a decline or a renewal instead of a dispense), where nothing unblocks it.
+ */
 export interface Advice {
-  /** `prerequisite`: do this first; `repair`: the same call with other arguments. */
-  kind: "prerequisite" | "repair";
+  kind: "prerequisite" | "repair" | "alternative";
   call: ProposedCall;
-  /**
-   * A prerequisite after which (for some outcome) the blocked call is allowed or blocked by fewer
-   * of the same rules: a step toward it, not only toward finishing.
-   */
+  /** Set on a prerequisite after which the blocked call is allowed, or one more call allows it. */
   unblocks?: boolean;
+  /**
+   * Required arguments of `call` that nothing known gives (the task, the bindings, earlier
+   * outputs): the agent must get them from the user.
+   */
+  missing?: string[];
 }
 
 export interface Duty {

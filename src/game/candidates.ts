@@ -71,11 +71,16 @@ export function candidateCalls(run: Run): CandidateCall[] {
       const key = [...move.whenTrue].sort().join("\u0000");
       movesByChoice.set(key, [...(movesByChoice.get(key) ?? []), move]);
     }
+    // A call aimed at a binding is still an event of the rules over the tool's propositions
+    // without entities (`G(any_dispense -> O looked_up)`), as every call of the tool is.
+    const global = own.some((proposition) => proposition.entities.length === 0) ? run.globalInstances() : [];
     for (const target of targets) {
       const args = argumentsFor(own, target);
       const reachable = withEveryCall(
         run,
-        target.length === 0 ? run.globalInstances() : target.flatMap((binding) => run.instancesOf(binding)),
+        target.length === 0
+          ? run.globalInstances()
+          : [...global, ...target.flatMap((binding) => run.instancesOf(binding))],
       );
       const fixed = whenFixedBy(run, own, target, args);
       for (const moves of movesByChoice.values()) {
@@ -280,4 +285,45 @@ export function helpingCandidates(run: Run, candidates: readonly CandidateCall[]
     shared.set(key, list);
     return list;
   });
+}
+
+/**
+ * Per candidate (by position) that repeats a call whose outcome the run observed, the positions of
+ * its outcome cases consistent with that observation: those that give every instance it affects
+ * the letter the observed outcome gives it. An observation is a fact (docs/policy.md, "The
+ * game"): the environment answers the same call (same tool, same arguments, no other) the same
+ * way again. A candidate without arguments stands for calls of any arguments, so no single
+ * observation restricts it.
+ */
+export function observedCases(run: Run, candidates: readonly CandidateCall[]): Map<number, number[]> {
+  const restricted = new Map<number, number[]>();
+  if (!run.observes) return restricted;
+  candidates.forEach((candidate, position) => {
+    if (candidate.cases.length < 2 || Object.keys(candidate.arguments).length === 0) return;
+    const observed = run.observed(candidate.tool, candidate.arguments);
+    if (!observed) return;
+    const outcome = run.observedCases(observed);
+    const masks: number[] = [];
+    for (const index of candidate.affected) {
+      const instance = run.instances[index] as Instance;
+      const letters = run.lettersFor(instance, observed, outcome);
+      // Not an event of the instance: the observed call made another choice of `when` predicates.
+      if (letters === undefined) return;
+      masks.push(instance.rule.automaton.letterMask(letters[0] as string[]));
+    }
+    const kept = candidate.effects.flatMap((effects, caseIndex) =>
+      masks.every((mask, at) => effects[at] === mask) ? [caseIndex] : [],
+    );
+    if (kept.length > 0 && kept.length < candidate.cases.length) restricted.set(position, kept);
+  });
+  return restricted;
+}
+
+/** A candidate with only some of its outcome cases (their positions). */
+export function withCases(candidate: CandidateCall, kept: readonly number[]): CandidateCall {
+  return {
+    ...candidate,
+    cases: kept.map((caseIndex) => candidate.cases[caseIndex] as OutcomeCase),
+    effects: kept.map((caseIndex) => candidate.effects[caseIndex] as Int32Array),
+  };
 }

@@ -1,7 +1,14 @@
 import { MentorError } from "../errors/index.js";
 import type { Binding, Instance, Run } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
-import { type CallClass, type CandidateCall, candidateCalls, helpingCandidates } from "./candidates.js";
+import {
+  type CallClass,
+  type CandidateCall,
+  candidateCalls,
+  helpingCandidates,
+  observedCases,
+  withCases,
+} from "./candidates.js";
 import { type Component, componentsOf } from "./components.js";
 
 /** What a template needs besides states: it depends only on the instances and on `exclude`. */
@@ -20,6 +27,16 @@ export interface Structure {
 interface InstancesGame {
   /** Candidate calls depend only on the instances and the bindings (and the task, which their runs share). */
   candidates: CandidateCall[];
+  /**
+   * By the run's observations (which candidates repeat an observed call, and the outcome cases
+   * left to them): the candidates with those cases, and what is built from them.
+   */
+  observed: Map<string, CandidateSet>;
+}
+
+/** The candidates of runs with the same instances, bindings and observations. */
+interface CandidateSet {
+  candidates: CandidateCall[];
   /** See `helpingCandidates`, built on first use. */
   helpers: CandidateCall[][] | undefined;
   /** Structures by the excluded instances. */
@@ -29,9 +46,10 @@ interface InstancesGame {
 /**
  * The game of one policy: what its strategy templates share, and the memory they fill. Component
  * distances are kept by the component's shape (its rules and the effects of its calls), then
- * projected state: every binding of an entity under the same rules is the same small game.
- * Candidate calls and components are kept per instance array and binding array. An evaluator owns one game; a
- * template made without one gets a game of its own.
+ * projected state: every binding of an entity under the same rules is the same small game (a
+ * candidate restricted to an observed outcome has other effects, so its component another shape).
+ * Candidate calls and components are kept per instance array, binding array and observed
+ * outcomes. An evaluator owns one game; a template made without one gets a game of its own.
  */
 export class Game {
   private readonly distances = new Map<string, Map<string, number>>();
@@ -56,7 +74,7 @@ export class Game {
 
   /** The structure of the templates of `run` that leave `exclude` out. */
   structure(run: Run, exclude: ReadonlySet<number> | undefined): Structure {
-    const shared = this.shared(run);
+    const shared = this.candidateSet(run);
     const key = exclude ? [...exclude].sort((left, right) => left - right).join(",") : "";
     const known = shared.structures.get(key);
     if (known) return known;
@@ -81,12 +99,34 @@ export class Game {
     return structure;
   }
 
-  /** `helpingCandidates` of the run's instances and candidates, one list per instance and binding array. */
+  /** `helpingCandidates` of the run's instances and candidates, one list per candidate set. */
   helpers(run: Run): CandidateCall[][] {
-    const shared = this.shared(run);
+    const shared = this.candidateSet(run);
     shared.helpers ??= helpingCandidates(run, shared.candidates);
     return shared.helpers;
   }
+
+  /** The run's candidates, those that repeat an observed call left only the observed outcome. */
+  private candidateSet(run: Run): CandidateSet {
+    const known = this.setOfRun.get(run);
+    if (known) return known;
+    const shared = this.shared(run);
+    const restricted = observedCases(run, shared.candidates);
+    const key = [...restricted].map(([position, kept]) => `${position}:${kept.join(".")}`).join(",");
+    let set = shared.observed.get(key);
+    if (!set) {
+      const candidates = shared.candidates.map((candidate, position) => {
+        const kept = restricted.get(position);
+        return kept ? withCases(candidate, kept) : candidate;
+      });
+      set = { candidates, helpers: undefined, structures: new Map() };
+      shared.observed.set(key, set);
+    }
+    this.setOfRun.set(run, set);
+    return set;
+  }
+
+  private readonly setOfRun = new WeakMap<Run, CandidateSet>();
 
   private shared(run: Run): InstancesGame {
     if (run.policy !== this.policy)
@@ -101,7 +141,7 @@ export class Game {
     }
     let shared = byBindings.get(run.bindings);
     if (!shared) {
-      shared = { candidates: candidateCalls(run), helpers: undefined, structures: new Map() };
+      shared = { candidates: candidateCalls(run), observed: new Map() };
       byBindings.set(run.bindings, shared);
     }
     return shared;

@@ -63,6 +63,8 @@ interface RunParts {
   broken: readonly BrokenInstance[];
   /** Shared by every run derived from one `start`. */
   outcomes: OutcomeCatalog;
+  /** Per tool that is not volatile: the made calls whose outcome is known, newest first (see `observed`). */
+  observations: ReadonlyMap<string, CallList>;
 }
 
 /**
@@ -117,6 +119,7 @@ export class Run {
       histories: [],
       broken: [],
       outcomes: new OutcomeCatalog(policy),
+      observations: new Map(),
     });
     for (const [entityName, entity] of policy.entities) {
       for (const call of task) {
@@ -218,6 +221,9 @@ export class Run {
       named.has(id) ? withCall(history, call) : history,
     );
     const calls = withCall(run.parts.calls, call);
+    const observations = rearm
+      ? withObservation(run.parts.observations, call, this.policy)
+      : run.parts.observations;
     return groups.map((cases) => {
       const beliefs = new Map<string, Int32Array>();
       const broken = new Set<number>();
@@ -233,6 +239,7 @@ export class Run {
         beliefs: [...beliefs.values()],
         calls,
         histories,
+        observations,
         broken:
           broken.size === 0
             ? run.broken
@@ -373,6 +380,39 @@ export class Run {
     if (outcome.kind === "json")
       return [{ description: "result", value: outcome.value, abstract: undefined }];
     return this.parts.outcomes.casesOf(tool);
+  }
+
+  /**
+   * The outcome cases a call not answered yet may have: what the latest made call with the same
+   * tool and arguments returned, where that is known and the tool is not volatile (an observation
+   * is a fact: the same call returns it again), else every case of its tool.
+   */
+  expectedCases(call: ToolCallEvent): readonly OutcomeCase[] {
+    if (call.outcome.kind !== "pending") return this.outcomeCases(call.name, call.outcome);
+    const observed = this.observed(call.name, call.arguments);
+    return observed ? this.observedCases(observed) : this.parts.outcomes.casesOf(call.name);
+  }
+
+  /**
+   * The latest made call of `tool` with exactly `args` whose outcome is known (a label other than
+   * none, or JSON), of a tool that is not volatile.
+   */
+  observed(tool: string, args: Record<string, Value>): ToolCallEvent | undefined {
+    for (let node = this.parts.observations.get(tool); node; node = node.before)
+      if (valuesEqual(node.call.arguments, args)) return node.call;
+    return undefined;
+  }
+
+  /** Whether some made call's outcome is an observation (see `observed`). */
+  get observes(): boolean {
+    return this.parts.observations.size > 0;
+  }
+
+  /** A made call's outcome as its one case, one array per call (moves are memoized by the array). */
+  observedCases(call: ToolCallEvent): readonly OutcomeCase[] {
+    const cases = observedCaseArrays.get(call) ?? this.outcomeCases(call.name, call.outcome);
+    observedCaseArrays.set(call, cases);
+    return cases;
   }
 
   /** Expression scope for a set of bindings: their variables, their task call, their history. */
@@ -586,6 +626,22 @@ export class Run {
     });
     return brokenAt === undefined ? { states } : { states, brokenAt };
   }
+}
+
+const observedCaseArrays = new WeakMap<ToolCallEvent, readonly OutcomeCase[]>();
+
+/** The observations with a made call added, where its outcome is known and its tool not volatile. */
+function withObservation(
+  observations: ReadonlyMap<string, CallList>,
+  call: ToolCallEvent,
+  policy: Policy,
+): ReadonlyMap<string, CallList> {
+  // A text output none of the labels fit (an error, "no route") told nothing: asking again may tell.
+  const known =
+    (call.outcome.kind === "label" && call.outcome.label !== null) || call.outcome.kind === "json";
+  const tool = policy.tools.get(call.name);
+  if (!known || !tool || tool.volatile) return observations;
+  return new Map([...observations, [call.name, withCall(observations.get(call.name), call)]]);
 }
 
 /** Whether a proposition's `when` pins every variable of an entity to an argument. */

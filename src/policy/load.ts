@@ -233,6 +233,7 @@ class PolicyCompiler {
         output: tool.output,
         labels,
         repairable: tool.repairable,
+        volatile: tool.volatile,
         labeler: compileOutputLabeler(
           { name, output: tool.output, labels },
           tool.labeler,

@@ -101,6 +101,11 @@ export const toolSchema = z
     labels: z.record(identifier, z.string()).optional(),
     /** Arguments a repair may change (issue: argument constraints). Default: none. */
     repairable: z.array(identifier).default([]),
+    /**
+     * Whether the same call may return something else later in the run (a status poll). Default
+     * false: an outcome observed for a call is what the same call returns again (docs/policy.md, "The game").
+     */
+    volatile: z.boolean().default(false),
     /** For text outputs: how the labeler chooses the label. */
     labeler: outputLabelerSchema.optional(),
   })

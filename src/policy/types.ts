@@ -41,6 +41,8 @@ export interface ToolSpec {
   /** For text outputs: label → its meaning. */
   labels: Record<string, string>;
   repairable: string[];
+  /** The same call may return something else later in the run: its observed outcomes are not facts. */
+  volatile?: boolean;
   /** For text outputs: deterministic rules and whether the LLM labeler may be used. */
   labeler: OutputLabeler;
 }

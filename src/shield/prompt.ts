@@ -1,4 +1,4 @@
-import type { Decision, Duty, ProposedCall } from "../evaluator/index.js";
+import type { Advice, Decision, Duty, ProposedCall } from "../evaluator/index.js";
 import { refusedPrefix, stoppedPrefix } from "../monitor/index.js";
 
 /**
@@ -30,12 +30,21 @@ export function blockedText(decision: Decision): string {
     parts.push(
       `To override ${decision.overridable.join(", ")} deliberately, make the identical call again next.`,
     );
-  if (decision.advice) {
-    parts.push(
-      `${decision.advice.kind === "repair" ? "Instead:" : "First:"} ${formatCall(decision.advice.call)}`,
-    );
-  }
+  if (decision.advice) parts.push(adviceText(decision.advice));
   return parts.join(" ");
+}
+
+const ADVICE_LEAD: Record<Advice["kind"], string> = {
+  prerequisite: "First:",
+  repair: "Instead:",
+  alternative: "Nothing makes this call allowed now; instead:",
+};
+
+/** `First: lookup_patient(…)`, with the arguments the user must supply named. */
+function adviceText(advice: Advice): string {
+  const text = `${ADVICE_LEAD[advice.kind]} ${formatCall(advice.call)}`;
+  if (!advice.missing?.length) return text;
+  return `${text} (ask the user for ${advice.missing.join(", ")}: nothing known gives ${advice.missing.length === 1 ? "it" : "them"})`;
 }
 
 /**

@@ -397,10 +397,13 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
         { order_id: pending, item_ids: ["1"], new_item_ids: ["2"], payment_method_id: "paypal_1" },
         { json: { order_id: pending, status: "pending (item modified)" } },
       );
+    const decision = evaluator.decide(run.messages, cancel("no longer needed"));
     assert.deepEqual(
-      evaluator.decide(run.messages, cancel("no longer needed")).violations.map((finding) => finding.rule),
+      decision.violations.map((finding) => finding.rule),
       ["R7"],
     );
+    // Nothing unblocks it: a second modification whose outcome breaks a rule would only take R7 out of the game.
+    assert.equal(decision.advice, undefined);
   });
 });
 

@@ -1,0 +1,93 @@
+import { type Value, valuesEqual } from "../expression/index.js";
+import type { Binding, Run } from "../monitor/index.js";
+import type { Parameter } from "../policy/index.js";
+import type { SearchBudget } from "./budget.js";
+import type { Judge } from "./decide.js";
+import type { ProposedCall } from "./types.js";
+
+/**
+ * An advised call with its required arguments filled, or named as missing where nothing known
+ * gives them: an advised call must be one the agent can make. A missing argument's candidate
+ * values come, in order, from the bindings the call is aimed at (through any proposition's
+ * binding pattern that names the argument), the task's fields of that name, the fields of that
+ * name in earlier JSON outputs (newest first: what lookups returned), and its enum members (true
+ * and false for a boolean). The first value with which the call is allowed is taken (each try
+ * spends one decision of `budget`); an argument no value allows is named missing.
+ */
+export function fillArguments(
+  judge: Judge,
+  run: Run,
+  call: ProposedCall,
+  bindings: readonly Binding[],
+  budget: SearchBudget,
+): { call: ProposedCall; missing: string[] } {
+  const tool = judge.policy.tools.get(call.name);
+  const args = { ...call.arguments };
+  const missing: string[] = [];
+  if (!tool) return { call, missing };
+  const open = tool.required.filter((name) => !(name in args));
+  const options = new Map(
+    open.map((name) => [
+      name,
+      knownValues(
+        judge,
+        run,
+        name,
+        bindings,
+        tool.parameters.find((parameter) => parameter.name === name),
+      ),
+    ]),
+  );
+  for (const name of open) {
+    const values = options.get(name) ?? [];
+    // The arguments still open take their first known value while this one is tried.
+    const rest = (): Record<string, Value> =>
+      Object.fromEntries(
+        open.flatMap((other) =>
+          other in args || other === name || !options.get(other)?.length
+            ? []
+            : [[other, options.get(other)?.[0] as Value]],
+        ),
+      );
+    const allowed = values.find(
+      (value) =>
+        budget.spend() &&
+        judge.decide(run, { name: call.name, arguments: { ...rest(), ...args, [name]: value } }, false)
+          .verdict === "allow",
+    );
+    if (allowed === undefined) missing.push(name);
+    else args[name] = allowed;
+  }
+  return { call: { name: call.name, arguments: args }, missing };
+}
+
+/** Candidate values of an argument `name`, in the order `fillArguments` tries them. */
+function knownValues(
+  judge: Judge,
+  run: Run,
+  name: string,
+  bindings: readonly Binding[],
+  parameter: Parameter | undefined,
+): Value[] {
+  const values: Value[] = [];
+  const push = (value: Value | undefined): void => {
+    if (value !== undefined && value !== null && !values.some((known) => valuesEqual(known, value)))
+      values.push(value);
+  };
+  for (const proposition of judge.policy.propositions.values()) {
+    for (const [variable, path] of Object.entries(proposition.bindingPattern)) {
+      if (path.length !== 1 || path[0] !== name) continue;
+      for (const binding of bindings)
+        if (proposition.entities.includes(binding.entity)) push(binding.values[variable]);
+    }
+  }
+  for (const task of run.task) push(task.arguments[name]);
+  for (let index = run.calls.length - 1; index >= 0; index--) {
+    const outcome = run.calls[index]?.outcome;
+    const value = outcome?.kind === "json" ? outcome.value : null;
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) push(value[name]);
+  }
+  if (parameter && typeof parameter.type === "object") for (const member of parameter.type.enum) push(member);
+  if (parameter?.type === "boolean") for (const member of [true, false]) push(member);
+  return values;
+}
