@@ -204,11 +204,12 @@ async function decideWithSolver(
   messages: unknown[],
   call: ProposedCall,
 ): Promise<Decision> {
-  const decision = evaluator.decide(messages, call);
+  const monitor = evaluator.monitorOf(messages);
+  const decision = monitor.decide(call);
   if (!needsSolver(decision)) return decision;
   const solver = new SolverClient();
   try {
-    return await evaluator.decideWithRepair(messages, call, solver);
+    return await monitor.repairWithSolver(decision, solver);
   } finally {
     await solver.close();
   }

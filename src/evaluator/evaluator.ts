@@ -80,7 +80,8 @@ export class Evaluator {
 
   /**
    * The monitor after a conversation: its run, and what the severities remember (refusals,
-   * approvals, a stop). Shared by the questions about that conversation: ask it, do not change it.
+   * approvals, a stop). A new monitor each time, made from the kept state: stepping it (say by
+   * the calls of a message being judged, `recordPending`) changes nothing kept.
    */
   monitorOf(history: unknown): Monitor {
     return this.runs.get(history);
@@ -106,15 +107,13 @@ export class Evaluator {
 
   /**
    * `decide`, and for a call blocked only by argument constraints that the concrete search
-   * could not repair, a repair from the solver: only the tool's repairable arguments change,
-   * preferring values from the enum, the task, the history and the advice. The solver's answer
-   * must pass `decide` before it becomes the advice. A solver timeout or error leaves the call
-   * blocked and says so in `failClosed`.
+   * could not repair, a repair from the solver (`Monitor.repairWithSolver`): only the tool's
+   * repairable arguments change, preferring values from the enum, the task, the history and the
+   * advice. A solver timeout or error leaves the call blocked and says so in `failClosed`.
    */
   async decideWithRepair(history: unknown, proposed: ProposedCall, solver: SolverClient): Promise<Decision> {
     const monitor = this.monitorOf(history);
-    const decision = monitor.decide(proposed);
-    return this.judge.advisor.repairWithSolver(monitor.run, proposed, decision, solver);
+    return monitor.repairWithSolver(monitor.decide(proposed), solver);
   }
 
   next(history: unknown): NextAnswer {

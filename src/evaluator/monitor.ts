@@ -8,18 +8,12 @@ import {
   type TraceEntry,
   traceEntries,
 } from "../monitor/index.js";
+import type { SolverClient } from "../smt/index.js";
 import type { SearchBudget } from "./budget.js";
 import type { Judge } from "./decide.js";
 import { type EnforcementState, emptyEnforcement, type Severities } from "./enforce.js";
 import type { NextCalls } from "./next.js";
-import {
-  type Decision,
-  type Duty,
-  type NextAnswer,
-  type ProposedCall,
-  proposedEvent,
-  type Stop,
-} from "./types.js";
+import type { Decision, Duty, NextAnswer, ProposedCall, Stop } from "./types.js";
 
 /** What a monitor is built on: one evaluator's judge, its answers to `next`, the policy's severities. */
 export interface MonitorParts {
@@ -181,19 +175,38 @@ export class Monitor {
    * is allowed, `record` each as it runs.
    */
   checkChain(calls: readonly ProposedCall[]): Decision[] {
-    let run = this.current;
+    const chain = Monitor.fromSnapshot(this.parts, this.snapshot());
     const decisions: Decision[] = [];
     for (const call of calls) {
-      const decision = this.parts.severities.apply(this.parts.judge.decide(run, call, true), this.state);
+      const decision = chain.decide(call);
       decisions.push(decision);
       if (decision.verdict === "block") {
         this.refuse(decision);
         break;
       }
-      const event = proposedEvent(call);
-      run = run.after(event, run.outcomeCases(event.name, event.outcome));
+      chain.recordPending(call);
     }
     return decisions;
+  }
+
+  /**
+   * A call proposed with others in one message, judged: the run steps by it made with its outcome
+   * still open, as a conversation that ends in that message reads it, so the next call of the
+   * message is judged after it (`checkChain`, a turn's parallel calls).
+   */
+  recordPending(call: ProposedCall): void {
+    this.record(call, { kind: "pending" });
+  }
+
+  /**
+   * For a decision of this monitor (`decide`) on a call blocked only by argument constraints the
+   * concrete search could not repair, a repair from the solver: only the tool's repairable
+   * arguments change, and the repaired call must pass `decide` before it becomes the advice. A
+   * solver timeout or error leaves the call blocked and says so in `failClosed`. The decision is
+   * the one made, not made again.
+   */
+  repairWithSolver(decision: Decision, solver: SolverClient): Promise<Decision> {
+    return this.parts.judge.advisor.repairWithSolver(this.current, decision.call, decision, solver);
   }
 
   /** A call that was made, with its outcome: the run steps by it. */
