@@ -64,6 +64,17 @@ module.exports = {
       to: { path: "node_modules/node-llama-cpp/" },
     },
     {
+      name: "library-entry-without-engine-or-server",
+      comment:
+        "src/index.ts (the package's `.` entry) reaches neither the engine nor the server: mentor/engine (src/engine-entry.ts) and mentor/server (src/server-entry.ts) load those. test/lint/entry-points.test.ts checks the same at run time.",
+      severity: "error",
+      from: { path: "^src/index\\.ts$" },
+      to: {
+        path: "^src/(llm|agent|server|dashboard|cli)/|node_modules/(node-llama-cpp|fastify)/",
+        reachable: true,
+      },
+    },
+    {
       name: "src-not-to-bench-or-test",
       comment: "The package does not import benchmarks or tests (they are not shipped).",
       severity: "error",
