@@ -8,6 +8,7 @@ const { readdirSync } = require("node:fs");
 const { join } = require("node:path");
 
 const layers = [
+  "base", // what every part shares: the defaults, the seeded generator, the persistent list
   "errors", // MentorError and the code registry
   "openai", // the OpenAI chat shapes (messages, tools, tool_choice)
   "logic", // LTLf formulas, automata

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { defaultEta, defaultMaxRegenerations } from "../base/defaults.js";
 import { MentorError } from "../errors/index.js";
 import {
   type Action,
@@ -254,14 +255,14 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
             toolChoice,
             intent: options.intent ?? true,
           }),
-          eta: options.eta ?? 0.5,
+          eta: options.eta ?? defaultEta,
         }
       : undefined;
   if (tokenShield?.sets.searchStopped !== undefined) record.searchStopped = tokenShield.sets.searchStopped;
   if (tokenShield) await pause();
   record.timings.prepareMs = performance.now() - started - groundMs;
   options.onGenerating?.();
-  const maxRegenerations = options.maxRegenerations ?? 4;
+  const maxRegenerations = options.maxRegenerations ?? defaultMaxRegenerations;
   let lastFeedback = "";
 
   for (let attempt = 0; attempt <= maxRegenerations; attempt++) {

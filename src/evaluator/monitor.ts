@@ -1,3 +1,4 @@
+import { listItems, type PersistentList, withItem } from "../base/persistent-list.js";
 import { MentorError } from "../errors/index.js";
 import {
   type Outcome,
@@ -38,11 +39,8 @@ export interface MonitorJSON {
   log: LogEntry[];
 }
 
-/** A monitor's log as a persistent list (newest first): a snapshot shares it, a later entry does not change it. */
-interface LogList {
-  entry: LogEntry;
-  before: LogList | undefined;
-}
+/** A monitor's log as a persistent list: a snapshot shares it, a later entry does not change it. */
+type LogList = PersistentList<LogEntry>;
 
 /**
  * A monitor's whole state at one point, immutable: its run, what the severities remember, its log.
@@ -53,7 +51,6 @@ export interface MonitorSnapshot {
   readonly run: Run;
   readonly enforcement: EnforcementState;
   readonly log: LogList | undefined;
-  readonly logLength: number;
 }
 
 /** Whether the run may end now, and why not. */
@@ -74,7 +71,6 @@ export class Monitor {
   private current: Run;
   private state: EnforcementState = emptyEnforcement();
   private log: LogList | undefined;
-  private logLength = 0;
 
   constructor(
     private readonly parts: MonitorParts,
@@ -95,7 +91,6 @@ export class Monitor {
     const monitor = new Monitor(parts, snapshot.run);
     monitor.state = snapshot.enforcement;
     monitor.log = snapshot.log;
-    monitor.logLength = snapshot.logLength;
     return monitor;
   }
 
@@ -129,7 +124,7 @@ export class Monitor {
 
   /** The monitor's state now, to keep (see `MonitorSnapshot`). */
   snapshot(): MonitorSnapshot {
-    return { run: this.current, enforcement: this.state, log: this.log, logLength: this.logLength };
+    return { run: this.current, enforcement: this.state, log: this.log };
   }
 
   /**
@@ -212,7 +207,7 @@ export class Monitor {
   /** A call that was made, with its outcome: the run steps by it. */
   record(call: ProposedCall & { id?: string }, outcome: Outcome): void {
     this.recordEvent({
-      id: call.id ?? `call_${this.logLength}`,
+      id: call.id ?? `call_${this.log?.length ?? 0}`,
       name: call.name,
       arguments: call.arguments,
       outcome,
@@ -253,7 +248,7 @@ export class Monitor {
       version: 1,
       policy: this.parts.judge.policy.name,
       task: [...this.current.task],
-      log: logEntries(this.log),
+      log: listItems(this.log),
     };
   }
 
@@ -272,8 +267,7 @@ export class Monitor {
   }
 
   private push(entry: LogEntry): void {
-    this.log = { entry, before: this.log };
-    this.logLength++;
+    this.log = withItem(this.log, entry);
   }
 
   private recordEvent(event: ToolCallEvent): void {
@@ -285,11 +279,4 @@ export class Monitor {
       outcome: event.outcome,
     });
   }
-}
-
-/** A log list's entries, oldest first. */
-function logEntries(log: LogList | undefined): LogEntry[] {
-  const entries: LogEntry[] = [];
-  for (let node = log; node; node = node.before) entries.push(node.entry);
-  return entries.reverse();
 }

@@ -123,7 +123,7 @@ export interface EvaluatorOptions extends GameOptions {
   runCache?: RunCacheLimits;
   /**
    * Bounds of each search for advice (a repair, a prerequisite) and of the token shield's
-   * redirects for one turn: default 1,000 hypothetical decisions and 100 ms. A search that runs
+   * redirects for one turn: default 500 hypothetical decisions and 1,000 ms (`defaultSearchLimits`). A search that runs
    * out keeps the call blocked and says so (`Decision.searchStopped`).
    */
   search?: SearchLimits;

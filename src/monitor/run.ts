@@ -1,3 +1,4 @@
+import { listItems, type PersistentList, withItem } from "../base/persistent-list.js";
 import { holdsIn, type Scope, type Value, valuesEqual } from "../expression/index.js";
 import type { Policy, PropositionSpec } from "../policy/index.js";
 import { type Binding, BindingTable, type NewBinding, patternValues } from "./bindings.js";
@@ -26,26 +27,8 @@ export interface BrokenInstance {
   call: number;
 }
 
-/**
- * Calls as a persistent list, newest first: a run after a call adds one node and shares the rest,
- * so a step costs the same after 10 calls as after 1,000 (an array copied per step does not).
- */
-interface CallList {
-  call: ToolCallEvent;
-  before: CallList | undefined;
-  length: number;
-}
-
-function withCall(list: CallList | undefined, call: ToolCallEvent): CallList {
-  return { call, before: list, length: (list?.length ?? 0) + 1 };
-}
-
-/** A call list's calls, oldest first. */
-function listed(list: CallList | undefined): ToolCallEvent[] {
-  const calls: ToolCallEvent[] = new Array(list?.length ?? 0);
-  for (let node = list; node; node = node.before) calls[node.length - 1] = node.call;
-  return calls;
-}
+/** Calls as a persistent list: a run after a call adds one node and shares the rest. */
+type CallList = PersistentList<ToolCallEvent>;
 
 /** What a run is made of; a run after a call shares every part the call does not change. */
 interface RunParts {
@@ -86,7 +69,7 @@ export class Run {
 
   /** The calls made, in order (listed when first asked: most questions need only their count). */
   get calls(): readonly ToolCallEvent[] {
-    this.callArray ??= listed(this.parts.calls);
+    this.callArray ??= listItems(this.parts.calls);
     return this.callArray;
   }
 
@@ -215,9 +198,9 @@ export class Run {
     const run = this.atCall(call);
     const named = new Set(run.namedBindings(call).map((binding) => binding.id));
     const histories = run.parts.histories.map((history, id) =>
-      named.has(id) ? withCall(history, call) : history,
+      named.has(id) ? withItem(history, call) : history,
     );
-    const calls = withCall(run.parts.calls, call);
+    const calls = withItem(run.parts.calls, call);
     return groups.map((cases) => {
       const beliefs = new Map<string, Int32Array>();
       const broken = new Set<number>();
@@ -403,12 +386,12 @@ export class Run {
       const id = (bindings[0] as Binding).id;
       let history = this.historyArrays.get(id);
       if (!history) {
-        history = listed(this.parts.histories[id]);
+        history = listItems(this.parts.histories[id]);
         this.historyArrays.set(id, history);
       }
       return history;
     }
-    const named = new Set(bindings.flatMap((binding) => listed(this.parts.histories[binding.id])));
+    const named = new Set(bindings.flatMap((binding) => listItems(this.parts.histories[binding.id])));
     return this.calls.slice(0, before).filter((call) => named.has(call));
   }
 

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { seededIntegers } from "../../src/base/random.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { holds } from "../../src/logic/index.js";
 import { Run, traceFromMessages } from "../../src/monitor/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
-import { seededIntegers } from "../support/random.js";
 
 // A proposition over two entities: a refund names a customer and one of their orders.
 const policy = loadPolicy(
