@@ -15,7 +15,7 @@ const layers = [
   "expression", // predicates and constraints
   "smt", // argument constraints in Z3 (needs only expressions)
   "policy", // policy files → rule automata
-  "monitor", // messages → trace; the run
+  "run", // messages → trace; the run (Run: bindings, instances, beliefs)
   "game", // strategy template, policy lint
   "evaluator", // verdicts
   "shield", // prompt texts, token masks

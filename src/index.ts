@@ -45,13 +45,6 @@ export {
   ToolGuard,
 } from "./middleware/index.js";
 export {
-  type Outcome,
-  type TaskCall,
-  type Trace,
-  type TraceNote,
-  traceFromMessages,
-} from "./monitor/index.js";
-export {
   type ChatMessage,
   type ChatTool,
   messageText,
@@ -59,6 +52,13 @@ export {
   type ToolDefinition,
 } from "./openai/index.js";
 export { loadPolicy, type Policy, parsePolicy, type Severity } from "./policy/index.js";
+export {
+  type Outcome,
+  type TaskCall,
+  type Trace,
+  type TraceNote,
+  traceFromMessages,
+} from "./run/index.js";
 export { blockedText, doneRefusedText, formatCall, reminderText, stoppedText } from "./shield/index.js";
 export {
   computeTokenMask,

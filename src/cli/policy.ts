@@ -16,9 +16,9 @@ import {
 } from "../formalize/index.js";
 import { lintConstraints, lintPolicy } from "../game/index.js";
 import { Labeler, ungroundedError } from "../labeler/index.js";
-import { parseArguments } from "../monitor/index.js";
 import type { ChatMessage } from "../openai/index.js";
 import { loadPolicy, type Policy } from "../policy/index.js";
+import { parseArguments } from "../run/index.js";
 import { SolverClient } from "../smt/index.js";
 import { checkDepth, checkedMessages, readJsonFile, readMessagesFile } from "./input.js";
 

@@ -1,13 +1,13 @@
 import { MentorError } from "../errors/index.js";
-import type { Run, TaskCall } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
+import type { Run, TaskCall } from "../run/index.js";
 import type { SolverClient } from "../smt/index.js";
 import type { SearchBudget } from "./budget.js";
-import { Judge } from "./decide.js";
-import { Severities } from "./enforce.js";
+import { Judge } from "./judge.js";
 import { Monitor, type MonitorJSON } from "./monitor.js";
-import { NextCalls } from "./next.js";
+import { NextCalls } from "./next-calls.js";
 import { RunCache } from "./run-cache.js";
+import { Severities } from "./severities.js";
 import type { Decision, EvaluatorOptions, NextAnswer, ProposedCall } from "./types.js";
 
 export interface MonitorOptions extends EvaluatorOptions {
@@ -40,9 +40,9 @@ export function createMonitor(policy: Policy, options: MonitorOptions = {}): Mon
  * It owns what it learns on the way (recent runs, their game templates, distances, duties,
  * advice), so two evaluators share nothing.
  *
- * The jobs live in their own modules: `run-cache.ts` (runs by conversation), `decide.ts`
- * (verdicts and findings), `advice.ts` (repairs and prerequisites), `duties.ts` (open duties),
- * `next.ts` (what may come next).
+ * The jobs live in their own modules: `run-cache.ts` (runs by conversation), `judge.ts`
+ * (verdicts and findings), `advisor.ts` (repairs and prerequisites), `duties.ts` (open duties),
+ * `next-calls.ts` (what may come next).
  */
 export class Evaluator {
   private readonly runs: RunCache;

@@ -1,9 +1,9 @@
-export { needsSolver } from "./advice.js";
+export { needsSolver } from "./advisor.js";
 export { SearchBudget, type SearchLimits, throwIfAborted, yieldToEventLoop } from "./budget.js";
-export { type EnforcementState, sameCall } from "./enforce.js";
 export { createMonitor, Evaluator, type MonitorOptions } from "./evaluator.js";
 export { type DoneCheck, type LogEntry, Monitor, type MonitorJSON, type MonitorSnapshot } from "./monitor.js";
 export type { RunCacheLimits } from "./run-cache.js";
+export { type EnforcementState, sameCall } from "./severities.js";
 export type {
   Action,
   Advice,

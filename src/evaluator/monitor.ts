@@ -8,12 +8,12 @@ import {
   type Trace,
   type TraceEntry,
   traceEntries,
-} from "../monitor/index.js";
+} from "../run/index.js";
 import type { SolverClient } from "../smt/index.js";
 import type { SearchBudget } from "./budget.js";
-import type { Judge } from "./decide.js";
-import { type EnforcementState, emptyEnforcement, type Severities } from "./enforce.js";
-import type { NextCalls } from "./next.js";
+import type { Judge } from "./judge.js";
+import type { NextCalls } from "./next-calls.js";
+import { type EnforcementState, emptyEnforcement, type Severities } from "./severities.js";
 import type { Decision, Duty, NextAnswer, ProposedCall, Stop } from "./types.js";
 
 /** What a monitor is built on: one evaluator's judge, its answers to `next`, the policy's severities. */

@@ -1,6 +1,7 @@
 import { LRUCache } from "lru-cache";
 import { defaultRunCacheLimits } from "../base/defaults.js";
 import { listItems, type PersistentList, withItem } from "../base/persistent-list.js";
+import type { Policy } from "../policy/index.js";
 import {
   MessageReader,
   type ReadFields,
@@ -9,8 +10,7 @@ import {
   type Trace,
   type TraceEntry,
   traceFromMessages,
-} from "../monitor/index.js";
-import type { Policy } from "../policy/index.js";
+} from "../run/index.js";
 import { Monitor, type MonitorParts, type MonitorSnapshot } from "./monitor.js";
 
 /** Bounds of a run cache (`EvaluatorOptions.runCache`). */

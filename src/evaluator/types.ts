@@ -1,7 +1,7 @@
 import type { Value } from "../expression/index.js";
 import type { CallClass, GameOptions } from "../game/index.js";
-import type { ToolCallEvent } from "../monitor/index.js";
 import type { Mode } from "../policy/index.js";
+import type { ToolCallEvent } from "../run/index.js";
 import type { SearchLimits } from "./budget.js";
 import type { RunCacheLimits } from "./run-cache.js";
 

@@ -17,8 +17,8 @@ import {
   UpstreamGenerator,
 } from "../../src/agent/index.js";
 import { MentorError } from "../../src/errors/index.js";
-import { Judge } from "../../src/evaluator/decide.js";
 import { Evaluator } from "../../src/evaluator/index.js";
+import { Judge } from "../../src/evaluator/judge.js";
 import { Engine } from "../../src/llm/index.js";
 import type { ChatMessage, ChatTool } from "../../src/openai/index.js";
 import { loadPolicy } from "../../src/policy/index.js";

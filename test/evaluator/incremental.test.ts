@@ -55,10 +55,10 @@ const domains: Record<string, Domain> = {
     values: { customer: ["c1", "c2", "c3"], amount: [20, 100, 250] },
     results: [{ status: "confirmed" }, { status: "failed" }],
   },
-  // A proposition over two entities: a refund names a customer and an order (test/monitor/two-entities.test.ts).
+  // A proposition over two entities: a refund names a customer and an order (test/run/two-entities.test.ts).
   refundsByOrder: {
     policy: loadPolicy(
-      fileURLToPath(new URL("../../../test/monitor/fixtures/refunds-by-order.yaml", import.meta.url)),
+      fileURLToPath(new URL("../../../test/run/fixtures/refunds-by-order.yaml", import.meta.url)),
     ),
     task: (pick) => [
       {

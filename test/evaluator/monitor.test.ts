@@ -9,9 +9,9 @@ import {
   type Monitor,
   type ProposedCall,
 } from "../../src/evaluator/index.js";
-import { type Outcome, Run, type TaskCall } from "../../src/monitor/index.js";
 import type { ChatMessage } from "../../src/openai/index.js";
 import { loadPolicy, type Policy } from "../../src/policy/index.js";
+import { type Outcome, Run, type TaskCall } from "../../src/run/index.js";
 import { blockedText } from "../../src/shield/index.js";
 import { travelPolicyFile } from "../support/tiny-travel.js";
 

@@ -83,7 +83,7 @@ const domains: Record<string, Domain> = {
     results: [{ status: "confirmed" }, { status: "failed" }],
   },
   refundsByOrder: {
-    policy: fixture("test/monitor/fixtures/refunds-by-order.yaml"),
+    policy: fixture("test/run/fixtures/refunds-by-order.yaml"),
     task: (pick) =>
       Array.from({ length: pick([1, 1, 2]) }, () => ({
         name: "request_refund",

@@ -11,8 +11,8 @@ import { Labeler, type LabelModel, type ModelRequest } from "../../src/labeler/i
 import { labelRequest, taskRequest } from "../../src/labeler/prompt.js";
 import { LocalLabelModel } from "../../src/llm/index.js";
 import { makeTinyModel } from "../../src/models/tiny-model.js";
-import { traceFromMessages } from "../../src/monitor/index.js";
 import { loadPolicy, parsePolicy, type TaskCallSpec, type ToolSpec } from "../../src/policy/index.js";
+import { traceFromMessages } from "../../src/run/index.js";
 import { travelWithSeatsLlm } from "../support/travel-llm.js";
 
 // Needs a model: writes tiny ones (random weights, real tokenizers). With random weights and

@@ -53,7 +53,7 @@ export const conversationDomains: Record<string, Domain> = {
   },
   // A proposition over two entities (a refund names a customer and an order).
   refundsByOrder: {
-    policy: fixture("test/monitor/fixtures/refunds-by-order.yaml"),
+    policy: fixture("test/run/fixtures/refunds-by-order.yaml"),
     task: (pick) => [
       {
         name: "request_refund",
