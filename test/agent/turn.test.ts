@@ -424,17 +424,18 @@ describe("argument repair by the solver in a turn", () => {
   const solver = new SolverClient({ timeoutMs: 20_000 });
   after(() => solver.close());
 
+  const turn = (withSolver: boolean) =>
+    runTurn({
+      messages: conversation.messages as ChatMessage[],
+      tools: [registerPatient],
+      evaluator,
+      grounder: givenGrounding,
+      generator: scripted(),
+      mode: "prompt",
+      ...(withSolver ? { solver: () => solver } : {}),
+    });
+
   it("a call only the solver can repair gets the solver's repair as advice", async () => {
-    const turn = (withSolver: boolean) =>
-      runTurn({
-        messages: conversation.messages as ChatMessage[],
-        tools: [registerPatient],
-        evaluator,
-        grounder: givenGrounding,
-        generator: scripted(),
-        mode: "prompt",
-        ...(withSolver ? { solver: () => solver } : {}),
-      });
     const without = await turn(false);
     assert.deepEqual(without.mentor.repairs, []);
     const withSolver = await turn(true);
@@ -455,15 +456,7 @@ describe("argument repair by the solver in a turn", () => {
     };
     const judgedIn = async (withSolver: boolean) => {
       judged = 0;
-      const result = await runTurn({
-        messages: conversation.messages as ChatMessage[],
-        tools: [registerPatient],
-        evaluator,
-        grounder: givenGrounding,
-        generator: scripted(),
-        mode: "prompt",
-        ...(withSolver ? { solver: () => solver } : {}),
-      });
+      const result = await turn(withSolver);
       return { judged, repairs: result.mentor.repairs.length };
     };
     try {
