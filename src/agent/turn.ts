@@ -52,7 +52,7 @@ export interface TurnOptions {
   strictGrounding?: boolean;
   /**
    * Z3 for a call blocked only by argument constraints that no candidate value repairs
-   * (`Evaluator.decideWithRepair`; a solver error or timeout keeps the call blocked and says so).
+   * (`Monitor.repairWithSolver`; a solver error or timeout keeps the call blocked and says so).
    * Called once a turn needs it; absent: candidate values only.
    */
   solver?: () => SolverClient;
