@@ -8,13 +8,14 @@ const { readdirSync } = require("node:fs");
 const { join } = require("node:path");
 
 const layers = [
+  "base", // what every part shares: the defaults, the seeded generator, the persistent list
   "errors", // MentorError and the code registry
   "openai", // the OpenAI chat shapes (messages, tools, tool_choice)
   "logic", // LTLf formulas, automata
   "expression", // predicates and constraints
   "smt", // argument constraints in Z3 (needs only expressions)
   "policy", // policy files → rule automata
-  "monitor", // messages → trace; the run
+  "run", // messages → trace; the run (Run: bindings, instances, beliefs)
   "game", // strategy template, policy lint
   "evaluator", // verdicts
   "shield", // prompt texts, token masks
@@ -62,6 +63,17 @@ module.exports = {
       severity: "error",
       from: { path: "^src/", pathNot: "^src/llm/" },
       to: { path: "node_modules/node-llama-cpp/" },
+    },
+    {
+      name: "library-entry-without-engine-or-server",
+      comment:
+        "src/index.ts (the package's `.` entry) reaches neither the engine nor the server: mentor/engine (src/engine-entry.ts) and mentor/server (src/server-entry.ts) load those. test/lint/entry-points.test.ts checks the same at run time.",
+      severity: "error",
+      from: { path: "^src/index\\.ts$" },
+      to: {
+        path: "^src/(llm|agent|server|dashboard|cli)/|node_modules/(node-llama-cpp|fastify)/",
+        reachable: true,
+      },
     },
     {
       name: "src-not-to-bench-or-test",

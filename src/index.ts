@@ -1,24 +1,9 @@
-/** mentor's public API: policies, the evaluator's two questions, the prompt shield's texts, and the logic core. */
-export {
-  type AssistantMessage,
-  type AttemptCall,
-  EngineGenerator,
-  type GeneratedCall,
-  type Generation,
-  type GenerationRequest,
-  givenGrounding,
-  runTurn,
-  type ShieldMode,
-  type TurnAttempt,
-  type TurnGenerator,
-  type TurnOptions,
-  type TurnRecord,
-  type TurnResult,
-  UpstreamGenerator,
-  type UpstreamOptions,
-  type Usage,
-} from "./agent/index.js";
-export { buildDashboard, type DashboardOptions, dashboardRoutes } from "./dashboard/index.js";
+/**
+ * mentor as a library (the package's `.` entry): policies, the monitor and evaluator, the
+ * middleware around an agent framework's tools, the logic core, the shield's texts and token
+ * masks, the solver client. It loads neither the engine (node-llama-cpp) nor the server
+ * (fastify): those are `mentor/engine` (engine-entry.ts) and `mentor/server` (server-entry.ts).
+ */
 export { type ErrorCode, errorCodes, MentorError, type SourceLocation } from "./errors/index.js";
 export {
   type Action,
@@ -48,15 +33,6 @@ export {
   type LabelModel,
   OpenAILabelModel,
 } from "./labeler/index.js";
-export {
-  assistantMessage,
-  Engine,
-  type EngineOptions,
-  type GenerateOptions,
-  type GenerationResult,
-  LocalLabelModel,
-  type ShieldOptions,
-} from "./llm/index.js";
 export { Automaton, type Colour, declareTemplates, parseFormula } from "./logic/index.js";
 export {
   callOf,
@@ -69,13 +45,6 @@ export {
   ToolGuard,
 } from "./middleware/index.js";
 export {
-  type Outcome,
-  type TaskCall,
-  type Trace,
-  type TraceNote,
-  traceFromMessages,
-} from "./monitor/index.js";
-export {
   type ChatMessage,
   type ChatTool,
   messageText,
@@ -84,13 +53,12 @@ export {
 } from "./openai/index.js";
 export { loadPolicy, type Policy, parsePolicy, type Severity } from "./policy/index.js";
 export {
-  type Backend,
-  buildServer,
-  type RunningServer,
-  type ServerControl,
-  type ServerOptions,
-  startServer,
-} from "./server/index.js";
+  type Outcome,
+  type TaskCall,
+  type Trace,
+  type TraceNote,
+  traceFromMessages,
+} from "./run/index.js";
 export { blockedText, doneRefusedText, formatCall, reminderText, stoppedText } from "./shield/index.js";
 export {
   computeTokenMask,

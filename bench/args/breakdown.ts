@@ -10,12 +10,13 @@
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { init } from "z3-solver";
+import { seededRandom } from "../../src/base/random.js";
 import { parseExpression } from "../../src/expression/index.js";
 import { wireRepair } from "../../src/smt/client.js";
 import { SolverClient } from "../../src/smt/index.js";
 import { repair } from "../../src/smt/solve.js";
 import { WasmSession } from "../../src/smt/wasm-session.js";
-import { random, realisticRequest } from "./workload.js";
+import { realisticRequest } from "./workload.js";
 
 const repairs = Number(process.env.MENTOR_BENCH_REPAIRS ?? 300);
 
@@ -46,7 +47,7 @@ const requests = Array.from(
   (
     (next) => () =>
       realisticRequest(next)
-  )(random(1)),
+  )(seededRandom(1)),
 );
 
 const client = new SolverClient({ timeoutMs: 5000 });

@@ -11,10 +11,11 @@
  */
 import os from "node:os";
 import { performance } from "node:perf_hooks";
+import { seededRandom } from "../../src/base/random.js";
 import { parseExpression } from "../../src/expression/index.js";
 import { MentorError, type RepairRequest, type SolverBackend, SolverClient } from "../../src/index.js";
 import { findZ3Binary } from "../../src/smt/native.js";
-import { random, realisticRequest, stringRequest } from "./workload.js";
+import { realisticRequest, stringRequest } from "./workload.js";
 
 const repairs = Number(process.env.MENTOR_BENCH_REPAIRS ?? 1000);
 const stringRepairs = Number(process.env.MENTOR_BENCH_STRING_REPAIRS ?? 300);
@@ -48,7 +49,7 @@ async function measure(
   count: number,
   seed: number,
 ) {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const times: Record<Kind, number[]> = { checkDefault: [], check: [], repairDefault: [], repair: [] };
   const outcomes: Record<string, number> = {};
   for (let index = 0; index < count; index++) {
@@ -125,7 +126,7 @@ for (const backend of backends) {
   }
 
   const before = await client.stats();
-  const next = random(3);
+  const next = seededRandom(3);
   const memoryStarted = performance.now();
   let failures = 0;
   for (let index = 0; index < memoryRepairs; index++) {

@@ -6,18 +6,6 @@
 import { parseExpression, type Value } from "../../src/expression/index.js";
 import type { RepairRequest } from "../../src/index.js";
 
-/** A small deterministic generator (mulberry32). */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const pick = <T>(next: () => number, items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
 
 const history = (last: Record<string, Value>) => ({

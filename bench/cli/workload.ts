@@ -2,7 +2,7 @@
  * The inputs of bench:cli: long travel conversations for `mentor verify`, and large travel-like
  * policies for `mentor lint`. Both are seeded and deterministic, so two builds read the same files.
  */
-import { seededRandom } from "../../src/models/tiny-model.js";
+import { seededRandom } from "../../src/base/random.js";
 
 /** Rules per copy of the travel rules in `travelPolicy`. */
 export const RULES_PER_COPY = 8;

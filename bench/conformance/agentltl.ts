@@ -13,9 +13,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { seededRandom } from "../../src/base/random.js";
 import { createMonitor, type Decision, type ProposedCall } from "../../src/evaluator/index.js";
 import { parsePolicy } from "../../src/policy/index.js";
-import { random } from "../args/workload.js";
 import { benchSource, repoRoot } from "../paths.js";
 import { compareExamples, examplesReport } from "./agentltl-verify.js";
 import { ensureVenv } from "./venv.js";
@@ -108,7 +108,7 @@ function fail(message: string): never {
  * Calls are drawn uniformly, except `drop_table` a third as often (it stops the run).
  */
 function generate(runs: number, maxSteps: number, seed: number, chains: number): Step[][] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const weighted = CALLS.flatMap((call) => (call.tool === "drop_table" ? [call] : [call, call, call]));
   const pick = (): Call => weighted[Math.floor(next() * weighted.length)] as Call;
   return Array.from({ length: runs }, () => {

@@ -19,10 +19,10 @@ import { writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { seededRandom } from "../../src/base/random.js";
 import { Evaluator } from "../../src/evaluator/index.js";
-import { Run, type ToolCallEvent, type Trace } from "../../src/monitor/index.js";
 import { loadPolicy, type Policy } from "../../src/policy/index.js";
-import { random } from "../args/workload.js";
+import { Run, type ToolCallEvent, type Trace } from "../../src/run/index.js";
 import { benchSource, repoRoot } from "../paths.js";
 import { REFUND_TOOLS, type RefundCall, refundSession } from "../shield/long-session.js";
 import { ensureVenv } from "./venv.js";
@@ -100,7 +100,7 @@ function fail(message: string): never {
  * note half the time (so both the compliant and the breaking branch of every rule occur).
  */
 function generate(total: number, seed: number): Call[][] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const sessions: Call[][] = [];
   let count = 0;
   while (count < total) {

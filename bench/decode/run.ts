@@ -29,15 +29,11 @@ import { join } from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import {
   assistantMessage,
-  type ChatMessage,
-  type ChatTool,
   Engine,
-  Evaluator,
   type GenerateOptions,
   type GenerationResult,
-  loadPolicy,
-  shieldSetsFor,
-} from "../../src/index.js";
+} from "../../src/engine-entry.js";
+import { type ChatMessage, type ChatTool, Evaluator, loadPolicy, shieldSetsFor } from "../../src/index.js";
 import { type GpuChoice, gpuName, parseGpuChoice } from "../../src/llm/gpu.js";
 import { formatBytes, loadRegistry, makeTinyModel, resolveModel } from "../../src/models/index.js";
 import { travel } from "../domains/travel/index.js";

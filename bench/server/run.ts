@@ -22,19 +22,16 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  type ChatMessage,
-  type ChatTool,
   Engine,
   EngineGenerator,
-  Evaluator,
   givenGrounding,
-  loadPolicy,
   runTurn,
   type ShieldMode,
-  startServer,
   type TurnRecord,
-} from "../../src/index.js";
+} from "../../src/engine-entry.js";
+import { type ChatMessage, type ChatTool, Evaluator, loadPolicy } from "../../src/index.js";
 import { makeTinyModel, resolveModel } from "../../src/models/index.js";
+import { startServer } from "../../src/server-entry.js";
 
 const rounds = Number(process.env.MENTOR_BENCH_ROUNDS ?? 12);
 const clients = Number(process.env.MENTOR_BENCH_CLIENTS ?? 4);

@@ -9,11 +9,11 @@
  * sends back); an allowed call with its result.
  */
 import { performance } from "node:perf_hooks";
+import { seededRandom } from "../../src/base/random.js";
 import { Evaluator, type EvaluatorOptions } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
 import { loadPolicy, type Policy } from "../../src/policy/index.js";
 import { blockedText } from "../../src/shield/index.js";
-import { random } from "../args/workload.js";
 import { benchSource } from "../paths.js";
 
 export const REFUND_TOOLS = [
@@ -41,7 +41,7 @@ export function refundPolicy(): Policy {
  * audit note half the time; a receipt verifies half the time.
  */
 export function refundSessions(count: number, length: number, seed: number): RefundCall[][] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   return Array.from({ length: count }, () => refundSession(next, length));
 }
 

@@ -1,8 +1,7 @@
 import type OpenAI from "openai";
+import { defaultMaxTokens } from "../base/defaults.js";
 import { MentorError } from "../errors/index.js";
 import type { Engine, GenerationResult } from "../llm/index.js";
-// Not through llm/index.js, which loads node-llama-cpp (proxy mode never does).
-import { defaultMaxTokens } from "../llm/plan.js";
 import {
   type ChatMessage,
   type ChatTool,

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { defaultEta, defaultMaxRegenerations } from "../base/defaults.js";
 import { MentorError } from "../errors/index.js";
 import {
   type Action,
@@ -6,6 +7,7 @@ import {
   type Decision,
   type Duty,
   type Evaluator,
+  type Monitor,
   type NextAnswer,
   needsSolver,
   type ProposedCall,
@@ -50,7 +52,7 @@ export interface TurnOptions {
   strictGrounding?: boolean;
   /**
    * Z3 for a call blocked only by argument constraints that no candidate value repairs
-   * (`Evaluator.decideWithRepair`; a solver error or timeout keeps the call blocked and says so).
+   * (`Monitor.repairWithSolver`; a solver error or timeout keeps the call blocked and says so).
    * Called once a turn needs it; absent: candidate values only.
    */
   solver?: () => SolverClient;
@@ -253,14 +255,14 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
             toolChoice,
             intent: options.intent ?? true,
           }),
-          eta: options.eta ?? 0.5,
+          eta: options.eta ?? defaultEta,
         }
       : undefined;
   if (tokenShield?.sets.searchStopped !== undefined) record.searchStopped = tokenShield.sets.searchStopped;
   if (tokenShield) await pause();
   record.timings.prepareMs = performance.now() - started - groundMs;
   options.onGenerating?.();
-  const maxRegenerations = options.maxRegenerations ?? 4;
+  const maxRegenerations = options.maxRegenerations ?? defaultMaxRegenerations;
   let lastFeedback = "";
 
   for (let attempt = 0; attempt <= maxRegenerations; attempt++) {
@@ -362,7 +364,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
 /**
  * Calls of one message (parallel calls) are judged in order, each after the ones before it with
  * their outcomes still pending (every outcome possible): two bookings of one route in one
- * message are judged as two bookings, not as one each.
+ * message are judged as two bookings, not as one each. They step the conversation's monitor (a
+ * copy: nothing kept changes), as a conversation that ends in their message would.
  */
 async function judgeInOrder(
   evaluator: Evaluator | undefined,
@@ -370,19 +373,22 @@ async function judgeInOrder(
   calls: readonly GeneratedCall[],
   steps: { solver: (() => SolverClient) | undefined; budget: () => SearchBudget; pause: () => Promise<void> },
 ): Promise<AttemptCall[]> {
+  const monitor = evaluator?.monitorOf(history);
   const judged: AttemptCall[] = [];
   for (const call of calls) {
-    const before = judged.length === 0 ? history : [...history, toolCallMessage(null, judged)];
-    judged.push(await judge(evaluator, before, call, steps.solver, steps.budget()));
-    if (evaluator) await steps.pause();
+    const attempt = await judge(monitor, call, steps.solver, steps.budget());
+    judged.push(attempt);
+    if (monitor) {
+      monitor.recordPending(attempt.call);
+      await steps.pause();
+    }
   }
   return judged;
 }
 
-/** The evaluator's decision on a proposed call, with the feedback the model reads if it is blocked. */
+/** The monitor's decision on a proposed call, with the feedback the model reads if it is blocked. */
 async function judge(
-  evaluator: Evaluator | undefined,
-  history: readonly ChatMessage[],
+  monitor: Monitor | undefined,
   call: GeneratedCall,
   solver: (() => SolverClient) | undefined,
   budget: SearchBudget,
@@ -398,12 +404,12 @@ async function judge(
       failClosed: call.invalid,
       feedback: `[SHIELD] Blocked ${call.name}: ${call.invalid}.`,
     };
-  if (evaluator === undefined)
+  if (monitor === undefined)
     return { call: proposed, verdict: "allow", action: "allow", rules: [], warnings: [] };
-  let decision = evaluator.decide(history, proposed, budget);
-  if (solver && needsSolver(decision))
-    decision = await evaluator.decideWithRepair(history, proposed, solver());
-  return attemptOf(decision);
+  const decision = monitor.decide(proposed, true, budget);
+  return attemptOf(
+    solver && needsSolver(decision) ? await monitor.repairWithSolver(decision, solver()) : decision,
+  );
 }
 
 /** A decision as the turn records it, with the feedback the model reads if the call is refused. */

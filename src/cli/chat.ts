@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { defaultEta, defaultMaxTokens } from "../base/defaults.js";
 import { MentorError } from "../errors/index.js";
 import { Evaluator } from "../evaluator/index.js";
 import type { Grounding, LabelModel } from "../labeler/index.js";
@@ -62,10 +63,14 @@ export function registerChatCommands(program: Command): void {
     .option("--labeler-url <url>", "label with this OpenAI-compatible endpoint instead of the local model")
     .option("--labeler-model <name>", "the endpoint's model (with --labeler-url)")
     .option("--labeler-key <key>", "the endpoint's API key (with --labeler-url)")
-    .option("--eta <number>", "logit boost of progressing names/values (η/T in log-probability)", "0.5")
+    .option(
+      "--eta <number>",
+      "logit boost of progressing names/values (η/T in log-probability)",
+      String(defaultEta),
+    )
     .option("--seed <number>", "sampling seed", "0")
     .option("--temperature <number>", "sampling temperature", "0.7")
-    .option("--max-tokens <number>", "sampled tokens at most", "256")
+    .option("--max-tokens <number>", "sampled tokens at most", String(defaultMaxTokens))
     .action(async (options: ChatCommandOptions) => {
       let messages = readMessagesFile(options.messages);
       let tools: ChatTool[] = [];

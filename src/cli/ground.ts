@@ -1,9 +1,9 @@
 import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { Labeler, type LabelModel, OpenAILabelModel } from "../labeler/index.js";
-import { traceFromMessages } from "../monitor/index.js";
 import type { ChatMessage } from "../openai/index.js";
 import { loadPolicy } from "../policy/index.js";
+import { traceFromMessages } from "../run/index.js";
 import { readMessagesFile } from "./input.js";
 import { integer } from "./options.js";
 

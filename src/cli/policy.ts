@@ -16,9 +16,9 @@ import {
 } from "../formalize/index.js";
 import { lintConstraints, lintPolicy } from "../game/index.js";
 import { Labeler, ungroundedError } from "../labeler/index.js";
-import { parseArguments } from "../monitor/index.js";
 import type { ChatMessage } from "../openai/index.js";
 import { loadPolicy, type Policy } from "../policy/index.js";
+import { parseArguments } from "../run/index.js";
 import { SolverClient } from "../smt/index.js";
 import { checkDepth, checkedMessages, readJsonFile, readMessagesFile } from "./input.js";
 
@@ -204,11 +204,12 @@ async function decideWithSolver(
   messages: unknown[],
   call: ProposedCall,
 ): Promise<Decision> {
-  const decision = evaluator.decide(messages, call);
+  const monitor = evaluator.monitorOf(messages);
+  const decision = monitor.decide(call);
   if (!needsSolver(decision)) return decision;
   const solver = new SolverClient();
   try {
-    return await evaluator.decideWithRepair(messages, call, solver);
+    return await monitor.repairWithSolver(decision, solver);
   } finally {
     await solver.close();
   }

@@ -1,5 +1,14 @@
 import { type Command, Option } from "commander";
 import { shieldModes } from "../agent/index.js";
+import {
+  defaultContextSize,
+  defaultEta,
+  defaultHost,
+  defaultMaxQueue,
+  defaultPort,
+  defaultRequestTimeoutMs,
+  defaultSequences,
+} from "../base/defaults.js";
 import { MentorError } from "../errors/index.js";
 import { gpuChoices, parseGpuChoice } from "../llm/gpu.js";
 import { decimal, integer } from "./options.js";
@@ -70,8 +79,10 @@ export function registerServeCommand(program: Command): void {
         .choices([...shieldModes])
         .env("MENTOR_SHIELD"),
     )
-    .addOption(new Option("--host <host>", "address to listen on").default("127.0.0.1").env("MENTOR_HOST"))
-    .addOption(new Option("--port <port>", "port (0 = any free port)").default("8080").env("MENTOR_PORT"))
+    .addOption(new Option("--host <host>", "address to listen on").default(defaultHost).env("MENTOR_HOST"))
+    .addOption(
+      new Option("--port <port>", "port (0 = any free port)").default(String(defaultPort)).env("MENTOR_PORT"),
+    )
     .addOption(
       new Option("--upstream <url>", "serve this OpenAI-compatible endpoint instead of a local model").env(
         "MENTOR_UPSTREAM",
@@ -121,17 +132,17 @@ export function registerServeCommand(program: Command): void {
     )
     .addOption(
       new Option("--max-queue <n>", "requests waiting beyond those running")
-        .default("16")
+        .default(String(defaultMaxQueue))
         .env("MENTOR_MAX_QUEUE"),
     )
     .addOption(
       new Option("--request-timeout <ms>", "cancel a request after this long")
-        .default("300000")
+        .default(String(defaultRequestTimeoutMs))
         .env("MENTOR_REQUEST_TIMEOUT"),
     )
     .addOption(
       new Option("--sequences <n>", "generations at once on the local model")
-        .default("2")
+        .default(String(defaultSequences))
         .env("MENTOR_SEQUENCES"),
     )
     .addOption(
@@ -139,7 +150,7 @@ export function registerServeCommand(program: Command): void {
     )
     .addOption(
       new Option("--context-size <n>", "context tokens per sequence")
-        .default("4096")
+        .default(String(defaultContextSize))
         .env("MENTOR_CONTEXT_SIZE"),
     )
     .addOption(
@@ -150,7 +161,9 @@ export function registerServeCommand(program: Command): void {
         .default("auto")
         .env("MENTOR_GPU"),
     )
-    .addOption(new Option("--eta <x>", "default token shield boost").default("0.5").env("MENTOR_ETA"))
+    .addOption(
+      new Option("--eta <x>", "default token shield boost").default(String(defaultEta)).env("MENTOR_ETA"),
+    )
     .addOption(
       new Option(
         "--labeler <who>",

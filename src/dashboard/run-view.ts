@@ -2,6 +2,7 @@ import type { AttemptCall } from "../agent/index.js";
 import { type Advice, type Duty, Evaluator, type ProposedCall } from "../evaluator/index.js";
 import type { GroundingNote } from "../labeler/index.js";
 import type { Colour } from "../logic/index.js";
+import type { Policy } from "../policy/index.js";
 import {
   describeInstance,
   type Outcome,
@@ -9,8 +10,7 @@ import {
   type TaskCall,
   type ToolCallEvent,
   traceFromMessages,
-} from "../monitor/index.js";
-import type { Policy } from "../policy/index.js";
+} from "../run/index.js";
 import type { FlightRecord } from "./records.js";
 
 /** A row of the matrix: a rule for one binding (an automaton instance), or an argument constraint. */

@@ -1,3 +1,4 @@
+import { defaultSearchLimits } from "../base/defaults.js";
 import { MentorError } from "../errors/index.js";
 
 /** Bounds of the evaluator's searches for advice (repairs, prerequisites, the token shield's redirects). */
@@ -13,8 +14,6 @@ export interface SearchLimits {
    */
   maxMs?: number;
 }
-
-export const defaultSearchLimits: Required<SearchLimits> = { maxDecisions: 500, maxMs: 1000 };
 
 /**
  * What one search may still spend. A search asks `spend()` before each hypothetical decision and

@@ -1,14 +1,14 @@
 import { MentorError } from "../errors/index.js";
-import type { Run, TaskCall } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
+import type { Run, TaskCall } from "../run/index.js";
 import type { SolverClient } from "../smt/index.js";
 import type { SearchBudget } from "./budget.js";
-import { Judge } from "./decide.js";
-import { Severities } from "./enforce.js";
 import { type RecordsOption, RunRecords } from "./flight.js";
+import { Judge } from "./judge.js";
 import { Monitor, type MonitorJSON } from "./monitor.js";
-import { NextCalls } from "./next.js";
+import { NextCalls } from "./next-calls.js";
 import { RunCache } from "./run-cache.js";
+import { Severities, Severities } from "./severities.js";
 import type { Decision, EvaluatorOptions, NextAnswer, ProposedCall } from "./types.js";
 
 export interface MonitorOptions extends EvaluatorOptions {
@@ -52,9 +52,9 @@ export function createMonitor(policy: Policy, options: MonitorOptions = {}): Mon
  * It owns what it learns on the way (recent runs, their game templates, distances, duties,
  * advice), so two evaluators share nothing.
  *
- * The jobs live in their own modules: `run-cache.ts` (runs by conversation), `decide.ts`
- * (verdicts and findings), `advice.ts` (repairs and prerequisites), `duties.ts` (open duties),
- * `next.ts` (what may come next).
+ * The jobs live in their own modules: `run-cache.ts` (runs by conversation), `judge.ts`
+ * (verdicts and findings), `advisor.ts` (repairs and prerequisites), `duties.ts` (open duties),
+ * `next-calls.ts` (what may come next).
  */
 export class Evaluator {
   private readonly runs: RunCache;
@@ -92,7 +92,8 @@ export class Evaluator {
 
   /**
    * The monitor after a conversation: its run, and what the severities remember (refusals,
-   * approvals, a stop). Shared by the questions about that conversation: ask it, do not change it.
+   * approvals, a stop). A new monitor each time, made from the kept state: stepping it (say by
+   * the calls of a message being judged, `recordPending`) changes nothing kept.
    */
   monitorOf(history: unknown): Monitor {
     return this.runs.get(history);
@@ -118,15 +119,13 @@ export class Evaluator {
 
   /**
    * `decide`, and for a call blocked only by argument constraints that the concrete search
-   * could not repair, a repair from the solver: only the tool's repairable arguments change,
-   * preferring values from the enum, the task, the history and the advice. The solver's answer
-   * must pass `decide` before it becomes the advice. A solver timeout or error leaves the call
-   * blocked and says so in `failClosed`.
+   * could not repair, a repair from the solver (`Monitor.repairWithSolver`): only the tool's
+   * repairable arguments change, preferring values from the enum, the task, the history and the
+   * advice. A solver timeout or error leaves the call blocked and says so in `failClosed`.
    */
   async decideWithRepair(history: unknown, proposed: ProposedCall, solver: SolverClient): Promise<Decision> {
     const monitor = this.monitorOf(history);
-    const decision = monitor.decide(proposed);
-    return this.judge.advisor.repairWithSolver(monitor.run, proposed, decision, solver);
+    return monitor.repairWithSolver(monitor.decide(proposed), solver);
   }
 
   next(history: unknown): NextAnswer {

@@ -1,8 +1,8 @@
 import { type Value, valuesEqual } from "../expression/index.js";
-import type { Binding, Run } from "../monitor/index.js";
 import type { Parameter } from "../policy/index.js";
+import type { Binding, Run } from "../run/index.js";
 import type { SearchBudget } from "./budget.js";
-import type { Judge } from "./decide.js";
+import type { Judge } from "./judge.js";
 import type { ProposedCall } from "./types.js";
 
 /**

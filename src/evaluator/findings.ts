@@ -1,6 +1,6 @@
 import type { StrategyTemplate } from "../game/index.js";
-import { type Binding, describeBinding, type Instance } from "../monitor/index.js";
 import type { Mode } from "../policy/index.js";
+import { type Binding, describeBinding, type Instance } from "../run/index.js";
 import type { RuleFinding } from "./types.js";
 
 /**

@@ -6,7 +6,7 @@ import {
   stoppedPrefix,
   type TaskCall,
   type ToolCallEvent,
-} from "../monitor/index.js";
+} from "../run/index.js";
 import type { DoneCheck } from "./monitor.js";
 import { FlightRecorder, type RecordWriter } from "./recorder.js";
 import type { Decision, ProposedCall } from "./types.js";

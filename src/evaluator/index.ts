@@ -1,7 +1,6 @@
-export { needsSolver } from "./advice.js";
+export { needsSolver } from "./advisor.js";
 export { SearchBudget, type SearchLimits, throwIfAborted, yieldToEventLoop } from "./budget.js";
 export { type Compliance, type ComplianceLabel, complianceOf } from "./compliance.js";
-export { type EnforcementState, sameCall } from "./enforce.js";
 export { createMonitor, Evaluator, type MonitorOptions } from "./evaluator.js";
 export { monitorRecord, type RecordsOption, RunRecords } from "./flight.js";
 export { type DoneCheck, type LogEntry, Monitor, type MonitorJSON, type MonitorSnapshot } from "./monitor.js";
@@ -13,6 +12,7 @@ export {
   type RecordWriter,
 } from "./recorder.js";
 export type { RunCacheLimits } from "./run-cache.js";
+export { type EnforcementState, sameCall } from "./severities.js";
 export type {
   Action,
   Advice,

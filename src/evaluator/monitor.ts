@@ -1,3 +1,4 @@
+import { listItems, type PersistentList, withItem } from "../base/persistent-list.js";
 import { MentorError } from "../errors/index.js";
 import {
   type Outcome,
@@ -7,20 +8,14 @@ import {
   type Trace,
   type TraceEntry,
   traceEntries,
-} from "../monitor/index.js";
+} from "../run/index.js";
+import type { SolverClient } from "../smt/index.js";
 import type { SearchBudget } from "./budget.js";
-import type { Judge } from "./decide.js";
-import { type EnforcementState, emptyEnforcement, type Severities } from "./enforce.js";
 import type { RunRecords } from "./flight.js";
-import type { NextCalls } from "./next.js";
-import {
-  type Decision,
-  type Duty,
-  type NextAnswer,
-  type ProposedCall,
-  proposedEvent,
-  type Stop,
-} from "./types.js";
+import type { Judge } from "./judge.js";
+import type { NextCalls } from "./next-calls.js";
+import { type EnforcementState, emptyEnforcement, type Severities } from "./severities.js";
+import type { Decision, Duty, NextAnswer, ProposedCall, Stop } from "./types.js";
 
 /** What a monitor is built on: one evaluator's judge, its answers to `next`, the policy's severities. */
 export interface MonitorParts {
@@ -45,11 +40,8 @@ export interface MonitorJSON {
   log: LogEntry[];
 }
 
-/** A monitor's log as a persistent list (newest first): a snapshot shares it, a later entry does not change it. */
-interface LogList {
-  entry: LogEntry;
-  before: LogList | undefined;
-}
+/** A monitor's log as a persistent list: a snapshot shares it, a later entry does not change it. */
+type LogList = PersistentList<LogEntry>;
 
 /**
  * A monitor's whole state at one point, immutable: its run, what the severities remember, its log.
@@ -60,7 +52,6 @@ export interface MonitorSnapshot {
   readonly run: Run;
   readonly enforcement: EnforcementState;
   readonly log: LogList | undefined;
-  readonly logLength: number;
 }
 
 /** Whether the run may end now, and why not. */
@@ -82,7 +73,6 @@ export class Monitor {
   private current: Run;
   private state: EnforcementState = emptyEnforcement();
   private log: LogList | undefined;
-  private logLength = 0;
 
   constructor(
     private readonly parts: MonitorParts,
@@ -104,7 +94,6 @@ export class Monitor {
     const monitor = new Monitor(parts, snapshot.run);
     monitor.state = snapshot.enforcement;
     monitor.log = snapshot.log;
-    monitor.logLength = snapshot.logLength;
     return monitor;
   }
 
@@ -138,7 +127,7 @@ export class Monitor {
 
   /** The monitor's state now, to keep (see `MonitorSnapshot`). */
   snapshot(): MonitorSnapshot {
-    return { run: this.current, enforcement: this.state, log: this.log, logLength: this.logLength };
+    return { run: this.current, enforcement: this.state, log: this.log };
   }
 
   /**
@@ -187,14 +176,13 @@ export class Monitor {
    */
   checkChain(calls: readonly ProposedCall[]): Decision[] {
     const started = performance.now();
-    let run = this.current;
+    const chain = Monitor.fromSnapshot(this.parts, this.snapshot());
     const decisions: Decision[] = [];
     for (const call of calls) {
-      const decision = this.parts.severities.apply(this.parts.judge.decide(run, call, true), this.state);
+      const decision = chain.decide(call);
       decisions.push(decision);
       if (decision.verdict === "block") break;
-      const event = proposedEvent(call);
-      run = run.after(event, run.outcomeCases(event.name, event.outcome));
+      chain.recordPending(call);
     }
     this.records?.decided(decisions, performance.now() - started);
     const refused = decisions.at(-1);
@@ -202,10 +190,30 @@ export class Monitor {
     return decisions;
   }
 
+  /**
+   * A call proposed with others in one message, judged: the run steps by it made with its outcome
+   * still open, as a conversation that ends in that message reads it, so the next call of the
+   * message is judged after it (`checkChain`, a turn's parallel calls).
+   */
+  recordPending(call: ProposedCall): void {
+    this.record(call, { kind: "pending" });
+  }
+
+  /**
+   * For a decision of this monitor (`decide`) on a call blocked only by argument constraints the
+   * concrete search could not repair, a repair from the solver: only the tool's repairable
+   * arguments change, and the repaired call must pass `decide` before it becomes the advice. A
+   * solver timeout or error leaves the call blocked and says so in `failClosed`. The decision is
+   * the one made, not made again.
+   */
+  repairWithSolver(decision: Decision, solver: SolverClient): Promise<Decision> {
+    return this.parts.judge.advisor.repairWithSolver(this.current, decision.call, decision, solver);
+  }
+
   /** A call that was made, with its outcome: the run steps by it. */
   record(call: ProposedCall & { id?: string }, outcome: Outcome): void {
     this.recordEvent({
-      id: call.id ?? `call_${this.logLength}`,
+      id: call.id ?? `call_${this.log?.length ?? 0}`,
       name: call.name,
       arguments: call.arguments,
       outcome,
@@ -252,7 +260,7 @@ export class Monitor {
       version: 1,
       policy: this.parts.judge.policy.name,
       task: [...this.current.task],
-      log: logEntries(this.log),
+      log: listItems(this.log),
     };
   }
 
@@ -275,8 +283,7 @@ export class Monitor {
   }
 
   private push(entry: LogEntry): void {
-    this.log = { entry, before: this.log };
-    this.logLength++;
+    this.log = withItem(this.log, entry);
   }
 
   private recordEvent(event: ToolCallEvent): void {
@@ -289,11 +296,4 @@ export class Monitor {
     });
     this.records?.made(event);
   }
-}
-
-/** A log list's entries, oldest first. */
-function logEntries(log: LogList | undefined): LogEntry[] {
-  const entries: LogEntry[] = [];
-  for (let node = log; node; node = node.before) entries.push(node.entry);
-  return entries.reverse();
 }

@@ -1,4 +1,7 @@
 import { LRUCache } from "lru-cache";
+import { defaultRunCacheLimits } from "../base/defaults.js";
+import { listItems, type PersistentList, withItem } from "../base/persistent-list.js";
+import type { Policy } from "../policy/index.js";
 import {
   MessageReader,
   type ReadFields,
@@ -7,8 +10,7 @@ import {
   type Trace,
   type TraceEntry,
   traceFromMessages,
-} from "../monitor/index.js";
-import type { Policy } from "../policy/index.js";
+} from "../run/index.js";
 import { Monitor, type MonitorParts, type MonitorSnapshot } from "./monitor.js";
 
 /** Bounds of a run cache (`EvaluatorOptions.runCache`). */
@@ -26,8 +28,6 @@ export interface RunCacheLimits {
   maxCharacters?: number;
 }
 
-const DEFAULT_LIMITS: Required<RunCacheLimits> = { maxMessages: 20_000, maxCharacters: 16_000_000 };
-
 /** Traces (not messages) kept by their JSON: only an exact repeat finds one. */
 const TRACE_CACHE_SIZE = 32;
 
@@ -37,12 +37,7 @@ interface PrefixState {
   /** The monitor after the entries settled so far (those no later message changes). */
   settled: MonitorSnapshot;
   /** Every settled entry, newest first (replayed when a later message adds to the task). */
-  entries: EntryList | undefined;
-}
-
-interface EntryList {
-  entry: TraceEntry;
-  before: EntryList | undefined;
+  entries: PersistentList<TraceEntry> | undefined;
 }
 
 /**
@@ -137,7 +132,7 @@ export class RunCache {
     private readonly parts: MonitorParts,
     limits: RunCacheLimits = {},
   ) {
-    this.limits = { ...DEFAULT_LIMITS, ...limits };
+    this.limits = { ...defaultRunCacheLimits, ...limits };
   }
 
   /** The empty conversation (made when first asked: starting a run compiles the policy's automata). */
@@ -222,11 +217,11 @@ export class RunCache {
   ): PrefixState {
     if (settled.length === 0 && !taskGrew) return { ...state, reader };
     let entries = state.entries;
-    for (const entry of settled) entries = { entry, before: entries };
+    for (const entry of settled) entries = withItem(entries, entry);
     let monitor: Monitor;
     if (taskGrew) {
       monitor = new Monitor(this.parts, reader.task);
-      for (const entry of listed(entries)) monitor.apply(entry);
+      for (const entry of listItems(entries)) monitor.apply(entry);
     } else {
       monitor = Monitor.fromSnapshot(this.parts, state.settled);
       for (const entry of settled) monitor.apply(entry);
@@ -315,13 +310,6 @@ function fieldSize(fields: ReadFields): number {
   };
   visit(fields);
   return size;
-}
-
-/** A persistent list's entries, oldest first. */
-function listed(list: EntryList | undefined): TraceEntry[] {
-  const entries: TraceEntry[] = [];
-  for (let node = list; node; node = node.before) entries.push(node.entry);
-  return entries.reverse();
 }
 
 function isTrace(value: unknown): value is Trace {

@@ -1,7 +1,7 @@
 import type { Value } from "../expression/index.js";
 import type { CallClass, GameOptions } from "../game/index.js";
-import type { ToolCallEvent } from "../monitor/index.js";
 import type { Mode } from "../policy/index.js";
+import type { ToolCallEvent } from "../run/index.js";
 import type { SearchLimits } from "./budget.js";
 import type { RunCacheLimits } from "./run-cache.js";
 
@@ -131,7 +131,7 @@ export interface EvaluatorOptions extends GameOptions {
   runCache?: RunCacheLimits;
   /**
    * Bounds of each search for advice (a repair, a prerequisite) and of the token shield's
-   * redirects for one turn: default 1,000 hypothetical decisions and 100 ms. A search that runs
+   * redirects for one turn: default 500 hypothetical decisions and 1,000 ms (`defaultSearchLimits`). A search that runs
    * out keeps the call blocked and says so (`Decision.searchStopped`).
    */
   search?: SearchLimits;

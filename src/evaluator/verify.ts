@@ -1,5 +1,5 @@
-import { groupBy, traceEntries, traceFromMessages } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
+import { groupBy, traceEntries, traceFromMessages } from "../run/index.js";
 import { type Compliance, complianceOf } from "./compliance.js";
 import type { Evaluator } from "./evaluator.js";
 import type { Advice, Decision } from "./types.js";

@@ -1,5 +1,12 @@
 import { holdsIn, referencesOf, type Value } from "../expression/index.js";
 import {
+  type AbstractMove,
+  abstractMoves,
+  holdsForMove,
+  matchesForMove,
+  type PropositionSpec,
+} from "../policy/index.js";
+import {
   type Binding,
   cartesian,
   groupBy,
@@ -7,14 +14,7 @@ import {
   type OutcomeCase,
   outcomeCaseOf,
   type Run,
-} from "../monitor/index.js";
-import {
-  type AbstractMove,
-  abstractMoves,
-  holdsForMove,
-  matchesForMove,
-  type PropositionSpec,
-} from "../policy/index.js";
+} from "../run/index.js";
 
 /** What a call is at a state: it rules out a compliant finish, brings one closer, or neither. */
 export type CallClass = "unsafe" | "progressing" | "neutral";

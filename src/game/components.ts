@@ -1,4 +1,4 @@
-import type { Run } from "../monitor/index.js";
+import type { Run } from "../run/index.js";
 import type { CandidateCall } from "./candidates.js";
 
 /** Enforced instances linked by calls that affect them together, and the calls that affect them. */

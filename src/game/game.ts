@@ -1,6 +1,6 @@
 import { MentorError } from "../errors/index.js";
-import type { Binding, Instance, Run } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
+import type { Binding, Instance, Run } from "../run/index.js";
 import {
   type CallClass,
   type CandidateCall,

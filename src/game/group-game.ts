@@ -1,5 +1,5 @@
 import type { Automaton } from "../logic/index.js";
-import type { Run } from "../monitor/index.js";
+import type { Run } from "../run/index.js";
 import type { CandidateCall } from "./candidates.js";
 import { type Component, componentsOf } from "./components.js";
 

@@ -1,7 +1,7 @@
 import { formatLocation } from "../errors/index.js";
 import { type Expression, type FieldType, formatExpression, type PathSegment } from "../expression/index.js";
-import { groupBy, Run } from "../monitor/index.js";
 import type { ConstraintSpec, EntitySpec, Policy } from "../policy/index.js";
+import { groupBy, Run } from "../run/index.js";
 import type { SolverClient, SolverTool } from "../smt/index.js";
 import { type CandidateCall, candidateCalls } from "./candidates.js";
 import { type ExploredState, groupGames } from "./group-game.js";

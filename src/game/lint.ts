@@ -1,7 +1,7 @@
 import type { SourceLocation } from "../errors/index.js";
 import { referencesOf, type Value } from "../expression/index.js";
-import { Run, type TaskCall } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
+import { Run, type TaskCall } from "../run/index.js";
 import { candidateCalls } from "./candidates.js";
 import { type Exploration, type ExploredState, type GroupGame, groupGames } from "./group-game.js";
 

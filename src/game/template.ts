@@ -1,4 +1,4 @@
-import type { Instance, OutcomeCase, Run, ToolCallEvent } from "../monitor/index.js";
+import type { Instance, OutcomeCase, Run, ToolCallEvent } from "../run/index.js";
 import type { CallClass, CandidateCall } from "./candidates.js";
 import type { Component } from "./components.js";
 import { Game } from "./game.js";

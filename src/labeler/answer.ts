@@ -1,6 +1,6 @@
 import type { Value } from "../expression/index.js";
-import type { TaskCall } from "../monitor/index.js";
 import type { Parameter, TaskCallSpec } from "../policy/index.js";
+import type { TaskCall } from "../run/index.js";
 import { maxGroundedCalls, noneLabel } from "./grammar.js";
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };

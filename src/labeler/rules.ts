@@ -1,5 +1,4 @@
 import type { Value } from "../expression/index.js";
-import type { TaskCall } from "../monitor/index.js";
 import {
   type FieldRule,
   fieldValue,
@@ -9,6 +8,7 @@ import {
   type TextPattern,
   type ToolSpec,
 } from "../policy/index.js";
+import type { TaskCall } from "../run/index.js";
 
 /** The label of the first of the tool's rules that matches the output, or undefined if none does. */
 export function labelByRules(tool: ToolSpec, text: string): string | undefined {

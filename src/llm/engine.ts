@@ -12,6 +12,7 @@ import {
   TokenBias,
 } from "node-llama-cpp";
 import PQueue from "p-queue";
+import { defaultContextSize, defaultSequences } from "../base/defaults.js";
 import { MentorError } from "../errors/index.js";
 import { type ChatMessage, type ChatTool, messageText } from "../openai/index.js";
 import { decodeGgufTokens, TextVocabulary, type TokenMask, VocabularyIndex } from "../shield/token/index.js";
@@ -153,9 +154,9 @@ export class Engine {
       const llama = await loadLlama(threads, options.gpu ?? "auto");
       const model = await llama.loadModel({ modelPath: options.modelPath });
       const context = await model.createContext({
-        contextSize: options.contextSize ?? 4096,
+        contextSize: options.contextSize ?? defaultContextSize,
         threads,
-        sequences: options.sequences ?? 2,
+        sequences: options.sequences ?? defaultSequences,
       });
       const wrapper = resolveChatWrapper(model) as ChatWrapper;
       const call = wrapper.settings.functions.call;

@@ -2,7 +2,7 @@ import type { Decision, Monitor, ProposedCall } from "../evaluator/index.js";
 import type { Value } from "../expression/index.js";
 // The rules alone: the labeler's index also loads the endpoint model (the openai client).
 import { labelByRules } from "../labeler/rules.js";
-import type { Outcome } from "../monitor/index.js";
+import type { Outcome } from "../run/index.js";
 import { blockedText, doneRefusedText, reminderText } from "../shield/index.js";
 
 export interface GuardOptions {

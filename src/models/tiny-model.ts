@@ -1,3 +1,4 @@
+import { seededRandom } from "../base/random.js";
 import { type FamilyTokenizer, loadFamilyTokenizer, type TinyModelFamily } from "./family-tokenizer.js";
 import { type GgmlType, GgufWriter } from "./gguf-writer.js";
 
@@ -276,16 +277,4 @@ function randomValues(count: number, scale: number, random: () => number): Float
   const values = new Float32Array(count);
   for (let index = 0; index < count; index++) values[index] = (random() * 2 - 1) * scale;
   return values;
-}
-
-/** A small deterministic generator (mulberry32) of numbers in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -15,7 +15,12 @@ import type {
 } from "./types.js";
 
 /** Reports a problem at a place in the policy file (the compiler collects them). */
-export type Report = (code: ErrorCode, message: string, path: YamlPath, options?: { key?: boolean }) => void;
+export type Report = (
+  code: ErrorCode,
+  message: string,
+  path: YamlPath,
+  options?: { key?: boolean; offsetInValue?: number; rule?: string },
+) => void;
 
 /** Compiles `tools.<name>.labeler`: every rule names a declared label and has exactly one valid test. */
 export function compileOutputLabeler(

@@ -1,34 +1,33 @@
-// Over 500 lines on purpose: one compiler pass over the policy file. Each section reads the ones
-// before it (propositions read tools, the task and entities; rules and constraints read
-// propositions), and every problem of every section is collected with its file, line, column and
-// rule id and reported at once; split into files, that shared state would travel through each.
+// One compiler pass over the policy file. Each section reads the ones before it (propositions read
+// tools, the task and entities; rules and constraints read propositions), and every problem of
+// every section is collected (PolicyProblems, which the compiler extends) and reported at once.
 
 import { readFileSync } from "node:fs";
-import { type ErrorCode, MentorError, offsetOf, type SourceLocation } from "../errors/index.js";
+import { MentorError } from "../errors/index.js";
 import {
   type CheckEnvironment,
   checkExpression,
   type Expression,
   type FieldType,
-  type PathSegment,
   parseExpression,
 } from "../expression/index.js";
 import { Automaton, atomsOf, declareTemplates, type Formula, parseFormula } from "../logic/index.js";
 import { agentltlRuleFormula, isAgentltlTemplate } from "./agentltl-rules.js";
-import { compileOutputLabeler, compileTaskGrounding, type Report } from "./labeling.js";
+import { bindingPatternOf } from "./binding-pattern.js";
+import { compileOutputLabeler, compileTaskGrounding } from "./labeling.js";
 import { compileLtlHarnessRulebook, isLtlHarnessRulebook } from "./ltl-harness.js";
-import { abstractMoves, holdsForMove, matchesForMove } from "./moves.js";
-import { policySchema, type RawEscalate, type RawParameter, type RawPolicy } from "./schema.js";
+import { ruleAlphabet } from "./moves.js";
+import { errorOffset, PolicyProblems, stripLocation } from "./problems.js";
+import { policySchema, type RawParameter, type RawPolicy } from "./schema.js";
+import { modeOf, severityOf } from "./severity.js";
 import { PolicySource, type YamlPath } from "./source.js";
 import type {
   ConstraintSpec,
   EntitySpec,
-  Mode,
   Parameter,
   Policy,
   PropositionSpec,
   RuleSpec,
-  Severity,
   TaskCallSpec,
   ToolSpec,
 } from "./types.js";
@@ -57,17 +56,10 @@ export function parsePolicy(text: string, file = "<policy>"): Policy {
   return new PolicyCompiler(source).compile();
 }
 
-/** How many copies of anchored values the aliases of a policy file may make (yaml's default). */
-const maxAliasCount = 100;
-
 const propositionKeyPattern =
   /^([A-Za-z_][A-Za-z0-9_]*)(?:\(\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*\))?$/;
 
-class PolicyCompiler {
-  private readonly problems: MentorError[] = [];
-
-  constructor(private readonly source: PolicySource) {}
-
+class PolicyCompiler extends PolicyProblems {
   compile(): Policy {
     // The first syntax error only: the parser's later ones follow from it (an unclosed flow map
     // makes every line after it an error).
@@ -134,47 +126,6 @@ class PolicyCompiler {
       stuckAfter: raw.done.stuck_after,
     };
   }
-
-  /**
-   * The document as plain data. Aliases that expand past `maxAliasCount` copies (a "billion
-   * laughs" file) or name no anchor are a problem at the first alias, not a crash.
-   */
-  private plainValue(): unknown {
-    try {
-      return this.source.document.toJS({ maxAliasCount });
-    } catch (error) {
-      if (!(error instanceof ReferenceError)) throw error;
-      const message = error.message.startsWith("Excessive alias count")
-        ? `the aliases expand to more than ${maxAliasCount} copies of anchored values (an alias bomb); write the values out`
-        : error.message;
-      this.problems.push(new MentorError("MNT_ERR_POLICY_YAML", message, this.source.firstAlias()));
-      this.fail();
-    }
-  }
-
-  /** One problem is one line (it names its file, line and column); several are listed under a count. */
-  private fail(): never {
-    const count = this.problems.length;
-    const message =
-      count === 1
-        ? (this.problems[0] as MentorError).message
-        : `${count} problems in policy ${this.source.file}:\n${this.problems.map((problem) => `  ${problem.message}`).join("\n")}`;
-    throw new MentorError("MNT_ERR_POLICY_INVALID", message, undefined, this.problems);
-  }
-
-  private problem(
-    code: ErrorCode,
-    message: string,
-    path: YamlPath,
-    options: { key?: boolean; offsetInValue?: number; rule?: string } = {},
-  ): void {
-    const location = this.source.locate(path, options);
-    const rule = options.rule ? `rule ${options.rule}: ` : "";
-    this.problems.push(new MentorError(code, `${rule}${message}`, location));
-  }
-
-  private readonly report: Report = (code, message, path, options) =>
-    this.problem(code, message, path, options);
 
   private compileParameters(raw: Record<string, RawParameter>): Parameter[] {
     return Object.entries(raw).map(([name, parameter]) => {
@@ -517,7 +468,7 @@ class PolicyCompiler {
           [...path, "id"],
         );
       }
-      const severity = this.severity(rule, path, rule.id);
+      const severity = severityOf(rule, path, rule.id, this.report);
       if (!atomsOk || sentence === undefined || !severity) return;
       const rulePropositions = atomsOf(formula).map((atom) => propositions.get(atom.name) as PropositionSpec);
       try {
@@ -634,7 +585,7 @@ class PolicyCompiler {
           [...path, "id"],
         );
       }
-      const severity = this.severity(constraint, path, constraint.id);
+      const severity = severityOf(constraint, path, constraint.id, this.report);
       if (!require || sentence === undefined || !severity) return;
       constraints.push({
         id: constraint.id,
@@ -651,60 +602,6 @@ class PolicyCompiler {
     return constraints;
   }
 
-  /** A rule's or constraint's severity: from `severity` (with `escalate`), or from `mode` (default `block`). */
-  private severity(
-    raw: {
-      mode?: Mode | undefined;
-      severity?: Severity["kind"] | undefined;
-      escalate?: RawEscalate | undefined;
-    },
-    path: YamlPath,
-    id: string,
-  ): Severity | undefined {
-    if (raw.mode !== undefined && raw.severity !== undefined) {
-      this.problem("MNT_ERR_POLICY_SCHEMA", "give `severity` or `mode`, not both", [...path, "mode"], {
-        rule: id,
-      });
-      return undefined;
-    }
-    const kind = raw.severity ?? raw.mode ?? "block";
-    if (kind !== "escalate") {
-      if (raw.escalate === undefined) return { kind };
-      this.problem("MNT_ERR_POLICY_SCHEMA", "`escalate` needs `severity: escalate`", [...path, "escalate"], {
-        rule: id,
-      });
-      return undefined;
-    }
-    const escalate = raw.escalate;
-    if (escalate === undefined) {
-      this.problem(
-        "MNT_ERR_POLICY_SCHEMA",
-        "`severity: escalate` needs `escalate: {after: N}` (how many refusals before it escalates)",
-        [...path, "severity"],
-        { rule: id },
-      );
-      return undefined;
-    }
-    if (escalate.total !== undefined && escalate.counting !== "hybrid") {
-      this.problem(
-        "MNT_ERR_POLICY_SCHEMA",
-        "`escalate.total` is only for `counting: hybrid`",
-        [...path, "escalate", "total"],
-        {
-          rule: id,
-        },
-      );
-      return undefined;
-    }
-    return {
-      kind,
-      after: escalate.after,
-      counting: escalate.counting,
-      total: escalate.total ?? 2 * escalate.after,
-      to: escalate.to,
-    };
-  }
-
   private checkDuplicateIds(raw: RawPolicy): void {
     const seen = new Set<string>();
     const check = (id: string, path: YamlPath): void => {
@@ -717,77 +614,13 @@ class PolicyCompiler {
   }
 }
 
-/** The mode the game and the findings use: every refusing severity counts as `block`. */
-function modeOf(severity: Severity): Mode {
-  return severity.kind === "warn" || severity.kind === "record" ? severity.kind : "block";
-}
-
 /** What a tool returns, as expressions read it: `{label}` for a text tool, free JSON otherwise. */
 function outcomeFields(tool: ToolSpec): Record<string, FieldType> | "any" {
   return tool.output === "text" ? { label: { enum: Object.keys(tool.labels) } } : "any";
-}
-
-/**
- * The letters a rule can see: for every abstract call of every tool that names a binding of
- * one of the rule's propositions, the set of the rule's propositions it makes true.
- */
-function ruleAlphabet(tools: readonly ToolSpec[], propositions: readonly PropositionSpec[]): string[][] {
-  // The empty letter: a call of another tool, or one that names another binding.
-  const letters = new Map<string, string[]>([["", []]]);
-  for (const tool of tools) {
-    for (const move of abstractMoves(tool, propositions)) {
-      if (!propositions.some((proposition) => matchesForMove(proposition, move))) continue;
-      const letter = propositions
-        .filter((proposition) => holdsForMove(proposition, move))
-        .map((proposition) => proposition.key);
-      letters.set(letter.join(" "), letter);
-    }
-  }
-  return [...letters.values()];
-}
-
-/** Variable → argument path for `a.<path> == variable` conjuncts (either side) at the top of `when`. */
-function bindingPatternOf(when: Expression): Record<string, PathSegment[]> {
-  const pattern: Record<string, PathSegment[]> = {};
-  const visit = (node: Expression): void => {
-    if (node.kind !== "binary") return;
-    if (node.operator === "&&") {
-      visit(node.left);
-      visit(node.right);
-      return;
-    }
-    if (node.operator !== "==") return;
-    for (const [argument, variable] of [
-      [node.left, node.right],
-      [node.right, node.left],
-    ] as const) {
-      if (
-        argument.kind === "reference" &&
-        argument.root === "arguments" &&
-        variable.kind === "reference" &&
-        variable.root === "variable" &&
-        variable.path.length === 1
-      ) {
-        pattern[variable.path[0] as string] = argument.path;
-      }
-    }
-  };
-  visit(when);
-  return pattern;
 }
 
 /** The index of `name` used as an atom in a formula's text (not as part of a longer name), or -1. */
 function findAtom(text: string, name: string): number {
   const match = new RegExp(`(?<![A-Za-z0-9_.])${name}(?![A-Za-z0-9_.])`).exec(text);
   return match ? match.index : -1;
-}
-
-/** The character index inside `text` of an error located by line and column within it. */
-function errorOffset(text: string, location: SourceLocation | undefined): number {
-  return location?.line && location.column ? offsetOf(text, location.line, location.column) : 0;
-}
-
-/** Drops the "line L, column C: " prefix of an error found inside a string; the policy location replaces it. */
-function stripLocation(message: string): string {
-  return message.replace(/^(line \d+, )?column \d+: /, "");
 }

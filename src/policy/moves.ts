@@ -72,3 +72,25 @@ function subsets<T>(values: readonly T[]): T[][] {
     values.filter((_, bit) => (mask >>> bit) & 1),
   );
 }
+
+/**
+ * The letters a rule can see: for every abstract call of every tool that names a binding of
+ * one of the rule's propositions, the set of the rule's propositions it makes true.
+ */
+export function ruleAlphabet(
+  tools: readonly ToolSpec[],
+  propositions: readonly PropositionSpec[],
+): string[][] {
+  // The empty letter: a call of another tool, or one that names another binding.
+  const letters = new Map<string, string[]>([["", []]]);
+  for (const tool of tools) {
+    for (const move of abstractMoves(tool, propositions)) {
+      if (!propositions.some((proposition) => matchesForMove(proposition, move))) continue;
+      const letter = propositions
+        .filter((proposition) => holdsForMove(proposition, move))
+        .map((proposition) => proposition.key);
+      letters.set(letter.join(" "), letter);
+    }
+  }
+  return [...letters.values()];
+}

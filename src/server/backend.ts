@@ -1,5 +1,6 @@
 import { basename } from "node:path";
 import { apiBase, EngineGenerator, UpstreamGenerator } from "../agent/index.js";
+import { defaultContextSize, defaultSequences } from "../base/defaults.js";
 import { MentorError } from "../errors/index.js";
 import { Labeler, type LabelModel, OpenAILabelModel } from "../labeler/index.js";
 import { defaultThreads, gpuName } from "../llm/gpu.js";
@@ -53,8 +54,8 @@ async function localBackend(settings: ServerSettings): Promise<Backend> {
     const { Engine } = await import("../llm/index.js");
     engine = owned = await Engine.load({
       modelPath,
-      contextSize: settings.contextSize ?? 4096,
-      sequences: settings.sequences ?? 2,
+      contextSize: settings.contextSize ?? defaultContextSize,
+      sequences: settings.sequences ?? defaultSequences,
       threads: settings.threads ?? defaultThreads(),
       ...(settings.gpu !== undefined ? { gpu: settings.gpu } : {}),
     });

@@ -1,5 +1,12 @@
 import { z } from "zod";
 import { type Grounder, type ShieldMode, shieldModes, type TurnGenerator } from "../agent/index.js";
+import {
+  defaultHost,
+  defaultMaxQueue,
+  defaultMaxRegenerations,
+  defaultPort,
+  defaultRequestTimeoutMs,
+} from "../base/defaults.js";
 import { MentorError } from "../errors/index.js";
 import type { RecorderFileSystem } from "../evaluator/index.js";
 import { gpuChoices } from "../llm/gpu.js";
@@ -162,8 +169,8 @@ const schema = z.strictObject({
   policies: z.array(text, { error: "must be a list of policy ids or paths" }).default(["travel"]),
   shield: z.enum(shieldModes, { error: `must be one of ${shieldModes.join(", ")}` }).optional(),
   eta: z.number({ error: "must be a number" }).min(0, { error: "must be at least 0" }).optional(),
-  host: text.default("127.0.0.1"),
-  port: count(0).max(65535, { error: "must be at most 65535" }).default(8080),
+  host: text.default(defaultHost),
+  port: count(0).max(65535, { error: "must be at most 65535" }).default(defaultPort),
   apiKeys: z.array(text, { error: "must be a list of keys" }).default([]),
   cors: z.union([text, z.literal(false)], { error: "must be an origin or false" }).default("*"),
   recorderDirectory: text.optional(),
@@ -172,10 +179,10 @@ const schema = z.strictObject({
   recorderFileSystem: object.optional(),
   dashboard: z.boolean({ error: "must be true or false" }).default(false),
   concurrency: count(1).optional(),
-  maxQueue: count(0).default(16),
-  requestTimeoutMs: count(1).default(300_000),
+  maxQueue: count(0).default(defaultMaxQueue),
+  requestTimeoutMs: count(1).default(defaultRequestTimeoutMs),
   bodyLimit: count(1).default(4 * 1024 * 1024),
-  maxRegenerations: count(0).default(4),
+  maxRegenerations: count(0).default(defaultMaxRegenerations),
   labeler: z
     .union([z.enum(["model", "rules"]), z.strictObject({ url, model: text, apiKey: text.optional() })], {
       error: "must be model, rules or {url, model, apiKey?}",

@@ -1,5 +1,5 @@
 import type { Advice, Decision, Duty, ProposedCall } from "../evaluator/index.js";
-import { refusedPrefix, stoppedPrefix } from "../monitor/index.js";
+import { refusedPrefix, stoppedPrefix } from "../run/index.js";
 
 /**
  * The prompt shield's texts: what the model reads in a tool result when the shield blocks a

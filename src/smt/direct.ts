@@ -27,6 +27,17 @@ import {
   valuesEqual,
 } from "../expression/index.js";
 import {
+  asLinear,
+  changePoint,
+  type Linear,
+  lengthOf,
+  NotDirect,
+  scaled,
+  type Term,
+  termArguments,
+  underlying,
+} from "./direct-terms.js";
+import {
   argumentsRead,
   encodableString,
   fitsSort,
@@ -35,14 +46,18 @@ import {
   type VariableSort,
 } from "./encode.js";
 import type { RepairRequest, RepairResult, SatisfiableRequest, SatisfiableResult } from "./protocol.js";
+import {
+  numericRepresentatives,
+  prefixes,
+  stringRepresentatives,
+  substrings,
+  suffixes,
+} from "./representatives.js";
 import { maxRepairableArguments, subsets } from "./search.js";
 import { emptyStringTests, type StringTests, stringClassRepresentatives } from "./strings.js";
 
 /** Candidate calls evaluated before giving up to Z3. */
 const maxEvaluations = 5_000;
-
-/** The constraint set is outside what the direct search decides exactly: ask Z3. */
-class NotDirect extends Error {}
 
 interface Chosen {
   name: string;
@@ -226,30 +241,6 @@ class Search {
     return found;
   }
 }
-
-/** A numeric term: a linear combination of chosen arguments plus a constant. */
-interface Linear {
-  kind: "linear";
-  coefficients: Map<string, number>;
-  constant: number;
-}
-
-/**
- * `derived`: a value that depends on the named chosen arguments only through what their classes
- * already decide (a string method's result, any function of an enum argument).
- */
-type Term =
-  | { kind: "constant"; value: Value }
-  | { kind: "argument"; name: string }
-  | { kind: "derived"; names: string[] }
-  | Linear;
-
-/** The coefficient name standing for `len(a.<name>)` in a linear term. */
-const lengthOf = (name: string) => `\u0000len:${name}`;
-/** The chosen argument a coefficient name reads. */
-const underlying = (name: string) => (name.startsWith("\u0000len:") ? name.slice(5) : name);
-/** At most this many strings from one substring, prefix or suffix set (`x in 'text'`). */
-const maxStringSet = 300;
 
 /**
  * The points where comparisons over the free arguments change truth, collected by walking the
@@ -560,90 +551,6 @@ class Analysis {
   }
 }
 
-function asLinear(term: Term): Linear | undefined {
-  if (term.kind === "linear") return term;
-  if (term.kind === "constant" && typeof term.value === "number")
-    return { kind: "linear", coefficients: new Map(), constant: term.value };
-  return undefined;
-}
-
-function scaled(term: Linear, factor: number): Linear {
-  const coefficients = new Map([...term.coefficients].map(([name, value]) => [name, value * factor]));
-  return { kind: "linear", coefficients, constant: term.constant * factor };
-}
-
-function termArguments(term: Term): string[] {
-  if (term.kind === "argument") return [term.name];
-  if (term.kind === "derived") return term.names;
-  if (term.kind === "linear") return [...term.coefficients.keys()];
-  return [];
-}
-
-/**
- * One number per class: each point and its neighbouring doubles (rounding may move a boundary
- * by an ulp), a number between each two points, and one beyond each end. Integers: the
- * integers around each point.
- */
-function numericRepresentatives(points: number[], integer: boolean): number[] {
-  const sorted = [...new Set(points)].sort((a, b) => a - b);
-  if (sorted.length === 0) return [0];
-  const values: number[] = [];
-  if (integer) {
-    for (const point of sorted)
-      values.push(Math.floor(point) - 1, Math.floor(point), Math.ceil(point), Math.ceil(point) + 1);
-    return values;
-  }
-  sorted.forEach((point, index) => {
-    values.push(point, nextDouble(point, -1), nextDouble(point, 1));
-    const following = sorted[index + 1];
-    if (following !== undefined) values.push(point / 2 + following / 2);
-  });
-  values.push((sorted[0] as number) - 1, (sorted[sorted.length - 1] as number) + 1);
-  return values;
-}
-
-/** The neighbouring double of a finite number, downwards (-1) or upwards (1). */
-function nextDouble(value: number, direction: -1 | 1): number {
-  if (value === 0) return direction * Number.MIN_VALUE;
-  const buffer = new DataView(new ArrayBuffer(8));
-  buffer.setFloat64(0, value);
-  const bits = buffer.getBigInt64(0);
-  buffer.setBigInt64(0, value > 0 === direction > 0 ? bits + 1n : bits - 1n);
-  return buffer.getFloat64(0);
-}
-
-/**
- * One string per class of comparisons (equality and code-point order) with the points: each
- * point, the empty string (the least), and each point followed by U+0000, its immediate
- * successor, which lies between it and the next point whenever any string does.
- */
-function stringRepresentatives(points: string[]): string[] {
-  return [...points, "", ...points.map((point) => `${point}\u0000`)];
-}
-
-/** The distinct substrings of a text (by code point), the empty one included. */
-function substrings(text: string): string[] {
-  const points = [...text];
-  const found = new Set<string>([""]);
-  for (let from = 0; from < points.length; from++) {
-    for (let to = from + 1; to <= points.length; to++) {
-      found.add(points.slice(from, to).join(""));
-      if (found.size > maxStringSet) throw new NotDirect("a substring set too large");
-    }
-  }
-  return [...found];
-}
-
-function prefixes(text: string): string[] {
-  const points = [...text];
-  return points.map((_, index) => points.slice(0, index).join("")).concat(text);
-}
-
-function suffixes(text: string): string[] {
-  const points = [...text];
-  return points.map((_, index) => points.slice(index).join("")).concat("");
-}
-
 function unique(values: Value[]): Value[] {
   const result: Value[] = [];
   for (const value of values) if (!result.some((known) => valuesEqual(known, value))) result.push(value);
@@ -666,19 +573,4 @@ function reads(expression: Expression, names: ReadonlySet<string>): boolean {
     }
   });
   return found;
-}
-
-/**
- * Where a linear comparison of `name` with itself on both sides changes truth: the value of
- * `name` that makes both sides equal; undefined when a side is not linear or `name` cancels out.
- */
-function changePoint(left: Term, right: Term, name: string): number | undefined {
-  const l = asLinear(left);
-  const r = asLinear(right);
-  if (l === undefined || r === undefined) return undefined;
-  const coefficient = (l.coefficients.get(name) ?? 0) - (r.coefficients.get(name) ?? 0);
-  if (coefficient === 0) return undefined;
-  const point = (r.constant - l.constant) / coefficient;
-  if (!Number.isFinite(point)) throw new NotDirect("a bound out of range");
-  return point;
 }

@@ -18,6 +18,7 @@ import {
 } from "../../src/agent/index.js";
 import { MentorError } from "../../src/errors/index.js";
 import { Evaluator } from "../../src/evaluator/index.js";
+import { Judge } from "../../src/evaluator/judge.js";
 import { Engine } from "../../src/llm/index.js";
 import type { ChatMessage, ChatTool } from "../../src/openai/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
@@ -243,6 +244,39 @@ describe("parallel calls in one message", () => {
     assert.equal(result.message.tool_calls?.length, 1);
   });
 
+  it("judges the calls on the run itself: no kept prefix per call, the verdicts of a conversation that ends in their message", async () => {
+    requests = 0;
+    const fresh = new Evaluator(policy);
+    fresh.next(checked);
+    const kept = fresh.cachedMessages;
+    const result = await runTurn({
+      messages: checked,
+      tools: travelTools,
+      mode: "none",
+      evaluator: fresh,
+      grounder: givenGrounding,
+      generator: new UpstreamGenerator({ url, model: "scripted" }),
+    });
+    assert.equal(fresh.cachedMessages, kept);
+    const calls = result.message.tool_calls ?? [];
+    const proposed = calls.map((call) => ({
+      name: call.function.name,
+      arguments: JSON.parse(call.function.arguments),
+    }));
+    const sequential = proposed.map((call, index) =>
+      fresh.decide(
+        index === 0
+          ? checked
+          : [...checked, { role: "assistant", content: null, tool_calls: calls.slice(0, index) }],
+        call,
+      ),
+    );
+    assert.deepEqual(
+      result.mentor.attempts[0]?.calls.map((call) => [call.verdict, call.rules]),
+      sequential.map((decision) => [decision.verdict, decision.violations.map((finding) => finding.rule)]),
+    );
+  });
+
   it("none mode returns both calls and records the second one's violation", async () => {
     requests = 0;
     const result = await turn("none");
@@ -390,17 +424,18 @@ describe("argument repair by the solver in a turn", () => {
   const solver = new SolverClient({ timeoutMs: 20_000 });
   after(() => solver.close());
 
+  const turn = (withSolver: boolean) =>
+    runTurn({
+      messages: conversation.messages as ChatMessage[],
+      tools: [registerPatient],
+      evaluator,
+      grounder: givenGrounding,
+      generator: scripted(),
+      mode: "prompt",
+      ...(withSolver ? { solver: () => solver } : {}),
+    });
+
   it("a call only the solver can repair gets the solver's repair as advice", async () => {
-    const turn = (withSolver: boolean) =>
-      runTurn({
-        messages: conversation.messages as ChatMessage[],
-        tools: [registerPatient],
-        evaluator,
-        grounder: givenGrounding,
-        generator: scripted(),
-        mode: "prompt",
-        ...(withSolver ? { solver: () => solver } : {}),
-      });
     const without = await turn(false);
     assert.deepEqual(without.mentor.repairs, []);
     const withSolver = await turn(true);
@@ -409,5 +444,28 @@ describe("argument repair by the solver in a turn", () => {
     assert.equal(repair?.call.arguments.insurance_status, "active");
     assert.match(String(repair?.call.arguments.notes), /allergy: penicillin/);
     assert.match(withSolver.mentor.attempts[0]?.calls[0]?.feedback ?? "", /Instead: register_patient\(/);
+  });
+
+  it("the solver repairs the turn's own decision: the call is judged once either way", async () => {
+    // Counts the judge's decisions on proposed calls (the advice searches' hypothetical ones pass false).
+    const decide = Judge.prototype.decide;
+    let judged = 0;
+    Judge.prototype.decide = function (this: Judge, ...args: Parameters<Judge["decide"]>) {
+      if (args[2]) judged++;
+      return decide.apply(this, args);
+    };
+    const judgedIn = async (withSolver: boolean) => {
+      judged = 0;
+      const result = await turn(withSolver);
+      return { judged, repairs: result.mentor.repairs.length };
+    };
+    try {
+      const without = await judgedIn(false);
+      const withSolver = await judgedIn(true);
+      assert.deepEqual([without.repairs, withSolver.repairs], [0, 1]);
+      assert.equal(withSolver.judged, without.judged);
+    } finally {
+      Judge.prototype.decide = decide;
+    }
   });
 });

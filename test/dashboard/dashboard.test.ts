@@ -14,8 +14,8 @@ import {
   runView,
 } from "../../src/dashboard/index.js";
 import { Labeler } from "../../src/labeler/index.js";
-import { describeInstance, Run, traceFromMessages } from "../../src/monitor/index.js";
 import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
+import { describeInstance, Run, traceFromMessages } from "../../src/run/index.js";
 import { buildServer } from "../../src/server/index.js";
 import { benchResults, runRecord } from "../support/bench-results.js";
 import { recordRuns, recordTravelRuns, secondRequestMessages } from "../support/recorded-runs.js";

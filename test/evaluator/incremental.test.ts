@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { syntheticPolicy } from "../../bench/shield/synthetic.js";
+import { seededRandom } from "../../src/base/random.js";
 import { Evaluator, type NextAnswer, type ProposedCall } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
 import { loadPolicy, type Policy, parsePolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
-import { seededRandom } from "../support/random.js";
 
 // The incremental evaluator (the run's cached template, stepping only the components a call
 // touches, memoized classes, advice judged from projected component states, duties read through
@@ -55,10 +55,10 @@ const domains: Record<string, Domain> = {
     values: { customer: ["c1", "c2", "c3"], amount: [20, 100, 250] },
     results: [{ status: "confirmed" }, { status: "failed" }],
   },
-  // A proposition over two entities: a refund names a customer and an order (test/monitor/two-entities.test.ts).
+  // A proposition over two entities: a refund names a customer and an order (test/run/two-entities.test.ts).
   refundsByOrder: {
     policy: loadPolicy(
-      fileURLToPath(new URL("../../../test/monitor/fixtures/refunds-by-order.yaml", import.meta.url)),
+      fileURLToPath(new URL("../../../test/run/fixtures/refunds-by-order.yaml", import.meta.url)),
     ),
     task: (pick) => [
       {

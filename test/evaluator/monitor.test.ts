@@ -9,9 +9,9 @@ import {
   type Monitor,
   type ProposedCall,
 } from "../../src/evaluator/index.js";
-import { type Outcome, Run, type TaskCall } from "../../src/monitor/index.js";
 import type { ChatMessage } from "../../src/openai/index.js";
 import { loadPolicy, type Policy } from "../../src/policy/index.js";
+import { type Outcome, Run, type TaskCall } from "../../src/run/index.js";
 import { blockedText } from "../../src/shield/index.js";
 import { travelPolicyFile } from "../support/tiny-travel.js";
 
@@ -247,6 +247,35 @@ describe("the embeddable monitor", () => {
     );
     monitor.record(train, json({ status: "confirmed" }));
     assert.equal(monitor.checkDone().allowed, true);
+  });
+
+  it("checkChain's decisions are those of a conversation that ends in the chain's message", () => {
+    for (const domain of [ops, travel]) {
+      const evaluator = new Evaluator(domain.policy);
+      const start: ChatMessage[] = [{ role: "user", content: "Go.", mentor: { task: domain.task } }];
+      for (const { call: first } of domain.pool) {
+        for (const { call: second } of domain.pool) {
+          const chain = evaluator.monitor(domain.task).checkChain([first, second]);
+          if (chain.length < 2) continue;
+          const message: ChatMessage = {
+            role: "assistant",
+            content: null,
+            tool_calls: [
+              {
+                id: "call_0",
+                type: "function",
+                function: { name: first.name, arguments: JSON.stringify(first.arguments) },
+              },
+            ],
+          };
+          assert.deepEqual(
+            summary(chain[1] as Decision),
+            summary(evaluator.decide([...start, message], second)),
+            `${first.name} then ${second.name}`,
+          );
+        }
+      }
+    }
   });
 
   it("fromJSON refuses another policy's JSON, and an evaluator of another policy", () => {

@@ -3,8 +3,8 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { Game, StrategyTemplate } from "../../src/game/index.js";
-import { Run } from "../../src/monitor/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
+import { Run } from "../../src/run/index.js";
 import { Conversation } from "../support/conversation.js";
 
 const policyFile = fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url));

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { seededRandom } from "../../src/base/random.js";
 import { Evaluator, type NextAnswer, type ProposedCall } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
 import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
-import { seededRandom } from "../support/random.js";
 import { type Domain, type Pick, randomCall } from "../support/random-calls.js";
 
 // An evaluator's answers must not depend on the questions it was asked before. Its game keeps
@@ -83,7 +83,7 @@ const domains: Record<string, Domain> = {
     results: [{ status: "confirmed" }, { status: "failed" }],
   },
   refundsByOrder: {
-    policy: fixture("test/monitor/fixtures/refunds-by-order.yaml"),
+    policy: fixture("test/run/fixtures/refunds-by-order.yaml"),
     task: (pick) =>
       Array.from({ length: pick([1, 1, 2]) }, () => ({
         name: "request_refund",

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { seededRandom } from "../../src/base/random.js";
 import { MentorError } from "../../src/errors/index.js";
 import { Evaluator, type NextAnswer, type ProposedCall } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
-import { seededRandom } from "../support/random.js";
 import {
   conversationDomains,
   type Domain,

@@ -5,8 +5,8 @@ import { travelConversation } from "../../bench/cli/workload.js";
 import { MentorError } from "../../src/errors/index.js";
 import { type Decision, Evaluator, verifyConversation } from "../../src/evaluator/index.js";
 import { Labeler } from "../../src/labeler/index.js";
-import { Run, traceFromMessages } from "../../src/monitor/index.js";
 import { loadPolicy, type Policy } from "../../src/policy/index.js";
+import { Run, traceFromMessages } from "../../src/run/index.js";
 import { conversationDomains, randomConversation } from "../support/random-calls.js";
 
 // `verifyConversation` walks one monitor through the conversation. It must judge each call as

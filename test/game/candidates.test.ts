@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { StrategyTemplate } from "../../src/game/index.js";
-import { Run } from "../../src/monitor/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
+import { Run } from "../../src/run/index.js";
 
 const fixture = (path: string) => loadPolicy(fileURLToPath(new URL(`../../../${path}`, import.meta.url)));
 
@@ -13,7 +13,7 @@ describe("candidate calls", () => {
   // state (test/evaluator/question-order.test.ts).
   test("each affects each of its instances once, in index order", () => {
     const tasks: Record<string, { name: string; arguments: Record<string, string> }[]> = {
-      "test/monitor/fixtures/refunds-by-order.yaml": [
+      "test/run/fixtures/refunds-by-order.yaml": [
         { name: "request_refund", arguments: { customer_id: "c1", order_id: "o1" } },
         { name: "request_refund", arguments: { customer_id: "c2", order_id: "o2" } },
       ],

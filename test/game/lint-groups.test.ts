@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { seededRandom } from "../../src/base/random.js";
 import { type LintFinding, lintPolicy, StrategyTemplate } from "../../src/game/index.js";
 import { syntheticTask } from "../../src/game/lint.js";
-import { type Instance, Run } from "../../src/monitor/index.js";
 import { type Policy, parsePolicy } from "../../src/policy/index.js";
-import { seededRandom } from "../support/random.js";
+import { type Instance, Run } from "../../src/run/index.js";
 
 // lintPolicy checks each group of linked rules on its own (src/game/group-game.ts). On random
 // small policies it must find what the whole policy's joint game finds (the reference, searched

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { StrategyTemplate } from "../../src/game/index.js";
-import { Run } from "../../src/monitor/index.js";
 import { parsePolicy } from "../../src/policy/index.js";
+import { Run } from "../../src/run/index.js";
 
 // Three kinds of request, each its own entity (own variable), all observed through one lookup
 // tool: each kind's `when` names its own binding only.

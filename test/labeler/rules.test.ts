@@ -4,8 +4,8 @@ import { fileURLToPath } from "node:url";
 import { parseCalls, parseLabel } from "../../src/labeler/answer.js";
 import { labelSchema, taskGrammar } from "../../src/labeler/grammar.js";
 import { Labeler } from "../../src/labeler/index.js";
-import { traceFromMessages } from "../../src/monitor/index.js";
 import { loadPolicy, parsePolicy, patternWindow } from "../../src/policy/index.js";
+import { traceFromMessages } from "../../src/run/index.js";
 
 const travel = loadPolicy(fileURLToPath(new URL("../../../policies/travel/policy.yaml", import.meta.url)));
 const refunds = loadPolicy(

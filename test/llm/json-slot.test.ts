@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { seededRandom } from "../../src/base/random.js";
 import { CallDecoder, type DecodePlan } from "../../src/llm/decoder.js";
 import { JsonPrefix } from "../../src/llm/json-prefix.js";
 import { TextVocabulary, VocabularyIndex } from "../../src/shield/token/index.js";
-import { seededRandom } from "../support/random.js";
 import { toyTokenizer } from "../support/toy-tokenizer.js";
 
 /** A random JSON value (nested arrays and objects, escapes, numbers of every form). */

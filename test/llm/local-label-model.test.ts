@@ -5,13 +5,14 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { getLlama, type LlamaModel } from "node-llama-cpp";
+import { seededRandom } from "../../src/base/random.js";
 import { parseCalls, parseLabel } from "../../src/labeler/answer.js";
 import { Labeler, type LabelModel, type ModelRequest } from "../../src/labeler/index.js";
 import { labelRequest, taskRequest } from "../../src/labeler/prompt.js";
 import { LocalLabelModel } from "../../src/llm/index.js";
-import { makeTinyModel, seededRandom } from "../../src/models/tiny-model.js";
-import { traceFromMessages } from "../../src/monitor/index.js";
+import { makeTinyModel } from "../../src/models/tiny-model.js";
 import { loadPolicy, parsePolicy, type TaskCallSpec, type ToolSpec } from "../../src/policy/index.js";
+import { traceFromMessages } from "../../src/run/index.js";
 import { travelWithSeatsLlm } from "../support/travel-llm.js";
 
 // Needs a model: writes tiny ones (random weights, real tokenizers). With random weights and

@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { seededRandom } from "../../src/base/random.js";
 import { MentorError } from "../../src/errors/index.js";
 import { Engine, type GenerateOptions, type GenerationResult } from "../../src/llm/index.js";
 import { tinyModelFamilies } from "../../src/models/family-tokenizer.js";
-import { makeTinyModel, seededRandom } from "../../src/models/tiny-model.js";
+import { makeTinyModel } from "../../src/models/tiny-model.js";
 import type { ChatTool, ParameterSchema } from "../../src/openai/index.js";
 
 // Needs a model: writes tiny ones (random weights, real tokenizers), the smallest shape.

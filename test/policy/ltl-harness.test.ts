@@ -4,8 +4,8 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { MentorError } from "../../src/errors/index.js";
 import { Evaluator } from "../../src/evaluator/index.js";
-import { Run, type Trace } from "../../src/monitor/index.js";
 import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
+import { Run, type Trace } from "../../src/run/index.js";
 
 // Our own rulebook in the harness's format (the shape of its bundled refund example).
 const file = fileURLToPath(new URL("../../../test/policy/fixtures/returns.rules.yaml", import.meta.url));

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { seededIntegers } from "../../src/base/random.js";
 import { MentorError } from "../../src/errors/index.js";
 import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 import { patternProblems } from "../../src/policy/pattern-check.js";
-import { seededIntegers } from "../support/random.js";
 
 const policies = (name: string): string =>
   fileURLToPath(new URL(`../../../policies/${name}/policy.yaml`, import.meta.url));

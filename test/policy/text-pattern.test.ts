@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { seededIntegers } from "../../src/base/random.js";
 import { patternContext, patternWindow, TextPattern } from "../../src/policy/index.js";
-import { seededIntegers } from "../support/random.js";
 
 /** What a test compares of a match: where it is, its text, its groups. */
 function shape(match: RegExpExecArray | null | undefined): unknown {

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
-import { random } from "../../bench/args/workload.js";
+import { seededRandom } from "../../src/base/random.js";
 import { MentorError } from "../../src/errors/index.js";
 import { type Expression, holdsIn, parseExpression, type Value } from "../../src/expression/index.js";
 import { type RepairRequest, SolverClient, type SolverTool } from "../../src/smt/index.js";
@@ -154,7 +154,7 @@ describe("native and WASM agree", { skip: absent }, () => {
   after(() => Promise.all([native.close(), wasm.close()]));
 
   test("on 150 random repairs and 150 satisfiability questions through the solver", async () => {
-    const next = random(31);
+    const next = seededRandom(31);
     const tally = { compared: 0, repaired: 0, unsat: 0, sat: 0, unsupported: 0, timeouts: 0 };
     for (let index = 0; index < 150; index++) {
       const request = { ...randomRequest(next), candidatesFirst: false };

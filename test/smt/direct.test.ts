@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
-import { random } from "../../bench/args/workload.js";
+import { seededRandom } from "../../src/base/random.js";
 import { MentorError } from "../../src/errors/index.js";
 import { type Expression, holdsIn, parseExpression, type Value } from "../../src/expression/index.js";
 import { repairDirectly, satisfiableDirectly } from "../../src/smt/direct.js";
@@ -123,7 +123,7 @@ function satisfiesAll(request: RepairRequest, args: Record<string, Value>): bool
 
 describe("direct search", () => {
   test("gives the solver's answers on 400 random realistic requests", async () => {
-    const next = random(11);
+    const next = seededRandom(11);
     const tally = { direct: 0, solverOnly: 0, unsat: 0, multiple: 0, unsupported: 0, solverGaveUp: 0 };
     for (let index = 0; index < 400; index++) {
       const request = randomRequest(next);
@@ -167,7 +167,7 @@ describe("direct search", () => {
   });
 
   test("decides satisfiability as the solver does on 300 random constraint sets", async () => {
-    const next = random(12);
+    const next = seededRandom(12);
     let answered = 0;
     let unsat = 0;
     for (let index = 0; index < 300; index++) {
@@ -283,7 +283,7 @@ describe("direct search", () => {
   });
 
   test("gives the solver's answers on 250 random string repairs and 200 satisfiability questions", async () => {
-    const next = random(21);
+    const next = seededRandom(21);
     const tally = { direct: 0, solverOnly: 0, unsat: 0, multiple: 0, unsupported: 0, solverGaveUp: 0 };
     for (let index = 0; index < 250; index++) {
       const request = randomStringRequest(next);

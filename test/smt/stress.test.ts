@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { random, realisticRequest } from "../../bench/args/workload.js";
+import { realisticRequest } from "../../bench/args/workload.js";
+import { seededRandom } from "../../src/base/random.js";
 import { holdsIn } from "../../src/expression/index.js";
 import { SolverClient } from "../../src/smt/index.js";
 
@@ -19,7 +20,7 @@ const megabyte = 1024 * 1024;
 
 test(`stress: ${repairs} repairs, ${concurrency} in flight, forced GCs in the solver process`, async () => {
   const client = new SolverClient({ timeoutMs: 5000, forcedGcIntervalMs: 25, backend: "wasm" });
-  const next = random(7);
+  const next = seededRandom(7);
   let done = 0;
   let repaired = 0;
   let rssAt1000 = 0;

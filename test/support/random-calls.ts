@@ -1,8 +1,8 @@
 import { fileURLToPath } from "node:url";
+import { seededRandom } from "../../src/base/random.js";
 import type { ProposedCall } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
 import { loadPolicy, type Policy } from "../../src/policy/index.js";
-import { seededRandom } from "./random.js";
 
 /** One of the values, drawn by a seeded generator. */
 export type Pick = <T>(values: readonly T[]) => T;
@@ -53,7 +53,7 @@ export const conversationDomains: Record<string, Domain> = {
   },
   // A proposition over two entities (a refund names a customer and an order).
   refundsByOrder: {
-    policy: fixture("test/monitor/fixtures/refunds-by-order.yaml"),
+    policy: fixture("test/run/fixtures/refunds-by-order.yaml"),
     task: (pick) => [
       {
         name: "request_refund",

@@ -1,8 +1,8 @@
 import { Evaluator } from "../../../src/evaluator/index.js";
 import type { Value } from "../../../src/expression/index.js";
 import { Labeler } from "../../../src/labeler/index.js";
-import type { TaskCall, ToolCallEvent } from "../../../src/monitor/index.js";
 import { loadPolicy } from "../../../src/policy/index.js";
+import type { TaskCall, ToolCallEvent } from "../../../src/run/index.js";
 import type { BenchTask, Domain, Environment } from "../domain.js";
 import type { Tau2Environment } from "./domain.js";
 

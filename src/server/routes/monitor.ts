@@ -11,8 +11,8 @@ import {
   type ProposedCall,
 } from "../../evaluator/index.js";
 import { ungroundedError } from "../../labeler/index.js";
-import { parseArguments } from "../../monitor/index.js";
 import { type ChatMessage, expectedText, messagesSchema, schemaProblem } from "../../openai/index.js";
+import { parseArguments } from "../../run/index.js";
 import { blockedText, doneRefusedText, reminderText } from "../../shield/index.js";
 import type { ServerContext } from "../context.js";
 import type { PolicyEntry } from "../policies.js";

@@ -1,8 +1,9 @@
+// plan.ts reads the token shield's default boost here.
+export { defaultEta } from "../../base/defaults.js";
 export {
   type AllowListSlot,
   computeTokenMask,
   type DenyListSlot,
-  defaultEta,
   defaultStrength,
   fallbackToken,
   isTokenAllowed,

@@ -1,3 +1,4 @@
+import { defaultEta } from "../../base/defaults.js";
 import type { VocabularyIndex } from "./vocabulary-index.js";
 
 /** A slot whose value must be one of a list (tool names, enum-like argument values). */
@@ -60,7 +61,6 @@ export interface TokenMask {
 }
 
 export const defaultStrength = 100;
-export const defaultEta = 0.5;
 
 /**
  * The mask for the next token of a slot, given the slot's partial text (decoded; shielded

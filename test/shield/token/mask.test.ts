@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
+import { seededRandom } from "../../../src/base/random.js";
 import { loadFamilyTokenizer, tinyModelFamilies } from "../../../src/models/family-tokenizer.js";
-import { buildGgufVocabulary, seededRandom } from "../../../src/models/tiny-model.js";
+import { buildGgufVocabulary } from "../../../src/models/tiny-model.js";
 import {
   type AllowListSlot,
   computeTokenMask,

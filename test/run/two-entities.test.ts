@@ -1,16 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { seededIntegers } from "../../src/base/random.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { holds } from "../../src/logic/index.js";
-import { Run, traceFromMessages } from "../../src/monitor/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
+import { Run, traceFromMessages } from "../../src/run/index.js";
 import { Conversation } from "../support/conversation.js";
-import { seededIntegers } from "../support/random.js";
 
 // A proposition over two entities: a refund names a customer and one of their orders.
 const policy = loadPolicy(
-  fileURLToPath(new URL("../../../test/monitor/fixtures/refunds-by-order.yaml", import.meta.url)),
+  fileURLToPath(new URL("../../../test/run/fixtures/refunds-by-order.yaml", import.meta.url)),
 );
 
 const refund = (customer_id: string, order_id: string) => ({

@@ -1,11 +1,11 @@
 import { referencesOf, type Value, valuesEqual } from "../expression/index.js";
 import type { CandidateCall, StrategyTemplate } from "../game/index.js";
-import type { Binding, Instance, OutcomeCase, Run, ToolCallEvent } from "../monitor/index.js";
 import type { ConstraintSpec, ToolSpec } from "../policy/index.js";
+import type { Binding, Instance, OutcomeCase, Run, ToolCallEvent } from "../run/index.js";
 import type { SolverClient } from "../smt/index.js";
 import type { SearchBudget } from "./budget.js";
-import type { Judge } from "./decide.js";
 import { fillArguments } from "./fill.js";
+import type { Judge } from "./judge.js";
 import { boundValues, nearestFirst } from "./nearest.js";
 import { type Advice, type Decision, type ProposedCall, proposedEvent, type RuleFinding } from "./types.js";
 

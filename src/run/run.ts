@@ -1,3 +1,4 @@
+import { listItems, type PersistentList, withItem } from "../base/persistent-list.js";
 import { holdsIn, type Scope, type Value, valuesEqual } from "../expression/index.js";
 import type { Policy, PropositionSpec } from "../policy/index.js";
 import { type Binding, BindingTable, type NewBinding, patternValues } from "./bindings.js";
@@ -26,26 +27,8 @@ export interface BrokenInstance {
   call: number;
 }
 
-/**
- * Calls as a persistent list, newest first: a run after a call adds one node and shares the rest,
- * so a step costs the same after 10 calls as after 1,000 (an array copied per step does not).
- */
-interface CallList {
-  call: ToolCallEvent;
-  before: CallList | undefined;
-  length: number;
-}
-
-function withCall(list: CallList | undefined, call: ToolCallEvent): CallList {
-  return { call, before: list, length: (list?.length ?? 0) + 1 };
-}
-
-/** A call list's calls, oldest first. */
-function listed(list: CallList | undefined): ToolCallEvent[] {
-  const calls: ToolCallEvent[] = new Array(list?.length ?? 0);
-  for (let node = list; node; node = node.before) calls[node.length - 1] = node.call;
-  return calls;
-}
+/** Calls as a persistent list: a run after a call adds one node and shares the rest. */
+type CallList = PersistentList<ToolCallEvent>;
 
 /** What a run is made of; a run after a call shares every part the call does not change. */
 interface RunParts {
@@ -88,7 +71,7 @@ export class Run {
 
   /** The calls made, in order (listed when first asked: most questions need only their count). */
   get calls(): readonly ToolCallEvent[] {
-    this.callArray ??= listed(this.parts.calls);
+    this.callArray ??= listItems(this.parts.calls);
     return this.callArray;
   }
 
@@ -218,9 +201,9 @@ export class Run {
     const run = this.atCall(call);
     const named = new Set(run.namedBindings(call).map((binding) => binding.id));
     const histories = run.parts.histories.map((history, id) =>
-      named.has(id) ? withCall(history, call) : history,
+      named.has(id) ? withItem(history, call) : history,
     );
-    const calls = withCall(run.parts.calls, call);
+    const calls = withItem(run.parts.calls, call);
     const observations = rearm
       ? withObservation(run.parts.observations, call, this.policy)
       : run.parts.observations;
@@ -399,7 +382,7 @@ export class Run {
    */
   observed(tool: string, args: Record<string, Value>): ToolCallEvent | undefined {
     for (let node = this.parts.observations.get(tool); node; node = node.before)
-      if (valuesEqual(node.call.arguments, args)) return node.call;
+      if (valuesEqual(node.item.arguments, args)) return node.item;
     return undefined;
   }
 
@@ -443,12 +426,12 @@ export class Run {
       const id = (bindings[0] as Binding).id;
       let history = this.historyArrays.get(id);
       if (!history) {
-        history = listed(this.parts.histories[id]);
+        history = listItems(this.parts.histories[id]);
         this.historyArrays.set(id, history);
       }
       return history;
     }
-    const named = new Set(bindings.flatMap((binding) => listed(this.parts.histories[binding.id])));
+    const named = new Set(bindings.flatMap((binding) => listItems(this.parts.histories[binding.id])));
     return this.calls.slice(0, before).filter((call) => named.has(call));
   }
 
@@ -641,7 +624,7 @@ function withObservation(
     (call.outcome.kind === "label" && call.outcome.label !== null) || call.outcome.kind === "json";
   const tool = policy.tools.get(call.name);
   if (!known || !tool || tool.volatile) return observations;
-  return new Map([...observations, [call.name, withCall(observations.get(call.name), call)]]);
+  return new Map([...observations, [call.name, withItem(observations.get(call.name), call)]]);
 }
 
 /** Whether a proposition's `when` pins every variable of an entity to an argument. */

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { MentorError } from "../../src/errors/index.js";
-import { traceFromMessages } from "../../src/monitor/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
+import { traceFromMessages } from "../../src/run/index.js";
 
 // A client's `mentor.task` is read against the task call's declaration: a field it does not
 // declare (`rx` for `rx_id`) would ground a duty on nothing, and a value of the wrong type

@@ -1,8 +1,8 @@
 import { holdsIn } from "../expression/index.js";
 import { type CandidateCall, Game, StrategyTemplate } from "../game/index.js";
-import type { Binding, Instance, Run, ToolCallEvent } from "../monitor/index.js";
 import type { ConstraintSpec, Policy } from "../policy/index.js";
-import { Advisor } from "./advice.js";
+import type { Binding, Instance, Run, ToolCallEvent } from "../run/index.js";
+import { Advisor } from "./advisor.js";
 import { SearchBudget } from "./budget.js";
 import { Duties } from "./duties.js";
 import { BindingTexts, Findings } from "./findings.js";

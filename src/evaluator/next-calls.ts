@@ -1,10 +1,10 @@
 import { type Expression, referencesOf, type Value, valuesEqual } from "../expression/index.js";
 import type { CallClass, CandidateCall } from "../game/index.js";
-import type { Run } from "../monitor/index.js";
 import type { ToolSpec } from "../policy/index.js";
+import type { Run } from "../run/index.js";
 import { fitsDeclared } from "../smt/candidates.js";
-import { repairValues } from "./advice.js";
-import type { Judge } from "./decide.js";
+import { repairValues } from "./advisor.js";
+import type { Judge } from "./judge.js";
 import type { CallVerdict, Duty, NextAnswer } from "./types.js";
 
 /**

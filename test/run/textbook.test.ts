@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { seededIntegers } from "../../src/base/random.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { lintPolicy } from "../../src/game/index.js";
 import { Automaton, holds, parseFormula } from "../../src/logic/index.js";
-import { Run } from "../../src/monitor/index.js";
 import { parsePolicy } from "../../src/policy/index.js";
+import { Run } from "../../src/run/index.js";
 import { Conversation } from "../support/conversation.js";
-import { seededIntegers } from "../support/random.js";
 
 // ltl-harness's refund rulebook re-expressed as a mentor policy: "next" and "first" must keep
 // their textbook meaning over the whole run, not over the calls of the tools a rule mentions.

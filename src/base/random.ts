@@ -1,4 +1,7 @@
-/** A small seeded generator (mulberry32) of numbers in [0, 1), so a failure names a reproducible case. */
+/**
+ * A small seeded generator (mulberry32) of numbers in [0, 1): the tiny models' weights, the
+ * tests' random cases (a failure names a reproducible seed) and the benchmarks' workloads.
+ */
 export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
