@@ -8,7 +8,7 @@ import { Judge } from "./judge.js";
 import { Monitor, type MonitorJSON } from "./monitor.js";
 import { NextCalls } from "./next-calls.js";
 import { RunCache } from "./run-cache.js";
-import { Severities, Severities } from "./severities.js";
+import { Severities } from "./severities.js";
 import type { Decision, EvaluatorOptions, NextAnswer, ProposedCall } from "./types.js";
 
 export interface MonitorOptions extends EvaluatorOptions {

@@ -77,6 +77,11 @@ export interface Decision {
   openDuties: Duty[];
   /** Set when the shield could not decide and blocked to stay safe. */
   failClosed?: string;
+  /**
+   * Arguments the tool does not declare, or of another type than declared (`days_supply must be
+   * an integer, not the string "30"`): said as such, whatever the rules then make of the value.
+   */
+  argumentProblems?: string[];
   /** Set when the search for advice ran out of its budget (`EvaluatorOptions.search`): the advice may be missing. */
   searchStopped?: string;
   /** `escalate` rules whose refusals ran out: the call got their `to` action. */

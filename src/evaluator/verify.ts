@@ -11,6 +11,8 @@ export interface VerifiedCall {
   violations: string[];
   warnings: string[];
   failClosed?: string;
+  /** Arguments not declared, or of another type than declared (`Decision.argumentProblems`). */
+  argumentProblems?: string[];
   advice?: Advice;
 }
 
@@ -107,6 +109,7 @@ function verifiedCall(call: VerifiedCall["call"], decision: Decision): VerifiedC
     warnings: decision.warnings.map((finding) => finding.rule),
     // Why a call was blocked without a broken rule, and what the shield would have advised.
     ...(decision.failClosed !== undefined ? { failClosed: decision.failClosed } : {}),
+    ...(decision.argumentProblems ? { argumentProblems: decision.argumentProblems } : {}),
     ...(decision.advice ? { advice: decision.advice } : {}),
   };
 }

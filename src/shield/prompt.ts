@@ -17,6 +17,7 @@ export function blockedText(decision: Decision): string {
   const rules = decision.violations.map((finding) => `Rule ${finding.rule}: ${finding.sentence}`);
   // The prefix marks the call as refused when the conversation comes back (monitor/trace.ts).
   const parts = [`${refusedPrefix} ${formatCall(decision.call)}.`, ...rules];
+  if (decision.argumentProblems) parts.push(`Arguments: ${decision.argumentProblems.join("; ")}.`);
   if (decision.failClosed)
     parts.push(`The shield could not decide (${decision.failClosed}), so it blocked the call.`);
   if (decision.action === "ask") parts.push("The call needs a person's approval.");
