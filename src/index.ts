@@ -52,10 +52,8 @@ export {
   assistantMessage,
   Engine,
   type EngineOptions,
-  type GenerateOptions,
   type GenerationResult,
   LocalLabelModel,
-  type ShieldOptions,
 } from "./llm/index.js";
 export { Automaton, type Colour, declareTemplates, parseFormula } from "./logic/index.js";
 export {
@@ -94,6 +92,8 @@ export {
 export { blockedText, doneRefusedText, formatCall, reminderText, stoppedText } from "./shield/index.js";
 export {
   computeTokenMask,
+  type GenerateOptions,
+  type ShieldOptions,
   type ShieldSets,
   shieldSetsFor,
   shieldSetsFromNextAnswer,

@@ -17,8 +17,8 @@
 import { loadavg } from "node:os";
 import { Command } from "commander";
 import { type ChatMessage, Engine, Evaluator, loadPolicy } from "../../src/index.js";
-import type { DecodedCall } from "../../src/llm/decoder.js";
 import { loadRegistry, resolveModel } from "../../src/models/index.js";
+import type { DecodedCall } from "../../src/shield/token/index.js";
 import { type ShieldSets, shieldSetsFor } from "../../src/shield/token/index.js";
 import { type TravelTask, travel } from "../domains/travel/index.js";
 

@@ -1,8 +1,6 @@
 import type OpenAI from "openai";
 import { MentorError } from "../errors/index.js";
 import type { Engine, GenerationResult } from "../llm/index.js";
-// Not through llm/index.js, which loads node-llama-cpp (proxy mode never does).
-import { defaultMaxTokens } from "../llm/plan.js";
 import {
   type ChatMessage,
   type ChatTool,
@@ -10,8 +8,8 @@ import {
   requestFailure,
   type ToolChoice,
 } from "../openai/index.js";
-import type { ShieldSets } from "../shield/token/index.js";
-import { readTextCalls, upstreamShield } from "../shield/upstream/index.js";
+import { defaultMaxTokens, type ShieldSets, turnSets } from "../shield/token/index.js";
+import { plainToolChoice, readTextCalls, upstreamShield } from "../shield/upstream/index.js";
 
 /** One generation request of a turn (OpenAI shapes). */
 export interface GenerationRequest {
@@ -186,6 +184,11 @@ export class UpstreamGenerator implements TurnGenerator {
           usage: { promptTokens: 0, completionTokens: 0 },
         };
       ({ tools, toolChoice, grammar } = shield);
+    } else if (typeof toolChoice === "object" && toolChoice.type === "allowed_tools") {
+      // The upstream may not read allowed_tools: it gets the tools offered and required or auto.
+      const turn = turnSets({ tools: tools.map((tool) => tool.function.name), toolChoice });
+      tools = tools.filter((tool) => turn.offered.includes(tool.function.name));
+      toolChoice = plainToolChoice(toolChoice, turn.callRequired);
     }
     const body = {
       model: this.options.model,
@@ -198,7 +201,7 @@ export class UpstreamGenerator implements TurnGenerator {
       ...(tools.length > 0
         ? {
             tools: tools as OpenAI.ChatCompletionTool[],
-            tool_choice: toolChoice,
+            tool_choice: toolChoice as OpenAI.ChatCompletionToolChoiceOption,
             parallel_tool_calls: request.parallelToolCalls,
           }
         : {}),

@@ -2,12 +2,14 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { CallDecoder, type CallSyntax, type DecodePlan } from "../../src/llm/decoder.js";
 import { loadFamilyTokenizer, tinyModelFamilies } from "../../src/models/family-tokenizer.js";
 import { findModel, loadRegistry, modelsDirectory } from "../../src/models/index.js";
 import { buildGgufVocabulary } from "../../src/models/tiny-model.js";
 import type { ParameterSchema, ToolDefinition } from "../../src/openai/index.js";
 import {
+  CallDecoder,
+  type CallSyntax,
+  type DecodePlan,
   decodeGgufTokens,
   isTokenAllowed,
   TextVocabulary,

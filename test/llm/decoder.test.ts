@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CallDecoder, type DecodePlan } from "../../src/llm/decoder.js";
 import { seededRandom } from "../../src/models/tiny-model.js";
-import { TextVocabulary, VocabularyIndex } from "../../src/shield/token/index.js";
+import {
+  CallDecoder,
+  type DecodePlan,
+  TextVocabulary,
+  VocabularyIndex,
+} from "../../src/shield/token/index.js";
 import { decodePlan } from "../support/decode-plan.js";
 import { toyTokenizer } from "../support/toy-tokenizer.js";
 

@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CallDecoder, type DecodePlan } from "../../src/llm/decoder.js";
-import { JsonPrefix } from "../../src/llm/json-prefix.js";
-import { TextVocabulary, VocabularyIndex } from "../../src/shield/token/index.js";
+import {
+  CallDecoder,
+  type DecodePlan,
+  TextVocabulary,
+  VocabularyIndex,
+} from "../../src/shield/token/index.js";
+import { JsonPrefix } from "../../src/shield/token/json-prefix.js";
 import { seededRandom } from "../support/random.js";
 import { toyTokenizer } from "../support/toy-tokenizer.js";
 

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { CallDecoder, type DecodePlan } from "../../src/llm/decoder.js";
 import { loadFamilyTokenizer } from "../../src/models/family-tokenizer.js";
 import { buildGgufVocabulary } from "../../src/models/tiny-model.js";
 import {
+  CallDecoder,
+  type DecodePlan,
   decodeGgufTokens,
   isTokenAllowed,
   TextVocabulary,
