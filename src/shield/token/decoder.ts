@@ -143,7 +143,17 @@ export class CallDecoder {
   /** The mask for the next sampled token, or undefined for no bias. */
   mask(): TokenMask | undefined {
     const started = performance.now();
-    const mask = this.computeMask();
+    const phase = this.phase;
+    const options = { strength: this.plan.strength, eta: this.plan.boost ? this.plan.eta : 0 };
+    let mask: TokenMask | undefined;
+    if (phase.kind === "name") mask = computeTokenMask(this.index, this.nameSlot(), phase.text, options);
+    else if (phase.kind === "value") {
+      const slot = phase.slot.shieldSlot();
+      mask = slot
+        ? computeTokenMask(this.index, slot, phase.slot.text, options)
+        : phase.slot.numberMask(this.index, options.strength);
+    } else if (phase.kind === "free" && this.plan.boost && this.plan.endProgressing)
+      mask = this.callPenalty();
     if (mask !== undefined) {
       this.stats.maskSteps++;
       this.stats.maskMs += performance.now() - started;
@@ -152,23 +162,15 @@ export class CallDecoder {
     return mask;
   }
 
-  private computeMask(): TokenMask | undefined {
-    const phase = this.phase;
-    const options = { strength: this.plan.strength, eta: this.plan.boost ? this.plan.eta : 0 };
-    if (phase.kind === "name") {
-      const slot: ShieldSlot = {
-        kind: "allow",
-        values: [...this.plan.names, ...this.plan.redirects.keys()],
-        progressing: this.plan.progressingNames,
-        terminator: this.syntax.paramsPrefix,
-        terminatorOf: (name) => this.nameClosing(name).text,
-      };
-      return computeTokenMask(this.index, slot, phase.text, options);
-    }
-    if (phase.kind === "free")
-      return this.plan.boost && this.plan.endProgressing ? this.callPenalty() : undefined;
-    if (phase.kind !== "value") return undefined;
-    return phase.slot.mask(this.index, options);
+  /** The tool-name slot: the names the turn may write, and those the shield redirects. */
+  private nameSlot(): ShieldSlot {
+    return {
+      kind: "allow",
+      values: [...this.plan.names, ...this.plan.redirects.keys()],
+      progressing: this.plan.progressingNames,
+      terminator: this.syntax.paramsPrefix,
+      terminatorOf: (name) => this.nameClosing(name).text,
+    };
   }
 
   /** Takes the sampled token; returns the tokens to evaluate instead (veto, jump) and whether to stop. */

@@ -1,6 +1,6 @@
 import type { ArgumentSets, Closing, Segment } from "./call-syntax.js";
 import { JsonPrefix } from "./json-prefix.js";
-import { computeTokenMask, type ShieldSlot, type TokenMask, type TokenMaskOptions } from "./mask.js";
+import type { ShieldSlot, TokenMask } from "./mask.js";
 import type { VocabularyIndex } from "./vocabulary-index.js";
 
 /** The longest number a number slot takes (characters). */
@@ -23,8 +23,8 @@ export type SlotStep =
 
 /**
  * One value slot of a call being written: a string, number, boolean or JSON value, then its
- * `closing` (the structure up to the next slot). `mask` says which tokens may come next;
- * `read` takes the token sampled.
+ * `closing` (the structure up to the next slot). `shieldSlot` (or `numberMask`) says which tokens
+ * may come next; `read` takes the token sampled.
  */
 export class ValueSlot {
   /** The value's text so far. */
@@ -42,27 +42,37 @@ export class ValueSlot {
     this.json = segment.kind === "json" ? new JsonPrefix(segment.opening) : undefined;
   }
 
-  /** The mask of the next token; undefined in a JSON slot (kept valid by `read` instead). */
-  mask(index: VocabularyIndex, options: Required<TokenMaskOptions>): TokenMask | undefined {
+  /**
+   * The slot as `computeTokenMask` reads it (strings and booleans); undefined for a number
+   * (`numberMask`) and for JSON (kept valid by `read` instead).
+   */
+  shieldSlot(): ShieldSlot | undefined {
     const { segment, closing } = this;
-    if (segment.kind === "number")
-      return numberMask(index, this.text, segment.integer, closing, options.strength);
     if (segment.kind === "boolean")
-      return computeTokenMask(
-        index,
-        { kind: "allow", values: booleanValues(segment.sets), terminator: closing.text },
-        this.text,
-        options,
-      );
+      return { kind: "allow", values: booleanValues(segment.sets), terminator: closing.text };
     if (segment.kind !== "string") return undefined;
     const unsafe = segment.sets.unsafe ?? [];
     const allowed = (segment.sets.allowed ?? segment.enumValues)?.filter((value) => !unsafe.includes(value));
     const progressing = segment.sets.progressing ?? [];
-    const slot: ShieldSlot =
-      allowed !== undefined
-        ? { kind: "allow", values: allowed, progressing, terminator: closing.text }
-        : { kind: "deny", unsafe, progressing, terminator: '"', continuation: closing.text.slice(1) };
-    return computeTokenMask(index, slot, this.text, options);
+    return allowed !== undefined
+      ? { kind: "allow", values: allowed, progressing, terminator: closing.text }
+      : { kind: "deny", unsafe, progressing, terminator: '"', continuation: closing.text.slice(1) };
+  }
+
+  /** In a number slot: the tokens that keep the number valid, or complete it and go on into the closing. */
+  numberMask(index: VocabularyIndex, strength: number): TokenMask | undefined {
+    if (this.segment.kind !== "number") return undefined;
+    const { text: partial, closing } = this;
+    const integer = this.segment.integer;
+    const bias = new Map<number, number>();
+    const consider = (token: number) => {
+      if (numberTokenFits(partial, index.text(token), integer, closing.text)) bias.set(token, strength);
+    };
+    for (const token of index.numberTokens) consider(token);
+    index.forEachPrefixOf(closing.text, consider);
+    const mask: TokenMask = { bias, banned: new Set(), allowed: new Set(bias.keys()) };
+    if (bias.size === 0) mask.empty = `no token continues the number ${JSON.stringify(partial)}`;
+    return mask;
   }
 
   /** Takes a token (`text`: its text; `special`: an end or control token, never part of a value). */
@@ -147,25 +157,6 @@ export class ValueSlot {
       forced: completion,
     };
   }
-}
-
-/** Tokens that keep a number valid, or complete it and go on into the text that follows. */
-function numberMask(
-  index: VocabularyIndex,
-  partial: string,
-  integer: boolean,
-  closing: Closing,
-  strength: number,
-): TokenMask {
-  const bias = new Map<number, number>();
-  const consider = (token: number) => {
-    if (numberTokenFits(partial, index.text(token), integer, closing.text)) bias.set(token, strength);
-  };
-  for (const token of index.numberTokens) consider(token);
-  index.forEachPrefixOf(closing.text, consider);
-  const mask: TokenMask = { bias, banned: new Set(), allowed: new Set(bias.keys()) };
-  if (bias.size === 0) mask.empty = `no token continues the number ${JSON.stringify(partial)}`;
-  return mask;
 }
 
 function booleanValues(sets: ArgumentSets): string[] {
