@@ -11,7 +11,7 @@ import { Engine } from "../../src/llm/index.js";
 import type { ToolChoice } from "../../src/openai/index.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
 import { pythonWithOpenAI } from "../support/python-openai.js";
-import { reply, ScriptedEndpoint } from "../support/scripted-endpoint.js";
+import { callsReply, ScriptedEndpoint } from "../support/scripted-endpoint.js";
 import { makeTravelModel, travelMessages, travelTools } from "../support/tiny-travel.js";
 
 // tool_choice in every form (none, auto, required, a named function, allowed_tools with mode auto
@@ -194,28 +194,7 @@ describe("tool_choice and parallel_tool_calls in proxy mode", () => {
   let client: OpenAI;
   /** The upstream's answer: calls of these tools, Toronto to Chicago. */
   const calling = (...names: string[]) =>
-    reply(200, {
-      id: "up",
-      object: "chat.completion",
-      created: 0,
-      model: "scripted",
-      choices: [
-        {
-          index: 0,
-          finish_reason: "tool_calls",
-          message: {
-            role: "assistant",
-            content: null,
-            tool_calls: names.map((name, index) => ({
-              id: `c${index}`,
-              type: "function",
-              function: { name, arguments: JSON.stringify({ origin: "Toronto", destination: "Chicago" }) },
-            })),
-          },
-        },
-      ],
-      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-    });
+    callsReply(names.map((name) => ({ name, arguments: { origin: "Toronto", destination: "Chicago" } })));
   const twoCalls = calling("check_distance", "book_train");
   before(async () => {
     proxy = await startServer({
