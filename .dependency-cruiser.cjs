@@ -18,7 +18,7 @@ const layers = [
   "run", // messages → trace; the run (Run: bindings, instances, beliefs)
   "game", // strategy template, policy lint
   "evaluator", // verdicts
-  "shield", // prompt texts, token masks
+  "shield", // prompt texts; a turn's sets, the call decoder, token masks; the upstream request
   "labeler", // grounding: rules, the LabelModel interface, the endpoint model
   "formalize", // manual → policy: translator, evaluator, orchestrator around the conflict checker
   "middleware", // the prompt shield around an agent framework's own tools (AI SDK, LangChain)

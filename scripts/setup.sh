@@ -2,8 +2,11 @@
 # npm run setup: installs the system tools the tests run, where it can. Debian or Ubuntu
 # packages: mona (the LTLf differential test), z3 (the native solver backend), chromium (the
 # dashboard's browser test), nginx (replicas behind a proxy), python3 (mentor pull's PyPI
-# source and its stand-in pip). With root or password-less sudo it runs apt-get; otherwise it
-# prints what to install and exits 1. `--dry-run` prints the commands instead of running them.
+# source and its stand-in pip, and the venv below). With root or password-less sudo it runs
+# apt-get; otherwise it prints what to install and exits 1. Then it makes the venv of the Python
+# `openai` client the tool_choice test runs (test/server/tool-choice.test.ts), pinned in
+# test/server/python/requirements.txt, under the user's cache (~/.cache/mentor/venvs/openai-VERSION).
+# `--dry-run` prints the commands instead of running them.
 # A test whose tool is missing fails naming this command (MENTOR_SKIP_MISSING_TOOLS=1 skips it).
 set -euo pipefail
 
@@ -24,9 +27,30 @@ command -v z3 >/dev/null 2>&1 || missing+=(z3)
 [ -x "${MENTOR_CHROMIUM:-/usr/bin/chromium}" ] || missing+=(chromium)
 found_nginx || missing+=(nginx)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
+# Debian's python3 makes venvs only with python3-venv (ensurepip).
+command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip, venv' 2>/dev/null && missing+=(python3-venv)
+
+# The venv of the Python openai client, as test/support/python-openai.ts looks for it.
+make_venv() {
+  local line spec="" version venv
+  while IFS= read -r line; do
+    case "$line" in openai==*) spec=$line ;; esac
+  done <"${0%/*}/../test/server/python/requirements.txt"
+  version=${spec#openai==}
+  venv="${XDG_CACHE_HOME:-${HOME:-}/.cache}/mentor/venvs/openai-$version"
+  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import importlib.metadata as m; assert m.version('openai') == '$version'" 2>/dev/null; then
+    echo "setup: the Python openai client ($version) is in $venv"
+    return 0
+  fi
+  echo "setup: python3 -m venv $venv && pip install $spec"
+  $dry_run && return 0
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --disable-pip-version-check --quiet "$spec"
+}
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: every tool the tests use is installed (mona, z3, chromium, nginx, python3)"
+  make_venv
   exit 0
 fi
 echo "setup: missing: ${missing[*]}"
@@ -56,3 +80,4 @@ for command in "${commands[@]}"; do
   echo "setup: $command"
   $dry_run || $command
 done
+make_venv

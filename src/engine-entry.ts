@@ -22,8 +22,7 @@ export {
   assistantMessage,
   Engine,
   type EngineOptions,
-  type GenerateOptions,
   type GenerationResult,
   LocalLabelModel,
-  type ShieldOptions,
 } from "./llm/index.js";
+export type { GenerateOptions, ShieldOptions } from "./shield/token/index.js";

@@ -62,6 +62,8 @@ export {
 export { blockedText, doneRefusedText, formatCall, reminderText, stoppedText } from "./shield/index.js";
 export {
   computeTokenMask,
+  type GenerateOptions,
+  type ShieldOptions,
   type ShieldSets,
   shieldSetsFor,
   shieldSetsFromNextAnswer,

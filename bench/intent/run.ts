@@ -18,9 +18,8 @@ import { loadavg } from "node:os";
 import { Command } from "commander";
 import { Engine } from "../../src/engine-entry.js";
 import { type ChatMessage, Evaluator, loadPolicy } from "../../src/index.js";
-import type { DecodedCall } from "../../src/llm/decoder.js";
 import { loadRegistry, resolveModel } from "../../src/models/index.js";
-import { type ShieldSets, shieldSetsFor } from "../../src/shield/token/index.js";
+import { type DecodedCall, type ShieldSets, shieldSetsFor } from "../../src/shield/token/index.js";
 import { type TravelTask, travel } from "../domains/travel/index.js";
 
 interface Options {

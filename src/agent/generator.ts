@@ -9,8 +9,8 @@ import {
   requestFailure,
   type ToolChoice,
 } from "../openai/index.js";
-import type { ShieldSets } from "../shield/token/index.js";
-import { readTextCalls, upstreamShield } from "../shield/upstream/index.js";
+import { type ShieldSets, turnSets } from "../shield/token/index.js";
+import { plainToolChoice, readTextCalls, upstreamShield } from "../shield/upstream/index.js";
 
 /** One generation request of a turn (OpenAI shapes). */
 export interface GenerationRequest {
@@ -185,6 +185,11 @@ export class UpstreamGenerator implements TurnGenerator {
           usage: { promptTokens: 0, completionTokens: 0 },
         };
       ({ tools, toolChoice, grammar } = shield);
+    } else if (typeof toolChoice === "object" && toolChoice.type === "allowed_tools") {
+      // The upstream may not read allowed_tools: it gets the tools offered and required or auto.
+      const turn = turnSets({ tools: tools.map((tool) => tool.function.name), toolChoice });
+      tools = tools.filter((tool) => turn.offered.includes(tool.function.name));
+      toolChoice = plainToolChoice(toolChoice, turn.callRequired);
     }
     const body = {
       model: this.options.model,
@@ -197,7 +202,7 @@ export class UpstreamGenerator implements TurnGenerator {
       ...(tools.length > 0
         ? {
             tools: tools as OpenAI.ChatCompletionTool[],
-            tool_choice: toolChoice,
+            tool_choice: toolChoice as OpenAI.ChatCompletionToolChoiceOption,
             parallel_tool_calls: request.parallelToolCalls,
           }
         : {}),

@@ -1,4 +1,5 @@
 import type { ChatTool, ToolChoice } from "../openai/index.js";
+import { turnSets } from "../shield/token/index.js";
 import type { GeneratedCall } from "./generator.js";
 
 /**
@@ -14,15 +15,11 @@ export function offeredCall(
   toolChoice: ToolChoice,
 ): GeneratedCall {
   if (call.invalid !== undefined) return call;
-  const offered =
-    toolChoice === "none"
-      ? []
-      : tools.filter(
-          (tool) => typeof toolChoice !== "object" || tool.function.name === toolChoice.function.name,
-        );
-  const tool = offered.find((entry) => entry.function.name === call.name)?.function;
+  const names = turnSets({ tools: tools.map((tool) => tool.function.name), toolChoice }).offered;
+  const tool = names.includes(call.name)
+    ? tools.find((entry) => entry.function.name === call.name)?.function
+    : undefined;
   if (tool === undefined) {
-    const names = offered.map((entry) => entry.function.name);
     return {
       ...call,
       invalid: `${call.name} is not a tool this request offers (${names.length > 0 ? `it offers ${names.join(", ")}` : "it offers none"})`,

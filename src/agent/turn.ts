@@ -18,7 +18,13 @@ import {
 import type { Value } from "../expression/index.js";
 import { type ChatMessage, type ChatTool, messageText, type ToolChoice } from "../openai/index.js";
 import { blockedText, doneRefusedText, reminderText, stoppedText, stuckText } from "../shield/index.js";
-import { type ShieldSets, shieldSetsFor, shieldSetsFromNextAnswer } from "../shield/token/index.js";
+import {
+  defaultToolChoice,
+  type ShieldSets,
+  shieldSetsFor,
+  shieldSetsFromNextAnswer,
+  turnSets,
+} from "../shield/token/index.js";
 import type { SolverClient } from "../smt/index.js";
 import type { GeneratedCall, Generation, TurnGenerator, Usage } from "./generator.js";
 import { type Grounder, type GroundingNote, ungroundedError } from "./grounder.js";
@@ -173,7 +179,7 @@ export interface TurnResult {
 export async function runTurn(options: TurnOptions): Promise<TurnResult> {
   const started = performance.now();
   const tools = options.tools ?? [];
-  const toolChoice: ToolChoice = options.toolChoice ?? (tools.length > 0 ? "auto" : "none");
+  const toolChoice: ToolChoice = options.toolChoice ?? defaultToolChoice(tools);
   if (options.mode === "token" && !options.generator.tokenShield)
     throw new MentorError(
       "MNT_ERR_TOKEN_SHIELD_UNAVAILABLE",
@@ -239,10 +245,21 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       return finish(toolCallMessage(null, [call]), "tool_calls");
     }
   }
-  if (shielded && next !== undefined) {
-    const refusal = nothingAllowed(next, tools, toolChoice, evaluator as Evaluator);
-    if (refusal !== undefined) throw new MentorError("MNT_ERR_NOTHING_ALLOWED", refusal);
-  }
+  // What the request offers, intersected with what the policy allows (unshielded: the request alone).
+  const turn = turnSets({
+    tools: tools.map((tool) => tool.function.name),
+    toolChoice,
+    ...(options.parallelToolCalls !== undefined ? { parallelToolCalls: options.parallelToolCalls } : {}),
+    ...(shielded && next !== undefined
+      ? {
+          sets: {
+            unsafeTools: unsafeNames(next, tools, evaluator as Evaluator),
+            doneAllowed: next.done.allowed,
+          },
+        }
+      : {}),
+  });
+  if (turn.refusal !== undefined) throw new MentorError("MNT_ERR_NOTHING_ALLOWED", turn.refusal);
   const working: ChatMessage[] = shielded
     ? withReminder(history, evaluator, next as NextAnswer, budget())
     : [...history];
@@ -252,7 +269,6 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       ? {
           sets: tokenSets(evaluator as Evaluator, history, next, budget(), {
             tools,
-            toolChoice,
             intent: options.intent ?? true,
           }),
           eta: options.eta ?? defaultEta,
@@ -300,7 +316,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     if (generation.toolCalls.length > 0) {
       // Severities that count refusals (escalate, override) read this turn's refusals too.
       const judgedOn = evaluator?.severities.countsRefusals ? working : history;
-      const calls = generation.toolCalls.map((call) => offeredCall(call, tools, toolChoice));
+      // A generator that writes more calls than the turn may hold (parallel_tool_calls false): the first ones.
+      const calls = generation.toolCalls
+        .slice(0, turn.maxCalls)
+        .map((call) => offeredCall(call, tools, toolChoice));
       entry.calls = await judgeInOrder(evaluator, judgedOn, calls, { solver: options.solver, budget, pause });
       entry.decideMs = performance.now() - decideStarted;
       const blocked = entry.calls.filter((call) => call.verdict === "block");
@@ -459,31 +478,6 @@ function stoppedError(stop: Stop): MentorError {
   return error;
 }
 
-/**
- * Why nothing the request asks for is allowed (tool_choice intersected with the tools the
- * shield does not find unsafe), or undefined. Tools the policy does not govern are always allowed.
- */
-function nothingAllowed(
-  next: NextAnswer,
-  tools: readonly ChatTool[],
-  toolChoice: ToolChoice,
-  evaluator: Evaluator,
-): string | undefined {
-  const unsafe = new Set(unsafeNames(next, tools, evaluator));
-  let names = tools.map((tool) => tool.function.name);
-  if (typeof toolChoice === "object") names = names.filter((name) => name === toolChoice.function.name);
-  if (toolChoice === "none") names = [];
-  const allowed = names.filter((name) => !unsafe.has(name));
-  if (allowed.length > 0) return undefined;
-  if (typeof toolChoice === "object")
-    return `tool_choice names ${toolChoice.function.name}, which the policy does not allow now`;
-  if (toolChoice === "required")
-    return "tool_choice is required, but the policy allows none of the tools now";
-  if (!next.done.allowed && toolChoice === "auto" && tools.length > 0)
-    return "the policy allows no tool now and the task may not end yet (open duties): nothing is allowed";
-  return undefined;
-}
-
 /** The policy's unsafe tools, and the request's tools the policy does not declare (fail closed). */
 function unsafeNames(next: NextAnswer, tools: readonly ChatTool[], evaluator: Evaluator): string[] {
   const undeclared = tools
@@ -492,17 +486,16 @@ function unsafeNames(next: NextAnswer, tools: readonly ChatTool[], evaluator: Ev
   return [...next.tools.filter((tool) => tool.class === "unsafe").map((tool) => tool.name), ...undeclared];
 }
 
-/** The token shield's sets; a turn that cannot call a tool (`tool_choice: none`, no tools) may end. */
+/** The token shield's sets (what tool_choice offers is intersected with them by `turnSets`). */
 function tokenSets(
   evaluator: Evaluator,
   history: readonly ChatMessage[],
   next: NextAnswer,
   budget: SearchBudget,
-  { tools, toolChoice, intent }: { tools: readonly ChatTool[]; toolChoice: ToolChoice; intent: boolean },
+  { tools, intent }: { tools: readonly ChatTool[]; intent: boolean },
 ): ShieldSets {
   const sets = intent ? shieldSetsFor(evaluator, history, next, budget) : shieldSetsFromNextAnswer(next);
-  const unsafeTools = unsafeNames(next, tools, evaluator);
-  return { ...sets, unsafeTools, ...(toolChoice === "none" ? { doneAllowed: true } : {}) };
+  return { ...sets, unsafeTools: unsafeNames(next, tools, evaluator) };
 }
 
 /**

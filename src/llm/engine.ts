@@ -12,15 +12,24 @@ import {
   TokenBias,
 } from "node-llama-cpp";
 import PQueue from "p-queue";
-import { defaultContextSize, defaultSequences } from "../base/defaults.js";
+import { defaultContextSize, defaultMaxTokens, defaultSequences } from "../base/defaults.js";
 import { MentorError } from "../errors/index.js";
 import { type ChatMessage, type ChatTool, messageText } from "../openai/index.js";
-import { decodeGgufTokens, TextVocabulary, type TokenMask, VocabularyIndex } from "../shield/token/index.js";
+import {
+  CallDecoder,
+  type CallSyntax,
+  type DecodedCall,
+  type DecodeStats,
+  decodeGgufTokens,
+  type GenerateOptions,
+  planGeneration,
+  TextVocabulary,
+  type TokenMask,
+  VocabularyIndex,
+} from "../shield/token/index.js";
 import { withoutCallWrappers } from "../shield/upstream/index.js";
 import { chatFunctions, chatHistoryFromMessages } from "./chat.js";
-import { CallDecoder, type CallSyntax, type DecodedCall, type DecodeStats } from "./decoder.js";
 import type { GpuChoice } from "./gpu.js";
-import { defaultMaxTokens, type GenerateOptions, planGeneration } from "./plan.js";
 
 export interface EngineOptions {
   /** Path of a GGUF file. */

@@ -35,8 +35,23 @@ export interface ChatTool {
   function: ToolDefinition;
 }
 
-/** OpenAI's `tool_choice`. */
-export type ToolChoice = "none" | "auto" | "required" | { type: "function"; function: { name: string } };
+/** A `tool_choice` that names one function: the turn must call it. */
+export interface NamedToolChoice {
+  type: "function";
+  function: { name: string };
+}
+
+/**
+ * A `tool_choice` that offers a subset of `tools` this turn (`tools` itself stays the same from
+ * turn to turn, for prompt caching): `auto` may call one of them, `required` must.
+ */
+export interface AllowedToolsChoice {
+  type: "allowed_tools";
+  allowed_tools: { mode: "auto" | "required"; tools: NamedToolChoice[] };
+}
+
+/** OpenAI's `tool_choice`, in every form (docs/server.md, "tool_choice"). */
+export type ToolChoice = "none" | "auto" | "required" | NamedToolChoice | AllowedToolsChoice;
 
 /** The text of a message's content (a string, or the concatenated text parts). */
 export function messageText(content: ChatMessage["content"]): string {

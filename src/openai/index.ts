@@ -1,7 +1,9 @@
 export {
+  type AllowedToolsChoice,
   type ChatMessage,
   type ChatTool,
   messageText,
+  type NamedToolChoice,
   type ParameterSchema,
   type ToolChoice,
   type ToolDefinition,

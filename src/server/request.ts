@@ -8,10 +8,12 @@ import {
   expectedText,
   issue,
   messagesSchema,
+  type NamedToolChoice,
   schemaProblem,
   type ToolChoice,
 } from "../openai/index.js";
 import type { Policy } from "../policy/index.js";
+import { unknownChoiceTool } from "../shield/token/index.js";
 
 /** A `POST /v1/chat/completions` body, checked field by field. */
 export interface ChatRequest {
@@ -100,13 +102,22 @@ const tools = z
     });
   });
 
+const namedFunction = z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) });
+
 const toolChoice = z
   .union(
     [
       z.enum(["none", "auto", "required"]),
-      z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }),
+      namedFunction,
+      z.object({
+        type: z.literal("allowed_tools"),
+        allowed_tools: z.object({ mode: z.enum(["auto", "required"]), tools: z.array(namedFunction) }),
+      }),
     ],
-    { error: 'must be "none", "auto", "required" or {type: "function", function: {name}}' },
+    {
+      error:
+        'must be "none", "auto", "required", {type: "function", function: {name}} or {type: "allowed_tools", allowed_tools: {mode: "auto"|"required", tools: [{type: "function", function: {name}}]}}',
+    },
   )
   .nullish();
 
@@ -159,10 +170,21 @@ const chatBody = z
     if (choice === "required" && (body.tools ?? []).length === 0)
       context.issues.push(issue(body, ["tool_choice"], "required needs tools"));
     if (typeof choice === "object" && choice !== null) {
-      const name = choice.function.name;
-      if (!(body.tools ?? []).some((entry) => entry.function.name === name))
+      const unknown = unknownChoiceTool(
+        (body.tools ?? []).map((entry) => entry.function.name),
+        toolChoiceOf(choice),
+      );
+      if (unknown !== undefined)
         context.issues.push(
-          issue(body, ["tool_choice", "function", "name"], `${name} is not among the tools`),
+          issue(body, ["tool_choice", ...unknown.path], `${unknown.name} is not among the tools`),
+        );
+      else if (
+        choice.type === "allowed_tools" &&
+        choice.allowed_tools.mode === "required" &&
+        choice.allowed_tools.tools.length === 0
+      )
+        context.issues.push(
+          issue(body, ["tool_choice", "allowed_tools", "tools"], "mode required needs tools"),
         );
     }
   });
@@ -201,10 +223,7 @@ export function readChatRequest(body: unknown): ChatRequest {
     request.modelBase = raw.model.slice(0, suffix);
   }
   if (raw.tool_choice !== undefined && raw.tool_choice !== null)
-    request.toolChoice =
-      typeof raw.tool_choice === "string"
-        ? raw.tool_choice
-        : { type: "function", function: { name: raw.tool_choice.function.name } };
+    request.toolChoice = toolChoiceOf(raw.tool_choice);
   if (typeof raw.parallel_tool_calls === "boolean") request.parallelToolCalls = raw.parallel_tool_calls;
   const maxTokens = raw.max_completion_tokens ?? raw.max_tokens;
   if (typeof maxTokens === "number") request.maxTokens = maxTokens;
@@ -224,6 +243,18 @@ export function readChatRequest(body: unknown): ChatRequest {
     if (mentor.intent !== undefined) request.intent = mentor.intent;
   }
   return request;
+}
+
+/** A checked `tool_choice` as the turn reads it (without fields mentor does not read). */
+function toolChoiceOf(choice: NonNullable<z.infer<typeof toolChoice>>): ToolChoice {
+  const named = (name: string): NamedToolChoice => ({ type: "function", function: { name } });
+  if (typeof choice === "string") return choice;
+  if (choice.type === "function") return named(choice.function.name);
+  const { mode, tools } = choice.allowed_tools;
+  return {
+    type: "allowed_tools",
+    allowed_tools: { mode, tools: tools.map((tool) => named(tool.function.name)) },
+  };
 }
 
 /**

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { travel } from "../../bench/domains/travel/index.js";
-import { Engine, type GenerateOptions } from "../../src/llm/index.js";
+import { Engine } from "../../src/llm/index.js";
 import { loadRegistry, resolveModel } from "../../src/models/index.js";
+import type { GenerateOptions } from "../../src/shield/token/index.js";
 
 // The token shield on the real default model (`.ci/run` pulls it): where it masks nothing (empty
 // sets: nothing unsafe, nothing progressing, done allowed) it generates exactly the tokens of

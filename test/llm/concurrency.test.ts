@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { Engine, type GenerateOptions } from "../../src/llm/index.js";
+import { Engine } from "../../src/llm/index.js";
 import { makeTinyModel } from "../../src/models/tiny-model.js";
+import type { GenerateOptions } from "../../src/shield/token/index.js";
 import { travelTools } from "../support/tiny-travel.js";
 
 const directory = mkdtempSync(join(tmpdir(), "mentor-concurrency-"));

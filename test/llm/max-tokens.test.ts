@@ -5,10 +5,11 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { seededRandom } from "../../src/base/random.js";
 import { MentorError } from "../../src/errors/index.js";
-import { Engine, type GenerateOptions, type GenerationResult } from "../../src/llm/index.js";
+import { Engine, type GenerationResult } from "../../src/llm/index.js";
 import { tinyModelFamilies } from "../../src/models/family-tokenizer.js";
 import { makeTinyModel } from "../../src/models/tiny-model.js";
 import type { ChatTool, ParameterSchema } from "../../src/openai/index.js";
+import type { GenerateOptions } from "../../src/shield/token/index.js";
 
 // Needs a model: writes tiny ones (random weights, real tokenizers), the smallest shape.
 // max_tokens counts every token of the answer, forced structure included: a property over seeds,

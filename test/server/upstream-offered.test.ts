@@ -3,7 +3,7 @@ import { after, before, beforeEach, describe, it } from "node:test";
 import type { ChatTool } from "../../src/openai/index.js";
 import { type RunningServer, startServer } from "../../src/server/index.js";
 import { Conversation } from "../support/conversation.js";
-import { reply, type Script, ScriptedEndpoint } from "../support/scripted-endpoint.js";
+import { callsReply, type Script, ScriptedEndpoint } from "../support/scripted-endpoint.js";
 
 // Proxy mode returns only calls the request offers: a tool of its `tools` (and its tool_choice),
 // with arguments its parameters declare. A scripted upstream answers what the policy would allow
@@ -26,24 +26,7 @@ const start = () =>
   new Conversation([{ name: "request_travel", arguments: { ...toronto, urgent: false } }]).messages;
 
 const toolCall = (name: string, args: Record<string, unknown>): Script =>
-  reply(200, {
-    id: "up",
-    object: "chat.completion",
-    created: 0,
-    model: "scripted",
-    choices: [
-      {
-        index: 0,
-        finish_reason: "tool_calls",
-        message: {
-          role: "assistant",
-          content: null,
-          tool_calls: [{ id: "c1", type: "function", function: { name, arguments: JSON.stringify(args) } }],
-        },
-      },
-    ],
-    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-  });
+  callsReply([{ name, arguments: args }]);
 
 interface Answer {
   choices: {

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { pythonOpenAIVersion } from "../support/python-openai.js";
 
 const script = fileURLToPath(new URL("../../../scripts/setup.sh", import.meta.url));
 const systemTools = new URL("../support/system-tools.js", import.meta.url).href;
@@ -33,6 +34,19 @@ describe("npm run setup (scripts/setup.sh)", () => {
     const result = setup(["mona", "z3", "chromium", "nginx", "python3"]);
     assert.equal(result.status, 0, result.stderr);
     assert.match(result.stdout, /every tool the tests use is installed/);
+  });
+
+  test("makes the venv of the Python openai client the tool_choice test runs, under the user's cache", () => {
+    const cache = mkdtempSync(join(scratch, "cache-"));
+    const bin = stubs(["mona", "z3", "chromium", "nginx", "python3"]);
+    const env = { PATH: bin, MENTOR_CHROMIUM: join(bin, "chromium"), XDG_CACHE_HOME: cache };
+    const result = spawnSync("/bin/bash", [script, "--dry-run"], { encoding: "utf8", env });
+    assert.equal(result.status, 0, result.stderr);
+    const venv = join(cache, "mentor", "venvs", `openai-${pythonOpenAIVersion}`);
+    assert.ok(
+      result.stdout.includes(`setup: python3 -m venv ${venv} && pip install openai==${pythonOpenAIVersion}`),
+      result.stdout,
+    );
   });
 
   test("installs the missing tools with apt-get (as root, or through sudo)", () => {

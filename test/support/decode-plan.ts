@@ -1,4 +1,4 @@
-import type { DecodePlan } from "../../src/llm/decoder.js";
+import type { DecodePlan } from "../../src/shield/token/index.js";
 
 /**
  * A decode plan for decoder tests: a required single call, nothing progressing or redirected, no

@@ -56,3 +56,29 @@ export function reply(status: number, body: unknown, contentType = "application/
     response.end(typeof body === "string" ? body : JSON.stringify(body));
   };
 }
+
+/** A chat completion (200) whose message makes these calls, as an OpenAI-compatible upstream answers. */
+export function callsReply(calls: readonly { name: string; arguments: Record<string, unknown> }[]): Script {
+  return reply(200, {
+    id: "up",
+    object: "chat.completion",
+    created: 0,
+    model: "scripted",
+    choices: [
+      {
+        index: 0,
+        finish_reason: "tool_calls",
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: calls.map((call, index) => ({
+            id: `c${index + 1}`,
+            type: "function",
+            function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+          })),
+        },
+      },
+    ],
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  });
+}

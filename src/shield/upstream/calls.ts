@@ -1,3 +1,5 @@
+import { textCallOpening } from "../token/index.js";
+
 /** A call read from an answer's text. */
 export interface TextCall {
   name: string;
@@ -9,14 +11,11 @@ export interface TextCall {
 }
 
 /**
- * Where a call written as text opens: a JSON object with `"name"` first, at the start of a line,
- * right after a ``` fence, or after a `<tools>`, `<tool_call>` or `<function_call>` tag, possibly
- * the first of a JSON array of calls. These are the forms the local decoder reads token by token
- * (src/llm/decoder.ts): Qwen 2.5's own `<tool_call>` tags, and what instruction-tuned models write
- * under `tool_choice: auto` when nothing parses their calls (test/llm/fixtures).
+ * Where a call written as text opens (`textCallOpening`, the pattern the local decoder reads token
+ * by token): Qwen 2.5's own `<tool_call>` tags, and what instruction-tuned models write under
+ * `tool_choice: auto` when nothing parses their calls (test/llm/fixtures).
  */
-const callOpening =
-  /(?:(?:^|\n)[ \t]*|```[\w-]*[ \t]*\n[ \t]*|<(?:tools|tool_call|function_call)>\s*)(\[\s*)?\{\s*"name"\s*:\s*"/g;
+const callOpening = new RegExp(textCallOpening.source, "g");
 
 /** Lines that only wrapped calls written as text (fences, tags, array brackets): dropped from the content. */
 const callWrapperLine = /^[ \t]*(?:```[\w-]*|<\/?(?:tools|tool_call|function_call)>|[[\],])[ \t]*$/gm;
@@ -41,7 +40,7 @@ export function readTextCalls(
   const spans: [number, number][] = [];
   callOpening.lastIndex = 0;
   for (let opening = callOpening.exec(text); opening; opening = callOpening.exec(text)) {
-    const inArray = opening[1] !== undefined;
+    const inArray = opening.groups?.array !== undefined;
     const first = opening.index + opening[0].lastIndexOf("{");
     let start = first;
     let spanEnd = -1;

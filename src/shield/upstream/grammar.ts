@@ -1,15 +1,11 @@
 import type { ChatTool, ParameterSchema } from "../../openai/index.js";
+import type { CallSyntax as FormatSyntax } from "../token/index.js";
 
 /**
  * How a model writes a call, as text: `prefix` NAME `paramsPrefix` ARGUMENTS-JSON `suffix`, calls
- * of one message separated by `betweenCalls`.
+ * of one message separated by `betweenCalls` (the local decoder's syntax, with several calls per message).
  */
-export interface CallSyntax {
-  prefix: string;
-  paramsPrefix: string;
-  suffix: string;
-  betweenCalls: string;
-}
+export type CallSyntax = Required<FormatSyntax>;
 
 /** Hermes-style calls (Qwen 2.5, Qwen 3, Hermes): `<tool_call>\n{"name": "X", "arguments": {...}}\n</tool_call>`. */
 export const hermesSyntax: CallSyntax = {

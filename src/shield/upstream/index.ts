@@ -6,4 +6,9 @@ export {
   type ToolCallGrammarOptions,
   toolCallGrammar,
 } from "./grammar.js";
-export { type UpstreamShield, type UpstreamShieldOptions, upstreamShield } from "./request.js";
+export {
+  plainToolChoice,
+  type UpstreamShield,
+  type UpstreamShieldOptions,
+  upstreamShield,
+} from "./request.js";

@@ -1,5 +1,5 @@
 import type { ChatTool, ParameterSchema, ToolChoice } from "../../openai/index.js";
-import type { ShieldSets } from "../token/index.js";
+import { type ShieldSets, turnSets } from "../token/index.js";
 import { type CallSyntax, hermesSyntax, toolCallGrammar } from "./grammar.js";
 
 /**
@@ -47,38 +47,44 @@ export type UpstreamShield =
  */
 export function upstreamShield(options: UpstreamShieldOptions): UpstreamShield {
   const { sets, toolChoice } = options;
-  let candidates = [...options.tools];
-  if (typeof toolChoice === "object")
-    candidates = candidates.filter((tool) => tool.function.name === toolChoice.function.name);
-  if (sets.allowedTools !== undefined)
-    candidates = candidates.filter((tool) => sets.allowedTools?.includes(tool.function.name));
-  const unsafe = new Set(sets.unsafeTools ?? []);
-  const tools = candidates
-    .filter((tool) => !unsafe.has(tool.function.name))
+  const base = {
+    tools: options.tools.map((tool) => tool.function.name),
+    toolChoice,
+    ...(options.parallelToolCalls !== undefined ? { parallelToolCalls: options.parallelToolCalls } : {}),
+  };
+  const turn = turnSets({ ...base, sets });
+  if (turn.refusal !== undefined) return { refusal: turn.refusal };
+  const allowed = new Set(turn.allowed);
+  const tools = options.tools
+    .filter((tool) => allowed.has(tool.function.name))
     .map((tool) => narrowTool(tool, sets))
     .filter((tool): tool is ChatTool => tool !== undefined);
-  const doneAllowed = sets.doneAllowed ?? true;
-  const callRequired = toolChoice === "required" || typeof toolChoice === "object";
-  if (toolChoice === "none") return { tools, toolChoice };
   if (tools.length === 0) {
-    if (callRequired) return { refusal: "a tool call is required, but the shield allows no tool" };
-    if (!doneAllowed && options.tools.length > 0)
-      return {
-        refusal:
-          "ending the turn is not allowed (open duties) and the shield allows no tool: nothing is allowed",
-      };
-    return { tools, toolChoice: "none" };
+    // Under none, or every allowed tool lost its last allowed value to the narrowing (as if none were allowed).
+    const narrowed = turnSets({ ...base, sets: { ...sets, allowedTools: [] } });
+    return narrowed.refusal !== undefined ? { refusal: narrowed.refusal } : { tools, toolChoice: "none" };
   }
-  const mustCall = callRequired || !doneAllowed;
-  const choice: ToolChoice = toolChoice === "auto" && !doneAllowed ? "required" : toolChoice;
-  if (options.grammar !== "gbnf") return { tools, toolChoice: choice };
+  const mustCall = turn.callRequired || !turn.endAllowed;
+  if (options.grammar !== "gbnf") return { tools, toolChoice: plainToolChoice(toolChoice, mustCall) };
   const grammar = toolCallGrammar({
     tools,
     mustCall,
-    parallel: options.parallelToolCalls ?? true,
+    parallel: turn.maxCalls > 1,
     syntax: options.syntax ?? hermesSyntax,
   });
   return { tools, toolChoice: "none", grammar };
+}
+
+/**
+ * A `tool_choice` in the forms every OpenAI-compatible engine reads (`allowed_tools` is recent:
+ * llama.cpp and others refuse or ignore it), for a request whose `tools` are already the ones
+ * that may be called: `none` and a named function as they are, else `required` where the turn
+ * must call and `auto` where it may.
+ */
+export function plainToolChoice(toolChoice: ToolChoice, mustCall: boolean): ToolChoice {
+  if (toolChoice === "none" || (typeof toolChoice === "object" && toolChoice.type === "function"))
+    return toolChoice;
+  return mustCall ? "required" : "auto";
 }
 
 /** The tool with its argument schemas narrowed to the allowed values, or undefined when an argument has none. */

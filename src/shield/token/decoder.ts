@@ -1,106 +1,30 @@
-// Over 500 lines on purpose: `CallDecoder` is one state machine (free text, call prefix, name
-// slot, argument slots, suffix) whose phases share the partial text, the open slot and the veto
-// per sampled token. The properties the tests hold it to (it never emits what it masks; it is
-// token-for-token transparent where it masks nothing) are properties of the whole machine; the
-// helpers that need none of its state (skeleton, number checks, wrapper lines) are at the end.
+// `CallDecoder` is one state machine (free text, call prefix, name slot, argument slots, suffix)
+// whose phases share the partial text, the open slot and the veto per sampled token: the
+// properties the tests hold it to (it never emits what it masks; it is token-for-token transparent
+// where it masks nothing) are properties of the whole machine. Its three jobs' stateless parts
+// live beside it: the call syntax and its slots (call-syntax.ts, value-slot.ts), spotting calls
+// written as text (text-calls.ts), steering to the advised call (steering.ts).
 
-import { MentorError } from "../errors/index.js";
-import type { ToolDefinition } from "../openai/index.js";
+import { MentorError } from "../../errors/index.js";
+import type { ToolDefinition } from "../../openai/index.js";
 import {
-  computeTokenMask,
-  fallbackToken,
-  isTokenAllowed,
-  type ShieldSlot,
-  type TokenMask,
-  type VocabularyIndex,
-} from "../shield/token/index.js";
-import { JsonPrefix } from "./json-prefix.js";
-
-/** A JSON slot (array, object) may take this many times a free string's tokens before it is closed. */
-const jsonTokensPerString = 4;
+  type ArgumentSets,
+  type CallSyntax,
+  type Closing,
+  closingFrom,
+  constantArguments,
+  type Segment,
+  skeleton,
+} from "./call-syntax.js";
+import { computeTokenMask, fallbackToken, isTokenAllowed, type ShieldSlot, type TokenMask } from "./mask.js";
+import type { DecodePlan } from "./plan.js";
+import { advisedCallTokens, callPenalty } from "./steering.js";
+import { textCallAt } from "./text-calls.js";
+import { ValueSlot } from "./value-slot.js";
+import type { VocabularyIndex } from "./vocabulary-index.js";
 
 /** Whitespace tokens the model may write after a call before it opens the next or ends the turn. */
 const maxWhitespaceTokensBetweenCalls = 4;
-
-/** The call syntax of a chat format, as text (special tokens spelled out). */
-export interface CallSyntax {
-  /** Opens a call, up to the tool name: `<tool_call>\n{"name": "`, `<function=`, `||call: `. */
-  prefix: string;
-  /** Between the name and the arguments: `", "arguments": `, `>`, `(`. */
-  paramsPrefix: string;
-  /** Closes a call: `}\n</tool_call>`, `</function><|eom_id|>`, `)`. */
-  suffix: string;
-  /**
-   * Between a call's suffix and the next call's prefix in one turn (`\n` for Qwen 3), where the
-   * format allows several calls per turn; undefined where it writes one call per turn.
-   */
-  betweenCalls?: string;
-}
-
-/** Per-argument sets for one value slot. */
-export interface ArgumentSets {
-  allowed?: readonly string[];
-  unsafe?: readonly string[];
-  progressing?: readonly string[];
-}
-
-/** What the decoder must produce and what the shield allows, resolved for one generation. */
-export interface DecodePlan {
-  syntax: CallSyntax;
-  tools: ToolDefinition[];
-  /** Names the tool-name slot may take (already intersected with the shield and tool_choice). */
-  names: string[];
-  progressingNames: string[];
-  /**
-   * Intent-keeping (token mode): an unsafe tool the model may still start to name, and the allowed
-   * tool its advice names. A name that can only become the unsafe tool is replaced by the advised one.
-   */
-  redirects: Map<string, string>;
-  /**
-   * Per advised tool, the values its redirected call is steered to (the advised call's
-   * arguments): the slots allow only these. Absent: redirected calls are shielded as usual.
-   */
-  redirectArguments?: Map<string, Map<string, ArgumentSets>>;
-  /**
-   * Intent-keeping for the end of the turn (token mode, `done` not allowed): the allowed tool whose
-   * call the advice names toward the open duties. An end token sampled in free text is replaced by
-   * this call (its values steered by `redirectArguments`); absent: by a call whose name is open.
-   */
-  endRedirect?: string;
-  /**
-   * In a turn that may not end: the free-text tokens after which the end of the turn is taken as
-   * reached (the next token becomes the call, the advised one where `endRedirect` is set), so that
-   * text cut by max_tokens cannot end it. `planGeneration` sets half of max_tokens with
-   * `endRedirect`; less where the advised call needs more than the other half of `maxTokens`.
-   */
-  freeTextBudget?: number;
-  /** The answer's tokens at most, forced ones included (the engine cuts there). */
-  maxTokens?: number;
-  /** Per tool, per argument. */
-  argumentSets: Map<string, Map<string, ArgumentSets>>;
-  /** Whether free text may start the turn and whether the turn may end without a call. */
-  startInCall: boolean;
-  /** Whether a call may be opened from free text (tool_choice auto). */
-  callsAllowed: boolean;
-  /** Whether an end-of-generation token may end the turn without a call. */
-  endAllowed: boolean;
-  /**
-   * Ending the turn is the progressing move (no duty open, no call progresses). The end token
-   * cannot be biased, so the tokens that would open a call from free text get `-eta` instead:
-   * the same shift of the odds between calling and ending.
-   */
-  endProgressing: boolean;
-  /** Calls the turn may hold (1 without parallel calls; Infinity: until the model ends the turn). */
-  maxCalls: number;
-  /** Calls forced before the turn may end (after the first, each opens with `betweenCalls`). */
-  minCalls: number;
-  eta: number;
-  strength: number;
-  /** Apply eta boosts (token mode); the syntax masks apply in every mode. */
-  boost: boolean;
-  /** A free string is closed after this many tokens. */
-  maxStringTokens: number;
-}
 
 /** Tokenization of text the decoder forces (fixed structure). */
 export type Tokenize = (text: string, special: boolean) => number[];
@@ -121,39 +45,11 @@ export interface DecodeAction {
   stop?: boolean;
 }
 
-type Segment =
-  | { kind: "fixed"; text: string }
-  | { kind: "string"; key: string; sets: ArgumentSets; enumValues?: string[] }
-  | { kind: "number"; key: string; integer: boolean }
-  | { kind: "boolean"; key: string; sets: ArgumentSets }
-  /** An array or object: the model writes it as JSON, closed for it where it breaks off. */
-  | { kind: "json"; key: string; opening: "[" | "{" };
-
-/**
- * The text that follows a slot up to the next value slot (its opening quote included) or, after
- * the last, the call's suffix. A token may close the slot and write the start of it.
- */
-interface Closing {
-  text: string;
-  /** Where the call syntax's suffix starts in `text` (it is tokenized with special tokens). */
-  suffixAt: number;
-  /** The segment of the next value slot, or -1: the call ends with this text. */
-  next: number;
-}
-
 type Phase =
   | { kind: "free" }
   /** `tokens`: the slot's evaluated tokens; `lead`: text of the first of them before the name. */
   | { kind: "name"; text: string; tokens: number[]; lead: string }
-  | {
-      kind: "value";
-      segmentIndex: number;
-      text: string;
-      tokens: number[];
-      closing: Closing;
-      /** The value so far, in a JSON slot. */
-      json?: JsonPrefix;
-    }
+  | { kind: "value"; slot: ValueSlot }
   /** After a call, with more allowed: whitespace so far, and how many tokens of it. */
   | { kind: "between"; text: string; tokens: number }
   | { kind: "finished" };
@@ -167,24 +63,6 @@ export interface DecodeStats {
   maskSteps: number;
   maskMs: number;
 }
-
-/** After the name of a call written as text (not in the chat format's own syntax). */
-const textCallParamsPrefix = '", "arguments": ';
-
-/**
- * A call written as text, as instruction-tuned models write them under `tool_choice: auto`: a JSON
- * object with `"name"` first, at the start of a line or right after a ``` fence or a `<tools>`,
- * `<tool_call>` or `<function_call>` tag, possibly the first of a JSON array of calls. `rest` is
- * the part of the name already written.
- */
-const textCallOpening =
-  /(?:(?:^|\n)[ \t]*|```[\w-]*[ \t]*\n[ \t]*|<(?:tools|tool_call|function_call)>\s*)\[?\s*\{\s*"name"\s*:\s*"(?<rest>[^"\\\n]*)$/;
-
-/** The next call of a JSON array of calls written as text, right after the one before it. */
-const nextTextCallInArray = /^\s*,\s*\{\s*"name"\s*:\s*"(?<rest>[^"\\\n]*)$/;
-
-/** The longest number a number slot takes (characters). */
-const maxNumberLength = 16;
 
 /**
  * The per-generation state that walks the call syntax: free text until a call opens (the chat
@@ -265,7 +143,17 @@ export class CallDecoder {
   /** The mask for the next sampled token, or undefined for no bias. */
   mask(): TokenMask | undefined {
     const started = performance.now();
-    const mask = this.computeMask();
+    const phase = this.phase;
+    const options = { strength: this.plan.strength, eta: this.plan.boost ? this.plan.eta : 0 };
+    let mask: TokenMask | undefined;
+    if (phase.kind === "name") mask = computeTokenMask(this.index, this.nameSlot(), phase.text, options);
+    else if (phase.kind === "value") {
+      const slot = phase.slot.shieldSlot();
+      mask = slot
+        ? computeTokenMask(this.index, slot, phase.slot.text, options)
+        : phase.slot.numberMask(this.index, options.strength);
+    } else if (phase.kind === "free" && this.plan.boost && this.plan.endProgressing)
+      mask = this.callPenalty();
     if (mask !== undefined) {
       this.stats.maskSteps++;
       this.stats.maskMs += performance.now() - started;
@@ -274,58 +162,15 @@ export class CallDecoder {
     return mask;
   }
 
-  private computeMask(): TokenMask | undefined {
-    const phase = this.phase;
-    const options = { strength: this.plan.strength, eta: this.plan.boost ? this.plan.eta : 0 };
-    if (phase.kind === "name") {
-      const slot: ShieldSlot = {
-        kind: "allow",
-        values: [...this.plan.names, ...this.plan.redirects.keys()],
-        progressing: this.plan.progressingNames,
-        terminator: this.syntax.paramsPrefix,
-        terminatorOf: (name) => this.nameClosing(name).text,
-      };
-      return computeTokenMask(this.index, slot, phase.text, options);
-    }
-    if (phase.kind === "free")
-      return this.plan.boost && this.plan.endProgressing ? this.callPenalty() : undefined;
-    if (phase.kind !== "value") return undefined;
-    const segment = this.segments[phase.segmentIndex];
-    if (segment?.kind === "number") return this.numberMask(phase.text, segment.integer, phase.closing);
-    if (segment?.kind === "boolean")
-      return computeTokenMask(
-        this.index,
-        { kind: "allow", values: booleanValues(segment.sets), terminator: phase.closing.text },
-        phase.text,
-        options,
-      );
-    if (segment?.kind === "string") {
-      const unsafe = segment.sets.unsafe ?? [];
-      const allowed = (segment.sets.allowed ?? segment.enumValues)?.filter(
-        (value) => !unsafe.includes(value),
-      );
-      const progressing = segment.sets.progressing ?? [];
-      const slot: ShieldSlot =
-        allowed !== undefined
-          ? { kind: "allow", values: allowed, progressing, terminator: phase.closing.text }
-          : { kind: "deny", unsafe, progressing, terminator: '"', continuation: phase.closing.text.slice(1) };
-      return computeTokenMask(this.index, slot, phase.text, options);
-    }
-    return undefined;
-  }
-
-  /** Tokens that keep a number valid, or complete it and go on into the text that follows. */
-  private numberMask(partial: string, integer: boolean, closing: Closing): TokenMask {
-    const bias = new Map<number, number>();
-    const consider = (token: number) => {
-      if (numberTokenFits(partial, this.index.text(token), integer, closing.text))
-        bias.set(token, this.plan.strength);
+  /** The tool-name slot: the names the turn may write, and those the shield redirects. */
+  private nameSlot(): ShieldSlot {
+    return {
+      kind: "allow",
+      values: [...this.plan.names, ...this.plan.redirects.keys()],
+      progressing: this.plan.progressingNames,
+      terminator: this.syntax.paramsPrefix,
+      terminatorOf: (name) => this.nameClosing(name).text,
     };
-    for (const token of this.index.numberTokens) consider(token);
-    this.index.forEachPrefixOf(closing.text, consider);
-    const mask: TokenMask = { bias, banned: new Set(), allowed: new Set(bias.keys()) };
-    if (bias.size === 0) mask.empty = `no token continues the number ${JSON.stringify(partial)}`;
-    return mask;
   }
 
   /** Takes the sampled token; returns the tokens to evaluate instead (veto, jump) and whether to stop. */
@@ -357,7 +202,7 @@ export class CallDecoder {
     const action =
       phase.kind === "name"
         ? this.acceptName(phase, chosen, this.index.text(chosen))
-        : this.acceptValue(phase, chosen);
+        : this.acceptValue(phase.slot, chosen);
     if (chosen !== token && action.replace === undefined) action.replace = [chosen];
     // A completed call's tokens were recorded when it closed.
     if (this.calls.length === completed) this.callTokens.push(...(action.replace ?? [token]));
@@ -417,26 +262,14 @@ export class CallDecoder {
 
   /**
    * A call written as text opens when the free text ends with `{"name": "` where such a call may
-   * begin (`textCallOpening`): the model wrote the opening itself, so nothing is forced; its
+   * begin (`textCallAt`): the model wrote the opening itself, so nothing is forced; its
    * tokens leave the content and the name slot starts, with the name's start if the token has one.
    */
   private openTextCall(token: number, text: string): DecodeAction | undefined {
-    // The opening's last quote is in this token (the name's start after it has none).
-    if (!text.includes('"')) return undefined;
-    let match = textCallOpening.exec(this.freeText);
-    let at = 0;
-    if (match === null && this.textCallEnd !== undefined) {
-      match = nextTextCallInArray.exec(this.freeText.slice(this.textCallEnd));
-      at = this.textCallEnd;
-    }
-    const rest = match?.groups?.rest;
-    if (match === null || rest === undefined || rest.length >= text.length) return undefined;
-    const phase = this.enterCall(at + match.index, {
-      prefix: match[0].slice(0, match[0].length - rest.length),
-      paramsPrefix: textCallParamsPrefix,
-      suffix: "}",
-    });
-    return rest === "" ? {} : this.nameInOpeningToken(phase, token, rest, text);
+    const opening = textCallAt(this.freeText, text, this.textCallEnd);
+    if (opening === undefined) return undefined;
+    const phase = this.enterCall(opening.at, opening.syntax);
+    return opening.rest === "" ? {} : this.nameInOpeningToken(phase, token, opening.rest, text);
   }
 
   /**
@@ -474,17 +307,9 @@ export class CallDecoder {
     return action;
   }
 
-  private callOpeners(): ReadonlySet<number> {
-    return this.index.tokensEndingWithStartOf(this.plan.syntax.prefix.trimStart());
-  }
-
   /** The same every free step of a generation: built once. */
   private callPenalty(): TokenMask {
-    if (this.penalty === undefined) {
-      const bias = new Map<number, number>();
-      for (const token of this.callOpeners()) bias.set(token, -this.plan.eta);
-      this.penalty = { bias, banned: new Set(), allowed: undefined };
-    }
+    this.penalty ??= callPenalty(this.index, this.plan.syntax, this.plan.eta);
     return this.penalty;
   }
 
@@ -497,42 +322,11 @@ export class CallDecoder {
       const { freeTextBudget = Number.POSITIVE_INFINITY, endRedirect, maxTokens } = this.plan;
       const room =
         endRedirect !== undefined && maxTokens !== undefined
-          ? maxTokens - this.callTokensAtMost(endRedirect)
+          ? maxTokens - advisedCallTokens(this.plan, endRedirect, this.tokenize)
           : Number.POSITIVE_INFINITY;
       this.textBudget = Math.max(0, Math.min(freeTextBudget, room));
     }
     return this.textBudget;
-  }
-
-  /**
-   * The tokens a call of the tool takes at most in the format's syntax, its values steered to the
-   * advised ones: the structure as forced; an allow-list value one token per character (the model
-   * may spell it in pieces); a value the model writes, the most its slot takes.
-   */
-  private callTokensAtMost(name: string): number {
-    const tool = this.plan.tools.find((candidate) => candidate.name === name) as ToolDefinition;
-    const sets = new Map([
-      ...(this.plan.argumentSets.get(name) ?? []),
-      ...(this.plan.redirectArguments?.get(name) ?? []),
-    ]);
-    const { prefix, paramsPrefix, suffix } = this.plan.syntax;
-    let tokens = this.tokenize(prefix, true).length + this.tokenize(name, false).length;
-    let fixed = paramsPrefix;
-    for (const segment of skeleton(tool, sets)) {
-      if (segment.kind === "fixed") {
-        fixed += segment.text;
-        continue;
-      }
-      if (fixed !== "") tokens += this.tokenize(fixed, false).length;
-      fixed = "";
-      const values = segment.kind === "string" ? (segment.sets.allowed ?? segment.enumValues) : undefined;
-      if (values !== undefined) tokens += Math.max(0, ...values.map((value) => value.length)) + 2;
-      else if (segment.kind === "string") tokens += this.plan.maxStringTokens + 2;
-      else if (segment.kind === "number") tokens += maxNumberLength;
-      else if (segment.kind === "boolean") tokens += "false".length;
-      else tokens += this.plan.maxStringTokens * jsonTokensPerString;
-    }
-    return tokens + this.tokenize(fixed, false).length + this.tokenize(suffix, true).length;
   }
 
   /** Replaces the sampled token with the call prefix. */
@@ -568,22 +362,10 @@ export class CallDecoder {
     if (closing === undefined) {
       const tool = this.plan.tools.find((candidate) => candidate.name === name);
       const segments = tool ? skeleton(tool, this.plan.argumentSets.get(name) ?? new Map()) : [];
-      closing = this.closingFrom(segments, 0, this.syntax.paramsPrefix);
+      closing = closingFrom(segments, 0, this.syntax.paramsPrefix, this.syntax.suffix);
       this.nameClosings.set(name, closing);
     }
     return closing;
-  }
-
-  private closingFrom(segments: readonly Segment[], from: number, lead: string): Closing {
-    let text = lead;
-    let index = from;
-    while (index < segments.length && segments[index]?.kind === "fixed") {
-      text += (segments[index] as { text: string }).text;
-      index++;
-    }
-    if (index >= segments.length) return { text: text + this.syntax.suffix, suffixAt: text.length, next: -1 };
-    if (segments[index]?.kind === "string") text += '"';
-    return { text, suffixAt: text.length, next: index };
   }
 
   /**
@@ -674,15 +456,13 @@ export class CallDecoder {
       return this.closeCall(keep, forced);
     }
     const segment = this.segments[closing.next] as Exclude<Segment, { kind: "fixed" }>;
-    const after = this.closingFrom(this.segments, closing.next + 1, segment.kind === "string" ? '"' : "");
-    this.phase = {
-      kind: "value",
-      segmentIndex: closing.next,
-      text: "",
-      tokens: [],
-      closing: after,
-      ...(segment.kind === "json" ? { json: new JsonPrefix(segment.opening) } : {}),
-    };
+    const after = closingFrom(
+      this.segments,
+      closing.next + 1,
+      segment.kind === "string" ? '"' : "",
+      this.syntax.suffix,
+    );
+    this.phase = { kind: "value", slot: new ValueSlot(segment, after, this.plan.maxStringTokens) };
     this.stats.forced += forced.length;
     return { replace: [...keep, ...forced] };
   }
@@ -746,99 +526,20 @@ export class CallDecoder {
     return forced;
   }
 
-  private acceptValue(phase: Phase & { kind: "value" }, token: number): DecodeAction {
-    const segment = this.segments[phase.segmentIndex] as Exclude<Segment, { kind: "fixed" }>;
-    const text = this.index.text(token);
-    const closing = phase.closing;
-    if (segment.kind === "number") {
-      const digits = numberPart(text);
-      const rest = text.slice(digits.length);
-      const value = phase.text + digits;
-      if (rest === "") {
-        phase.text = value;
-        if (value.length < maxNumberLength || !completeNumber(value, segment.integer)) return {};
-      }
-      this.values[segment.key] = Number(value);
-      if (rest !== "" && !closing.text.startsWith(rest))
-        return this.finishSlot(digits === "" ? [] : this.tokenize(digits, false), 0, closing);
-      return this.finishSlot([token], rest.length, closing);
-    }
-    if (segment.kind === "json") return this.acceptJson(phase, segment, token);
-    if (segment.kind === "boolean") {
-      // Complete once a token goes on past the value, as the model's own closing token does.
-      const written = phase.text + text;
-      const value = booleanValues(segment.sets).find(
-        (candidate) =>
-          written.length > candidate.length &&
-          written.startsWith(candidate) &&
-          closing.text.startsWith(written.slice(candidate.length)),
-      );
-      if (value === undefined) {
-        phase.text = written;
-        return {};
-      }
-      this.values[segment.key] = value === "true";
-      return this.finishSlot([token], written.length - value.length, closing);
-    }
-    const quote = text.indexOf('"');
-    const unsafe = segment.sets.unsafe ?? [];
-    if (quote < 0) {
-      phase.text += text;
-      phase.tokens.push(token);
-      if (phase.tokens.length < this.plan.maxStringTokens) return {};
-      // Too long: close the string here, unless that spells an unsafe value.
-      if (unsafe.includes(phase.text) || (segment.sets.allowed ?? segment.enumValues) !== undefined)
-        return {};
-      this.values[segment.key] = phase.text;
-      return this.finishSlot([token], 0, closing);
-    }
-    const before = text.slice(0, quote);
-    const value = phase.text + before;
-    if (unsafe.includes(value)) {
-      // The veto: never close on an unsafe value (the bias bans these tokens; this is the backstop).
-      this.stats.vetoed++;
-      phase.text = `${value} `;
-      const replacement = this.tokenize(`${before} `, false);
-      return { replace: replacement };
-    }
-    this.values[segment.key] = value;
-    // The token closes the string: kept when what follows its quote is the structure expected next.
-    const rest = text.slice(quote);
-    if (closing.text.startsWith(rest)) return this.finishSlot([token], rest.length, closing);
-    return this.finishSlot(before === "" ? [] : this.tokenize(before, false), 0, closing);
-  }
-
-  /**
-   * A token of a JSON slot: taken while it continues the value; a token that goes on past the
-   * value's end into the expected structure closes the slot; one that breaks the value (or a
-   * special token, or one past the slot's token limit) is cut where it breaks, and the shortest
-   * text that completes the value is forced.
-   */
-  private acceptJson(
-    phase: Phase & { kind: "value" },
-    { key }: Segment & { kind: "json" },
-    token: number,
-  ): DecodeAction {
-    const json = phase.json as JsonPrefix;
+  private acceptValue(slot: ValueSlot, token: number): DecodeAction {
     const special = this.isEndToken(token) || this.isSpecialToken(token);
-    const text = special ? "" : this.index.text(token);
-    let taken = 0;
-    while (taken < text.length && json.feed(text[taken] as string)) taken++;
-    if (!special && taken === text.length && !json.done) {
-      phase.tokens.push(token);
-      if (phase.tokens.length < this.plan.maxStringTokens * jsonTokensPerString) return {};
+    const step = slot.read(token, special ? "" : this.index.text(token), special);
+    if (step.kind === "more") return {};
+    if (step.kind === "veto") {
+      this.stats.vetoed++;
+      return { replace: this.tokenize(step.text, false) };
     }
-    const rest = text.slice(taken);
-    if (json.whole && rest !== "" && phase.closing.text.startsWith(rest)) {
-      this.values[key] = JSON.parse(json.text);
-      return this.finishSlot([token], rest.length, phase.closing);
-    }
-    const completion = json.whole ? "" : json.completion();
-    this.values[key] = JSON.parse(json.text + completion);
-    const kept = taken === text.length && !special ? [token] : this.tokenize(text.slice(0, taken), false);
-    const forced = completion === "" ? [] : this.tokenize(completion, false);
+    this.values[slot.segment.key] = step.value;
+    const keep =
+      step.keep === "token" ? [token] : step.keep.text === "" ? [] : this.tokenize(step.keep.text, false);
+    const forced = step.forced ? this.tokenize(step.forced, false) : [];
     this.stats.forced += forced.length;
-    return this.finishSlot([...kept, ...forced], 0, phase.closing);
+    return this.finishSlot([...keep, ...forced], step.emitted, slot.closing);
   }
 
   /** A token that continues a free string without closing it on an unsafe value: a space. */
@@ -846,87 +547,4 @@ export class CallDecoder {
     const space = this.tokenize(" ", false);
     return space.length === 1 && isTokenAllowed(mask, space[0] as number) ? space[0] : undefined;
   }
-}
-
-function booleanValues(sets: ArgumentSets): string[] {
-  return ["true", "false"].filter((value) => !(sets.unsafe ?? []).includes(value));
-}
-
-/** The leading characters of a token that can belong to a JSON number. */
-function numberPart(text: string): string {
-  return /^[-0-9.]*/.exec(text)?.[0] ?? "";
-}
-
-function completeNumber(text: string, integer: boolean): boolean {
-  return (integer ? /^-?(0|[1-9][0-9]*)$/ : /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/).test(text);
-}
-
-/**
- * Whether a token may follow `partial` in a number slot: it keeps the number a valid prefix, or
- * completes it and goes on into `closing`.
- */
-function numberTokenFits(partial: string, text: string, integer: boolean, closing: string): boolean {
-  const digits = numberPart(text);
-  const value = partial + digits;
-  const rest = text.slice(digits.length);
-  if (rest === "")
-    return (
-      value.length <= maxNumberLength &&
-      (integer ? /^-?(0|[1-9][0-9]*)?$/ : /^-?((0|[1-9][0-9]*)(\.[0-9]*)?)?$/).test(value)
-    );
-  return completeNumber(value, integer) && closing.startsWith(rest);
-}
-
-/**
- * The arguments of a call as fixed text and value slots, in the order of the schema's
- * `properties`: `{"a": ` slot `, "b": ` slot `}`. Strings, numbers, booleans and enums are value
- * slots; arrays and objects are JSON slots the model writes freely (kept valid); untyped values
- * are written as `null`.
- */
-export function skeleton(tool: ToolDefinition, sets: Map<string, ArgumentSets>): Segment[] {
-  const properties = Object.entries(tool.parameters?.properties ?? {});
-  const segments: Segment[] = [];
-  let fixed = "{";
-  properties.forEach(([key, schema], position) => {
-    fixed += `${position === 0 ? "" : ", "}${JSON.stringify(key)}: `;
-    const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-    const enumValues = schema.enum?.filter((value): value is string => typeof value === "string");
-    if (type === "string" || (enumValues !== undefined && enumValues.length > 0)) {
-      segments.push({ kind: "fixed", text: fixed });
-      fixed = "";
-      segments.push({
-        kind: "string",
-        key,
-        sets: sets.get(key) ?? {},
-        ...(enumValues && enumValues.length > 0 ? { enumValues } : {}),
-      });
-    } else if (type === "number" || type === "integer") {
-      segments.push({ kind: "fixed", text: fixed });
-      fixed = "";
-      segments.push({ kind: "number", key, integer: type === "integer" });
-    } else if (type === "boolean") {
-      segments.push({ kind: "fixed", text: fixed });
-      fixed = "";
-      segments.push({ kind: "boolean", key, sets: sets.get(key) ?? {} });
-    } else if (type === "array" || type === "object") {
-      segments.push({ kind: "fixed", text: fixed });
-      fixed = "";
-      segments.push({ kind: "json", key, opening: type === "array" ? "[" : "{" });
-    } else fixed += "null";
-  });
-  segments.push({ kind: "fixed", text: `${fixed}}` });
-  return segments;
-}
-
-/** Arguments the decoder writes as constants (untyped values: `null`). */
-function constantArguments(tool: ToolDefinition): Record<string, unknown> {
-  const values: Record<string, unknown> = {};
-  for (const [key, schema] of Object.entries(tool.parameters?.properties ?? {})) {
-    const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-    const hasEnum = (schema.enum ?? []).some((value) => typeof value === "string");
-    if (["string", "number", "integer", "boolean", "array", "object"].includes(type ?? "") || hasEnum)
-      continue;
-    values[key] = null;
-  }
-  return values;
 }

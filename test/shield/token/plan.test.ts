@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import type { DecodePlan } from "../../src/llm/decoder.js";
-import { planGeneration } from "../../src/llm/plan.js";
-import type { ShieldSets } from "../../src/shield/token/index.js";
+import type { DecodePlan, ShieldSets } from "../../../src/shield/token/index.js";
+import { planGeneration } from "../../../src/shield/token/index.js";
 
 const syntax = {
   prefix: '<tool_call>\n{"name": "',

@@ -1,10 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { seededRandom } from "../../src/base/random.js";
-import { CallDecoder, type DecodePlan } from "../../src/llm/decoder.js";
-import { TextVocabulary, VocabularyIndex } from "../../src/shield/token/index.js";
-import { decodePlan } from "../support/decode-plan.js";
-import { toyTokenizer } from "../support/toy-tokenizer.js";
+import { seededRandom } from "../../../src/base/random.js";
+import {
+  CallDecoder,
+  type DecodePlan,
+  TextVocabulary,
+  VocabularyIndex,
+} from "../../../src/shield/token/index.js";
+import { decodePlan } from "../../support/decode-plan.js";
+import { toyTokenizer } from "../../support/toy-tokenizer.js";
 
 // No model: a toy vocabulary and a sampler that ignores the bias half of the time, so the veto
 // alone must keep every call well-formed and free of unsafe names and values.

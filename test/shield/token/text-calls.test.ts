@@ -1,17 +1,18 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
-import { CallDecoder, type DecodePlan } from "../../src/llm/decoder.js";
-import { loadFamilyTokenizer } from "../../src/models/family-tokenizer.js";
-import { buildGgufVocabulary } from "../../src/models/tiny-model.js";
+import { loadFamilyTokenizer } from "../../../src/models/family-tokenizer.js";
+import { buildGgufVocabulary } from "../../../src/models/tiny-model.js";
 import {
+  CallDecoder,
+  type DecodePlan,
   decodeGgufTokens,
   isTokenAllowed,
   TextVocabulary,
   VocabularyIndex,
-} from "../../src/shield/token/index.js";
-import { readTextCalls, withoutCallWrappers } from "../../src/shield/upstream/index.js";
-import { decodePlan } from "../support/decode-plan.js";
+} from "../../../src/shield/token/index.js";
+import { readTextCalls, withoutCallWrappers } from "../../../src/shield/upstream/index.js";
+import { decodePlan } from "../../support/decode-plan.js";
 
 // Under tool_choice "auto", Qwen2.5-Coder-1.5B-Instruct writes most of its calls as text: in
 // ``` fences (with or without "json", pretty-printed), in a <tools> block (several calls), as a bare
@@ -28,7 +29,7 @@ interface Recorded {
 }
 
 const recorded = JSON.parse(
-  readFileSync(new URL("../../../test/llm/fixtures/qwen2.5-coder-texts.json", import.meta.url), "utf8"),
+  readFileSync(new URL("../../../../test/llm/fixtures/qwen2.5-coder-texts.json", import.meta.url), "utf8"),
 ) as Recorded[];
 
 const source = loadFamilyTokenizer("qwen3");

@@ -1,10 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { seededRandom } from "../../src/base/random.js";
-import { CallDecoder, type DecodePlan } from "../../src/llm/decoder.js";
-import { JsonPrefix } from "../../src/llm/json-prefix.js";
-import { TextVocabulary, VocabularyIndex } from "../../src/shield/token/index.js";
-import { toyTokenizer } from "../support/toy-tokenizer.js";
+import { seededRandom } from "../../../src/base/random.js";
+import {
+  CallDecoder,
+  type DecodePlan,
+  TextVocabulary,
+  VocabularyIndex,
+} from "../../../src/shield/token/index.js";
+import { JsonPrefix } from "../../../src/shield/token/json-prefix.js";
+import { toyTokenizer } from "../../support/toy-tokenizer.js";
 
 /** A random JSON value (nested arrays and objects, escapes, numbers of every form). */
 function randomValue(random: () => number, depth = 0): unknown {

@@ -2,19 +2,21 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { CallDecoder, type CallSyntax, type DecodePlan } from "../../src/llm/decoder.js";
-import { loadFamilyTokenizer, tinyModelFamilies } from "../../src/models/family-tokenizer.js";
-import { findModel, loadRegistry, modelsDirectory } from "../../src/models/index.js";
-import { buildGgufVocabulary } from "../../src/models/tiny-model.js";
-import type { ParameterSchema, ToolDefinition } from "../../src/openai/index.js";
+import { loadFamilyTokenizer, tinyModelFamilies } from "../../../src/models/family-tokenizer.js";
+import { findModel, loadRegistry, modelsDirectory } from "../../../src/models/index.js";
+import { buildGgufVocabulary } from "../../../src/models/tiny-model.js";
+import type { ParameterSchema, ToolDefinition } from "../../../src/openai/index.js";
 import {
+  CallDecoder,
+  type CallSyntax,
+  type DecodePlan,
   decodeGgufTokens,
   isTokenAllowed,
   TextVocabulary,
   VocabularyIndex,
-} from "../../src/shield/token/index.js";
-import { decodePlan } from "../support/decode-plan.js";
-import { readGguf } from "../support/gguf-reader.js";
+} from "../../../src/shield/token/index.js";
+import { decodePlan } from "../../support/decode-plan.js";
+import { readGguf } from "../../support/gguf-reader.js";
 
 // A model's own token may close a slot and go on with the structure that follows (`"}}\n` on
 // Qwen 2.5 after the last string argument). The decoder must keep such a token as the model wrote

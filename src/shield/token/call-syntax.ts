@@ -1,0 +1,121 @@
+import type { ToolDefinition } from "../../openai/index.js";
+
+// The call syntax and its slots: a chat format's call text, a tool's arguments as fixed JSON
+// structure with value slots in between, and the text that closes each slot.
+
+/** The call syntax of a chat format, as text (special tokens spelled out). */
+export interface CallSyntax {
+  /** Opens a call, up to the tool name: `<tool_call>\n{"name": "`, `<function=`, `||call: `. */
+  prefix: string;
+  /** Between the name and the arguments: `", "arguments": `, `>`, `(`. */
+  paramsPrefix: string;
+  /** Closes a call: `}\n</tool_call>`, `</function><|eom_id|>`, `)`. */
+  suffix: string;
+  /**
+   * Between a call's suffix and the next call's prefix in one turn (`\n` for Qwen 3), where the
+   * format allows several calls per turn; undefined where it writes one call per turn.
+   */
+  betweenCalls?: string;
+}
+
+/** Per-argument sets for one value slot. */
+export interface ArgumentSets {
+  allowed?: readonly string[];
+  unsafe?: readonly string[];
+  progressing?: readonly string[];
+}
+
+export type Segment =
+  | { kind: "fixed"; text: string }
+  | { kind: "string"; key: string; sets: ArgumentSets; enumValues?: string[] }
+  | { kind: "number"; key: string; integer: boolean }
+  | { kind: "boolean"; key: string; sets: ArgumentSets }
+  /** An array or object: the model writes it as JSON, closed for it where it breaks off. */
+  | { kind: "json"; key: string; opening: "[" | "{" };
+
+/**
+ * The text that follows a slot up to the next value slot (its opening quote included) or, after
+ * the last, the call's suffix. A token may close the slot and write the start of it.
+ */
+export interface Closing {
+  text: string;
+  /** Where the call syntax's suffix starts in `text` (it is tokenized with special tokens). */
+  suffixAt: number;
+  /** The segment of the next value slot, or -1: the call ends with this text. */
+  next: number;
+}
+
+/**
+ * The fixed text from segment `from` on, after `lead`, up to the next value slot (its opening
+ * quote included) or, where none is left, the call's `suffix`.
+ */
+export function closingFrom(
+  segments: readonly Segment[],
+  from: number,
+  lead: string,
+  suffix: string,
+): Closing {
+  let text = lead;
+  let index = from;
+  while (index < segments.length && segments[index]?.kind === "fixed") {
+    text += (segments[index] as { text: string }).text;
+    index++;
+  }
+  if (index >= segments.length) return { text: text + suffix, suffixAt: text.length, next: -1 };
+  if (segments[index]?.kind === "string") text += '"';
+  return { text, suffixAt: text.length, next: index };
+}
+
+/**
+ * The arguments of a call as fixed text and value slots, in the order of the schema's
+ * `properties`: `{"a": ` slot `, "b": ` slot `}`. Strings, numbers, booleans and enums are value
+ * slots; arrays and objects are JSON slots the model writes freely (kept valid); untyped values
+ * are written as `null`.
+ */
+export function skeleton(tool: ToolDefinition, sets: Map<string, ArgumentSets>): Segment[] {
+  const properties = Object.entries(tool.parameters?.properties ?? {});
+  const segments: Segment[] = [];
+  let fixed = "{";
+  properties.forEach(([key, schema], position) => {
+    fixed += `${position === 0 ? "" : ", "}${JSON.stringify(key)}: `;
+    const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+    const enumValues = schema.enum?.filter((value): value is string => typeof value === "string");
+    if (type === "string" || (enumValues !== undefined && enumValues.length > 0)) {
+      segments.push({ kind: "fixed", text: fixed });
+      fixed = "";
+      segments.push({
+        kind: "string",
+        key,
+        sets: sets.get(key) ?? {},
+        ...(enumValues && enumValues.length > 0 ? { enumValues } : {}),
+      });
+    } else if (type === "number" || type === "integer") {
+      segments.push({ kind: "fixed", text: fixed });
+      fixed = "";
+      segments.push({ kind: "number", key, integer: type === "integer" });
+    } else if (type === "boolean") {
+      segments.push({ kind: "fixed", text: fixed });
+      fixed = "";
+      segments.push({ kind: "boolean", key, sets: sets.get(key) ?? {} });
+    } else if (type === "array" || type === "object") {
+      segments.push({ kind: "fixed", text: fixed });
+      fixed = "";
+      segments.push({ kind: "json", key, opening: type === "array" ? "[" : "{" });
+    } else fixed += "null";
+  });
+  segments.push({ kind: "fixed", text: `${fixed}}` });
+  return segments;
+}
+
+/** Arguments the decoder writes as constants (untyped values: `null`). */
+export function constantArguments(tool: ToolDefinition): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(tool.parameters?.properties ?? {})) {
+    const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+    const hasEnum = (schema.enum ?? []).some((value) => typeof value === "string");
+    if (["string", "number", "integer", "boolean", "array", "object"].includes(type ?? "") || hasEnum)
+      continue;
+    values[key] = null;
+  }
+  return values;
+}
