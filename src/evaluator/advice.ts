@@ -219,9 +219,15 @@ export class Advisor {
             }),
           )
         : undefined);
+    // No single step: the first of the shortest sequence of steps after which the call is allowed.
+    const sequence =
+      step === undefined && ordered
+        ? this.firstOfSequence(run, template, related, named, call, budget)
+        : undefined;
     const progressing = (candidate: CandidateCall): boolean =>
       classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
-    const chosen = step ?? related.find(progressing) ?? allowedNow(beliefClasses.safe).find(progressing);
+    const chosen =
+      step ?? sequence?.first ?? related.find(progressing) ?? allowedNow(beliefClasses.safe).find(progressing);
     if (chosen === undefined) return undefined;
     const filled = fillArguments(
       this.judge,
@@ -234,15 +240,78 @@ export class Advisor {
     // (a lookup before a dispense that also needs a check), not another way.
     const toward =
       chosen !== step &&
+      chosen !== sequence?.first &&
       chosen.cases.some(
         (outcomeCase) => budget.spend() && lessBlocked(run.after(this.candidateEvent(chosen), [outcomeCase])),
       );
     const advice: Advice =
       chosen === step
         ? { kind: "prerequisite", call: filled.call, unblocks: true }
-        : { kind: toward ? "prerequisite" : "alternative", call: filled.call };
+        : chosen === sequence?.first
+          ? { kind: "prerequisite", call: filled.call, unblocks: true, steps: sequence.steps }
+          : { kind: toward ? "prerequisite" : "alternative", call: filled.call };
     if (filled.missing.length > 0) advice.missing = filled.missing;
     return advice;
+  }
+
+  /**
+   * The first call of the shortest sequence of two to `SEQUENCE_STEPS` calls after which a call
+   * blocked by rules of order is cleared (`clearsAfter`), each call allowed where it is made, on
+   * the runs after them (so the incremental and the reference computations give the same answer).
+   * The first call is one of `related` (allowed now); the later ones are the game's candidates on
+   * the `named` bindings, each made once; where the template can read the call's move, every step
+   * touches one of its components (`touchesSameComponent`), and a call that a block rule forbids
+   * whatever comes first (`blockedForGood`) gets no search. Breadth first, so the first found is a
+   * shortest; it spends at most `SEQUENCE_DECISIONS` of `budget` (the budget's `partStopped` says
+   * when that bound is hit).
+   */
+  private firstOfSequence(
+    run: Run,
+    template: StrategyTemplate,
+    related: readonly CandidateCall[],
+    named: ReadonlySet<number>,
+    call: ToolCallEvent,
+    budget: SearchBudget,
+  ): { first: CandidateCall; steps: number } | undefined {
+    const move = run.introducedBindings(call).length === 0 ? template.moveOf(call, run.expectedCases(call)) : undefined;
+    if (move && this.judge.blocked(move.cases.map((_, caseIndex) => blockedForGood(run, move, caseIndex))))
+      return undefined;
+    const spend = budget.part(SEQUENCE_DECISIONS, "the search for a sequence of steps that unblocks the call");
+    // A step that touches none of the call's components cannot change whether it is allowed.
+    const linked = (candidate: CandidateCall): boolean =>
+      move === undefined || template.touchesSameComponent(candidate, move);
+    const proposed = { name: call.name, arguments: call.arguments };
+    const later = distinctCalls(
+      template.candidates.filter(
+        (candidate) => linked(candidate) && candidate.bindings.every((binding) => named.has(binding.id)),
+      ),
+    ).filter((candidate) => !isSameCall(candidate, call));
+    let paths = related.filter(linked).flatMap((first) =>
+      first.cases.map((outcomeCase) => ({
+        first,
+        after: run.after(this.candidateEvent(first), [outcomeCase]),
+        made: [first],
+      })),
+    );
+    for (let length = 2; length <= SEQUENCE_STEPS; length++) {
+      const longer: typeof paths = [];
+      for (const path of paths) {
+        for (const candidate of later) {
+          if (path.made.includes(candidate)) continue;
+          if (!spend()) return undefined;
+          const made = { name: candidate.tool, arguments: candidate.arguments };
+          if (this.judge.decide(path.after, made, false).verdict !== "allow") continue;
+          for (const outcomeCase of candidate.cases) {
+            if (!spend()) return undefined;
+            const after = path.after.after(this.candidateEvent(candidate), [outcomeCase]);
+            if (this.clearsAfter(path.after, after, proposed, true)) return { first: path.first, steps: length };
+            longer.push({ first: path.first, after, made: [...path.made, candidate] });
+          }
+        }
+      }
+      paths = longer;
+    }
+    return undefined;
   }
 
   /** Whether a call (with its move) would be allowed after a candidate call with one of its outcomes. */
@@ -354,6 +423,10 @@ export class Advisor {
 
 const HISTORY_FUNCTIONS = new Set(["last", "held", "count", "values"]);
 
+/** The longest sequence of steps the advice looks for before a blocked call, and its share of the search budget. */
+const SEQUENCE_STEPS = 3;
+const SEQUENCE_DECISIONS = 200;
+
 /**
  * The ids of the bindings a call names and of those the instances it is an event of monitor with
  * them (a dispense of a prescription is an event of the rule that asks for the patient's reported
@@ -368,6 +441,37 @@ function relatedBindings(run: Run, call: ToolCallEvent): Set<number> {
       for (const binding of instance.bindings) ids.add(binding.id);
   }
   return ids;
+}
+
+/**
+ * Whether a move's outcome case breaks a block rule's instance for good whatever calls come first:
+ * from every state the instance's automaton can reach (over any letters, so more than the calls
+ * can reach), the case's letter leads to a permanent violation (a flight on a route asked for by
+ * train; a flight after the route was found short). No sequence of steps can allow it then.
+ */
+function blockedForGood(run: Run, move: CandidateCall, caseIndex: number): boolean {
+  const lost = run.lostInstances();
+  const masks = move.effects[caseIndex] as Int32Array;
+  return move.affected.some((index, position) => {
+    const instance = run.instances[index] as Instance;
+    if (instance.rule.mode !== "block" || lost.has(index)) return false;
+    const automaton = instance.rule.automaton;
+    const mask = masks[position] as number;
+    return run.beliefs.every((belief) => {
+      const seen = new Set([belief[index] as number]);
+      const open = [...seen];
+      for (let state = open.pop(); state !== undefined; state = open.pop()) {
+        if (automaton.colour(automaton.step(state, mask)) !== "PERM_VIOL") return false;
+        for (const letter of automaton.alphabet) {
+          const next = automaton.step(state, letter);
+          if (seen.has(next) || automaton.colour(next) === "PERM_VIOL") continue;
+          seen.add(next);
+          open.push(next);
+        }
+      }
+      return true;
+    });
+  });
 }
 
 /** Whether a candidate is the call itself: the same tool, and each of its arguments the call's. */

@@ -274,7 +274,8 @@ export class Judge {
         (onlyArguments ? this.advisor.repair(run, proposed, search) : undefined) ??
         this.advisor.prerequisite(run, call, violations, search);
       if (advice) decision.advice = advice;
-      if (search.exhausted !== undefined) decision.searchStopped = search.exhausted;
+      const stopped = search.exhausted ?? search.partStopped;
+      if (stopped !== undefined) decision.searchStopped = stopped;
     }
     return decision;
   }

@@ -33,6 +33,11 @@ export interface Advice {
   /** Set on a prerequisite after which the blocked call is allowed, or one more call allows it. */
   unblocks?: boolean;
   /**
+   * Set on a prerequisite that is the first of several calls, the fewest after which the blocked
+   * call is allowed (no single call allows it): how many (this one included).
+   */
+  steps?: number;
+  /**
    * Required arguments of `call` that nothing known gives (the task, the bindings, earlier
    * outputs): the agent must get them from the user.
    */
