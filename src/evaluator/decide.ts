@@ -5,6 +5,7 @@ import type { ConstraintSpec, Policy } from "../policy/index.js";
 import { Advisor } from "./advice.js";
 import { SearchBudget } from "./budget.js";
 import { Duties } from "./duties.js";
+import { fillArguments } from "./fill.js";
 import { BindingTexts, Findings } from "./findings.js";
 import {
   type Decision,
@@ -34,7 +35,9 @@ export class Judge {
     readonly options: EvaluatorOptions,
   ) {
     this.game = new Game(policy);
-    this.duties = new Duties(this.texts);
+    this.duties = new Duties(this.texts, (run, call, bindings) =>
+      fillArguments(this, run, call, bindings, new SearchBudget(options.search)),
+    );
     this.advisor = new Advisor(this);
   }
 

@@ -1,6 +1,14 @@
 import type { CandidateCall, StrategyTemplate } from "../game/index.js";
+import type { Binding, Run } from "../monitor/index.js";
 import type { BindingTexts } from "./findings.js";
-import type { Duty } from "./types.js";
+import type { Duty, ProposedCall } from "./types.js";
+
+/** Fills a call's required arguments on a run (`fillArguments`), naming those nothing gives. */
+export type FillArguments = (
+  run: Run,
+  call: ProposedCall,
+  bindings: readonly Binding[],
+) => { call: ProposedCall; missing: string[] };
 
 /**
  * Open duties: enforced rule instances that do not accept, each with a call that helps if one is
@@ -11,7 +19,10 @@ export class Duties {
   // Keyed by template, then beliefs array (runs and templates are never changed once built): an entry lives as long as both.
   private readonly byTemplate = new WeakMap<StrategyTemplate, WeakMap<readonly Int32Array[], Duty[]>>();
 
-  constructor(private readonly texts: BindingTexts) {}
+  constructor(
+    private readonly texts: BindingTexts,
+    private readonly fill: FillArguments,
+  ) {}
 
   /** Open duties at `beliefs`, states of `template`'s instances. */
   at(template: StrategyTemplate, beliefs: readonly Int32Array[]): Duty[] {
@@ -22,7 +33,7 @@ export class Duties {
       duties = this.open(template, beliefs);
       byBeliefs.set(beliefs, duties);
     }
-    return duties.map((duty) => ({ ...duty }));
+    return duties.map((duty) => ({ ...duty, ...(duty.missing ? { missing: [...duty.missing] } : {}) }));
   }
 
   private open(template: StrategyTemplate, beliefs: readonly Int32Array[]): Duty[] {
@@ -41,7 +52,12 @@ export class Duties {
       // A progressing call on the duty's own bindings (it may touch the rule only later, like a
       // distance check before the booking that fulfils "book the trip").
       const fulfil = template.firstProgressing(open, helpers[index] as CandidateCall[]);
-      if (fulfil) duty.fulfil = { name: fulfil.tool, arguments: fulfil.arguments };
+      // Filled like advice: the call the prompt shield names and the token shield redirects to is one the agent can make.
+      if (fulfil) {
+        const filled = this.fill(template.run, { name: fulfil.tool, arguments: fulfil.arguments }, fulfil.bindings);
+        duty.fulfil = filled.call;
+        if (filled.missing.length > 0) duty.missing = filled.missing;
+      }
       duties.push(duty);
     });
     return duties;

@@ -49,8 +49,10 @@ export interface Duty {
   sentence: string;
   binding?: string;
   colour: string;
-  /** A call that brings this duty closer to done, if one is known. */
+  /** A call that brings this duty closer to done, if one is known, its required arguments filled as advice's are. */
   fulfil?: ProposedCall;
+  /** Required arguments of `fulfil` that nothing known gives: the agent must get them from the user. */
+  missing?: string[];
 }
 
 /**

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { type Advice, Evaluator, type ProposedCall } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
 import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
-import { blockedText } from "../../src/shield/prompt.js";
+import { blockedText, doneRefusedText } from "../../src/shield/prompt.js";
 import { Conversation } from "../support/conversation.js";
 
 // A pharmacy-refill desk written from its manual (fixtures/pharmacy.yaml), and the advice a clerk
@@ -139,6 +139,24 @@ describe("pharmacy refill advice", () => {
         assert.equal(same, false, JSON.stringify({ blocked, advice: decision.advice }));
       }
     }
+  });
+});
+
+describe("an open duty's next call (Duty.fulfil) has its arguments, as advice does", () => {
+  test("no refills left: the renewal names the patient the lookup returned", () => {
+    const [duty] = evaluator.next(checked({ refills: 0, schedule: "IV" }).messages).openDuties;
+    assert.deepEqual(duty?.fulfil, call("request_renewal", { rx_id: "RX1003", patient_id: "P100" }));
+    assert.equal(duty?.missing, undefined);
+  });
+
+  test("a schedule II drug: the decline has its true reason and names the message nothing gives", () => {
+    const duties = evaluator.next(checked({ refills: 2, schedule: "II" }).messages).openDuties;
+    assert.deepEqual(duties[0]?.fulfil, call("decline_refill", { rx_id: "RX1003", reason: "controlled" }));
+    assert.deepEqual(duties[0]?.missing, ["message"]);
+    assert.match(
+      doneRefusedText(duties),
+      /Next: decline_refill\(rx_id="RX1003", reason="controlled"\) \(ask the user for message: nothing known gives it\)$/,
+    );
   });
 });
 
