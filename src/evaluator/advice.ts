@@ -3,10 +3,11 @@ import type { CandidateCall, StrategyTemplate } from "../game/index.js";
 import type { Binding, Instance, OutcomeCase, Run, ToolCallEvent } from "../monitor/index.js";
 import type { ConstraintSpec, ToolSpec } from "../policy/index.js";
 import type { SolverClient } from "../smt/index.js";
-import type { SearchBudget } from "./budget.js";
+import { SearchBudget } from "./budget.js";
 import type { Judge } from "./decide.js";
 import { fillArguments } from "./fill.js";
 import { boundValues, nearestFirst } from "./nearest.js";
+import { requestedWays } from "./requested.js";
 import { type Advice, type Decision, type ProposedCall, proposedEvent, type RuleFinding } from "./types.js";
 
 /**
@@ -224,6 +225,11 @@ export class Advisor {
       step === undefined && ordered
         ? this.firstOfSequence(run, template, related, named, call, budget)
         : undefined;
+    // The way the request asked for, where the blocked call serves a duty another way (a renewal
+    // while refills remain: the dispense, or the step that unblocks it).
+    const asked =
+      step === undefined && sequence === undefined ? this.askedInstead(run, template, call, budget) : undefined;
+    if (asked?.advice) return asked.advice;
     const progressing = (candidate: CandidateCall): boolean =>
       classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
     const chosen =
@@ -251,7 +257,47 @@ export class Advisor {
           ? { kind: "prerequisite", call: filled.call, unblocks: true, steps: sequence.steps }
           : { kind: toward ? "prerequisite" : "alternative", call: filled.call };
     if (filled.missing.length > 0) advice.missing = filled.missing;
+    if (advice.kind === "alternative" && asked?.blockedIsAsked)
+      advice.reason = `${call.name} is the way the request asked for, and no call makes it allowed now (${violations.map((finding) => finding.rule).join(", ")})`;
     return advice;
+  }
+
+  /**
+   * For a call that serves an open duty (it is an event of the duty's instance): where the request
+   * asked for another way (`requestedWays`) that is still possible, the advice toward it — an
+   * alternative where it is allowed now, else the step that unblocks it (a prerequisite of that
+   * way, not of the blocked call: no `unblocks`). `blockedIsAsked`: the blocked call is itself the
+   * way asked for.
+   */
+  private askedInstead(
+    run: Run,
+    template: StrategyTemplate,
+    call: ToolCallEvent,
+    budget: SearchBudget,
+  ): { advice?: Advice; blockedIsAsked: boolean } {
+    const helpers = template.helpingCandidates();
+    let blockedIsAsked = false;
+    for (const index of run.introducedBindings(call).length > 0 ? [] : run.instancesFor(call)) {
+      const instance = run.instances[index] as Instance;
+      if (instance.rule.mode === "record") continue;
+      if (run.beliefs.every((belief) => instance.rule.automaton.isAccepting(belief[index] as number))) continue;
+      const ways = requestedWays(this.judge.policy, instance, index, helpers[index] ?? []);
+      if (ways.some((way) => way.tool === call.name)) {
+        blockedIsAsked = true;
+        continue;
+      }
+      for (const way of ways) {
+        const toward = this.toward(run, { name: way.tool, arguments: way.arguments }, way.bindings, budget);
+        if (!toward || toward.call.name === call.name) continue;
+        const advice: Advice =
+          toward.kind === "alternative"
+            ? { kind: "alternative", call: toward.call }
+            : { kind: "prerequisite", call: toward.call };
+        if (toward.missing) advice.missing = toward.missing;
+        return { advice, blockedIsAsked };
+      }
+    }
+    return { blockedIsAsked };
   }
 
   /**
@@ -312,6 +358,31 @@ export class Advisor {
       paths = longer;
     }
     return undefined;
+  }
+
+  /** `call` with its required arguments filled (`fillArguments`), within a budget of its own. */
+  fill(run: Run, call: ProposedCall, bindings: readonly Binding[]): { call: ProposedCall; missing: string[] } {
+    return fillArguments(this.judge, run, call, bindings, new SearchBudget(this.judge.options.search));
+  }
+
+  /**
+   * The call to make toward `call` on `run` while it is still possible: `call` itself (filled)
+   * where it is allowed, else the prerequisite that unblocks it (`unblocks`, one or more steps);
+   * undefined where neither is found (it is impossible, or the search ran out).
+   */
+  toward(
+    run: Run,
+    call: ProposedCall,
+    bindings: readonly Binding[],
+    budget = new SearchBudget(this.judge.options.search),
+  ): Advice | undefined {
+    const filled = fillArguments(this.judge, run, call, bindings, budget);
+    const decision = this.judge.decide(run, filled.call, false);
+    if (decision.verdict === "allow")
+      return { kind: "alternative", call: filled.call, ...(filled.missing.length > 0 ? { missing: filled.missing } : {}) };
+    if (decision.failClosed !== undefined) return undefined;
+    const advice = this.prerequisite(run, proposedEvent(filled.call), decision.violations, budget);
+    return advice?.unblocks ? advice : undefined;
   }
 
   /** Whether a call (with its move) would be allowed after a candidate call with one of its outcomes. */

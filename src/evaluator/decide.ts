@@ -5,7 +5,6 @@ import type { ConstraintSpec, Policy } from "../policy/index.js";
 import { Advisor } from "./advice.js";
 import { SearchBudget } from "./budget.js";
 import { Duties } from "./duties.js";
-import { fillArguments } from "./fill.js";
 import { BindingTexts, Findings } from "./findings.js";
 import {
   type Decision,
@@ -35,10 +34,8 @@ export class Judge {
     readonly options: EvaluatorOptions,
   ) {
     this.game = new Game(policy);
-    this.duties = new Duties(this.texts, (run, call, bindings) =>
-      fillArguments(this, run, call, bindings, new SearchBudget(options.search)),
-    );
     this.advisor = new Advisor(this);
+    this.duties = new Duties(this.texts, this.advisor);
   }
 
   /** The game template at a run (shared by every question about it). */
@@ -87,7 +84,9 @@ export class Judge {
     if (this.constrains(call.name)) findings.addAll(this.constraintFindings(run, call));
     const judged = { proposed, call, findings, failClosed: outcomes.failClosed };
     return this.conclude(run, judged, withAdvice, budget, (verdict) =>
-      this.duties.at(template, verdict === "allow" ? after : run.beliefs),
+      verdict === "allow"
+        ? this.duties.at(template, after, () => run.after(call, run.expectedCases(call)))
+        : this.duties.at(template, run.beliefs),
     );
   }
 

@@ -38,6 +38,11 @@ export interface Advice {
    */
   steps?: number;
   /**
+   * Set on an alternative to the way the request asked for (a decline of a refill request): why
+   * that way is not advised — no call makes it allowed now.
+   */
+  reason?: string;
+  /**
    * Required arguments of `call` that nothing known gives (the task, the bindings, earlier
    * outputs): the agent must get them from the user.
    */
