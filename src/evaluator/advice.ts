@@ -228,12 +228,17 @@ export class Advisor {
     // The way the request asked for, where the blocked call serves a duty another way (a renewal
     // while refills remain: the dispense, or the step that unblocks it).
     const asked =
-      step === undefined && sequence === undefined ? this.askedInstead(run, template, call, budget) : undefined;
+      step === undefined && sequence === undefined
+        ? this.askedInstead(run, template, call, budget)
+        : undefined;
     if (asked?.advice) return asked.advice;
     const progressing = (candidate: CandidateCall): boolean =>
       classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
     const chosen =
-      step ?? sequence?.first ?? related.find(progressing) ?? allowedNow(beliefClasses.safe).find(progressing);
+      step ??
+      sequence?.first ??
+      related.find(progressing) ??
+      allowedNow(beliefClasses.safe).find(progressing);
     if (chosen === undefined) return undefined;
     const filled = fillArguments(
       this.judge,
@@ -280,7 +285,8 @@ export class Advisor {
     for (const index of run.introducedBindings(call).length > 0 ? [] : run.instancesFor(call)) {
       const instance = run.instances[index] as Instance;
       if (instance.rule.mode === "record") continue;
-      if (run.beliefs.every((belief) => instance.rule.automaton.isAccepting(belief[index] as number))) continue;
+      if (run.beliefs.every((belief) => instance.rule.automaton.isAccepting(belief[index] as number)))
+        continue;
       const ways = requestedWays(this.judge.policy, instance, index, helpers[index] ?? []);
       if (ways.some((way) => way.tool === call.name)) {
         blockedIsAsked = true;
@@ -319,10 +325,14 @@ export class Advisor {
     call: ToolCallEvent,
     budget: SearchBudget,
   ): { first: CandidateCall; steps: number } | undefined {
-    const move = run.introducedBindings(call).length === 0 ? template.moveOf(call, run.expectedCases(call)) : undefined;
+    const move =
+      run.introducedBindings(call).length === 0 ? template.moveOf(call, run.expectedCases(call)) : undefined;
     if (move && this.judge.blocked(move.cases.map((_, caseIndex) => blockedForGood(run, move, caseIndex))))
       return undefined;
-    const spend = budget.part(SEQUENCE_DECISIONS, "the search for a sequence of steps that unblocks the call");
+    const spend = budget.part(
+      SEQUENCE_DECISIONS,
+      "the search for a sequence of steps that unblocks the call",
+    );
     // A step that touches none of the call's components cannot change whether it is allowed.
     const linked = (candidate: CandidateCall): boolean =>
       move === undefined || template.touchesSameComponent(candidate, move);
@@ -350,7 +360,8 @@ export class Advisor {
           for (const outcomeCase of candidate.cases) {
             if (!spend()) return undefined;
             const after = path.after.after(this.candidateEvent(candidate), [outcomeCase]);
-            if (this.clearsAfter(path.after, after, proposed, true)) return { first: path.first, steps: length };
+            if (this.clearsAfter(path.after, after, proposed, true))
+              return { first: path.first, steps: length };
             longer.push({ first: path.first, after, made: [...path.made, candidate] });
           }
         }
@@ -361,7 +372,11 @@ export class Advisor {
   }
 
   /** `call` with its required arguments filled (`fillArguments`), within a budget of its own. */
-  fill(run: Run, call: ProposedCall, bindings: readonly Binding[]): { call: ProposedCall; missing: string[] } {
+  fill(
+    run: Run,
+    call: ProposedCall,
+    bindings: readonly Binding[],
+  ): { call: ProposedCall; missing: string[] } {
     return fillArguments(this.judge, run, call, bindings, new SearchBudget(this.judge.options.search));
   }
 
@@ -379,7 +394,11 @@ export class Advisor {
     const filled = fillArguments(this.judge, run, call, bindings, budget);
     const decision = this.judge.decide(run, filled.call, false);
     if (decision.verdict === "allow")
-      return { kind: "alternative", call: filled.call, ...(filled.missing.length > 0 ? { missing: filled.missing } : {}) };
+      return {
+        kind: "alternative",
+        call: filled.call,
+        ...(filled.missing.length > 0 ? { missing: filled.missing } : {}),
+      };
     if (decision.failClosed !== undefined) return undefined;
     const advice = this.prerequisite(run, proposedEvent(filled.call), decision.violations, budget);
     return advice?.unblocks ? advice : undefined;

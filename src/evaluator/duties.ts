@@ -63,7 +63,12 @@ export class Duties {
       const fulfil = toward ? undefined : template.firstProgressing(open, candidates);
       const filled =
         toward ??
-        (fulfil && this.calls.fill(run ?? template.run, { name: fulfil.tool, arguments: fulfil.arguments }, fulfil.bindings));
+        (fulfil &&
+          this.calls.fill(
+            run ?? template.run,
+            { name: fulfil.tool, arguments: fulfil.arguments },
+            fulfil.bindings,
+          ));
       if (filled) {
         duty.fulfil = filled.call;
         if (filled.missing?.length) duty.missing = filled.missing;

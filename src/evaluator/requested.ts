@@ -1,8 +1,8 @@
+import { type Value, valuesEqual } from "../expression/index.js";
 import type { CandidateCall } from "../game/index.js";
 import type { Instance } from "../monitor/index.js";
 import type { Policy } from "../policy/index.js";
 import { fitsDeclared } from "../smt/candidates.js";
-import { type Value, valuesEqual } from "../expression/index.js";
 
 /**
  * The ways of meeting a duty that its request asked for: of `candidates`, the calls that are
