@@ -3,6 +3,7 @@ import type { CandidateCall, StrategyTemplate } from "../game/index.js";
 import type { Binding, Instance, OutcomeCase, Run, ToolCallEvent } from "../monitor/index.js";
 import type { ConstraintSpec, ToolSpec } from "../policy/index.js";
 import type { SolverClient } from "../smt/index.js";
+import { blockedForGood } from "./blocked-for-good.js";
 import { SearchBudget } from "./budget.js";
 import type { Judge } from "./decide.js";
 import { fillArguments } from "./fill.js";
@@ -138,13 +139,15 @@ export class Advisor {
    * block the call after it, else an alternative. Never the blocked call itself; the advised
    * call's required arguments are filled (`fillArguments`). Every hypothetical decision spends
    * one of `budget`; once it is spent no further step is tried (a progressing call may still be
-   * advised, without `unblocks`).
+   * advised, without `unblocks`). `towardAsked`: a blocked call that serves a duty another way than
+   * the request asked for gets that way (`askedInstead`) before a progressing call.
    */
   prerequisite(
     run: Run,
     call: ToolCallEvent,
     violations: readonly RuleFinding[],
     budget: SearchBudget,
+    towardAsked = true,
   ): Advice | undefined {
     const template = this.judge.template(run);
     const named = relatedBindings(run, call);
@@ -228,7 +231,7 @@ export class Advisor {
     // The way the request asked for, where the blocked call serves a duty another way (a renewal
     // while refills remain: the dispense, or the step that unblocks it).
     const asked =
-      step === undefined && sequence === undefined
+      towardAsked && step === undefined && sequence === undefined
         ? this.askedInstead(run, template, call, budget)
         : undefined;
     if (asked?.advice) return asked.advice;
@@ -400,7 +403,8 @@ export class Advisor {
         ...(filled.missing.length > 0 ? { missing: filled.missing } : {}),
       };
     if (decision.failClosed !== undefined) return undefined;
-    const advice = this.prerequisite(run, proposedEvent(filled.call), decision.violations, budget);
+    // Only a step that unblocks the call itself (another duty's way asked for is no step toward it; no cycle).
+    const advice = this.prerequisite(run, proposedEvent(filled.call), decision.violations, budget, false);
     return advice?.unblocks ? advice : undefined;
   }
 
@@ -531,37 +535,6 @@ function relatedBindings(run: Run, call: ToolCallEvent): Set<number> {
       for (const binding of instance.bindings) ids.add(binding.id);
   }
   return ids;
-}
-
-/**
- * Whether a move's outcome case breaks a block rule's instance for good whatever calls come first:
- * from every state the instance's automaton can reach (over any letters, so more than the calls
- * can reach), the case's letter leads to a permanent violation (a flight on a route asked for by
- * train; a flight after the route was found short). No sequence of steps can allow it then.
- */
-function blockedForGood(run: Run, move: CandidateCall, caseIndex: number): boolean {
-  const lost = run.lostInstances();
-  const masks = move.effects[caseIndex] as Int32Array;
-  return move.affected.some((index, position) => {
-    const instance = run.instances[index] as Instance;
-    if (instance.rule.mode !== "block" || lost.has(index)) return false;
-    const automaton = instance.rule.automaton;
-    const mask = masks[position] as number;
-    return run.beliefs.every((belief) => {
-      const seen = new Set([belief[index] as number]);
-      const open = [...seen];
-      for (let state = open.pop(); state !== undefined; state = open.pop()) {
-        if (automaton.colour(automaton.step(state, mask)) !== "PERM_VIOL") return false;
-        for (const letter of automaton.alphabet) {
-          const next = automaton.step(state, letter);
-          if (seen.has(next) || automaton.colour(next) === "PERM_VIOL") continue;
-          seen.add(next);
-          open.push(next);
-        }
-      }
-      return true;
-    });
-  });
 }
 
 /** Whether a candidate is the call itself: the same tool, and each of its arguments the call's. */
