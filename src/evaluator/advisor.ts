@@ -3,10 +3,12 @@ import type { CandidateCall, StrategyTemplate } from "../game/index.js";
 import type { ConstraintSpec, ToolSpec } from "../policy/index.js";
 import type { Binding, Instance, OutcomeCase, Run, ToolCallEvent } from "../run/index.js";
 import type { SolverClient } from "../smt/index.js";
-import type { SearchBudget } from "./budget.js";
+import { blockedForGood } from "./blocked-for-good.js";
+import { SearchBudget } from "./budget.js";
 import { fillArguments } from "./fill.js";
 import type { Judge } from "./judge.js";
 import { boundValues, nearestFirst } from "./nearest.js";
+import { requestedWays } from "./requested.js";
 import { type Advice, type Decision, type ProposedCall, proposedEvent, type RuleFinding } from "./types.js";
 
 /**
@@ -137,13 +139,15 @@ export class Advisor {
    * block the call after it, else an alternative. Never the blocked call itself; the advised
    * call's required arguments are filled (`fillArguments`). Every hypothetical decision spends
    * one of `budget`; once it is spent no further step is tried (a progressing call may still be
-   * advised, without `unblocks`).
+   * advised, without `unblocks`). `towardAsked`: a blocked call that serves a duty another way than
+   * the request asked for gets that way (`askedInstead`) before a progressing call.
    */
   prerequisite(
     run: Run,
     call: ToolCallEvent,
     violations: readonly RuleFinding[],
     budget: SearchBudget,
+    towardAsked = true,
   ): Advice | undefined {
     const template = this.judge.template(run);
     const named = relatedBindings(run, call);
@@ -219,9 +223,25 @@ export class Advisor {
             }),
           )
         : undefined);
+    // No single step: the first of the shortest sequence of steps after which the call is allowed.
+    const sequence =
+      step === undefined && ordered
+        ? this.firstOfSequence(run, template, related, named, call, budget)
+        : undefined;
+    // The way the request asked for, where the blocked call serves a duty another way (a renewal
+    // while refills remain: the dispense, or the step that unblocks it).
+    const asked =
+      towardAsked && step === undefined && sequence === undefined
+        ? this.askedInstead(run, template, call, budget)
+        : undefined;
+    if (asked?.advice) return asked.advice;
     const progressing = (candidate: CandidateCall): boolean =>
       classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
-    const chosen = step ?? related.find(progressing) ?? allowedNow(beliefClasses.safe).find(progressing);
+    const chosen =
+      step ??
+      sequence?.first ??
+      related.find(progressing) ??
+      allowedNow(beliefClasses.safe).find(progressing);
     if (chosen === undefined) return undefined;
     const filled = fillArguments(
       this.judge,
@@ -234,15 +254,158 @@ export class Advisor {
     // (a lookup before a dispense that also needs a check), not another way.
     const toward =
       chosen !== step &&
+      chosen !== sequence?.first &&
       chosen.cases.some(
         (outcomeCase) => budget.spend() && lessBlocked(run.after(this.candidateEvent(chosen), [outcomeCase])),
       );
     const advice: Advice =
       chosen === step
         ? { kind: "prerequisite", call: filled.call, unblocks: true }
-        : { kind: toward ? "prerequisite" : "alternative", call: filled.call };
+        : chosen === sequence?.first
+          ? { kind: "prerequisite", call: filled.call, unblocks: true, steps: sequence.steps }
+          : { kind: toward ? "prerequisite" : "alternative", call: filled.call };
     if (filled.missing.length > 0) advice.missing = filled.missing;
+    if (advice.kind === "alternative" && asked?.blockedIsAsked)
+      advice.reason = `${call.name} is the way the request asked for, and no call makes it allowed now (${violations.map((finding) => finding.rule).join(", ")})`;
     return advice;
+  }
+
+  /**
+   * For a call that serves an open duty (it is an event of the duty's instance): where the request
+   * asked for another way (`requestedWays`) that is still possible, the advice toward it — an
+   * alternative where it is allowed now, else the step that unblocks it (a prerequisite of that
+   * way, not of the blocked call: no `unblocks`). `blockedIsAsked`: the blocked call is itself the
+   * way asked for.
+   */
+  private askedInstead(
+    run: Run,
+    template: StrategyTemplate,
+    call: ToolCallEvent,
+    budget: SearchBudget,
+  ): { advice?: Advice; blockedIsAsked: boolean } {
+    const helpers = template.helpingCandidates();
+    let blockedIsAsked = false;
+    for (const index of run.introducedBindings(call).length > 0 ? [] : run.instancesFor(call)) {
+      const instance = run.instances[index] as Instance;
+      if (instance.rule.mode === "record") continue;
+      if (run.beliefs.every((belief) => instance.rule.automaton.isAccepting(belief[index] as number)))
+        continue;
+      const ways = requestedWays(this.judge.policy, instance, index, helpers[index] ?? []);
+      if (ways.some((way) => way.tool === call.name)) {
+        blockedIsAsked = true;
+        continue;
+      }
+      for (const way of ways) {
+        const toward = this.toward(run, { name: way.tool, arguments: way.arguments }, way.bindings, budget);
+        if (!toward || toward.call.name === call.name) continue;
+        const advice: Advice =
+          toward.kind === "alternative"
+            ? { kind: "alternative", call: toward.call }
+            : { kind: "prerequisite", call: toward.call };
+        if (toward.missing) advice.missing = toward.missing;
+        return { advice, blockedIsAsked };
+      }
+    }
+    return { blockedIsAsked };
+  }
+
+  /**
+   * The first call of the shortest sequence of two to `SEQUENCE_STEPS` calls after which a call
+   * blocked by rules of order is cleared (`clearsAfter`), each call allowed where it is made, on
+   * the runs after them (so the incremental and the reference computations give the same answer).
+   * The first call is one of `related` (allowed now); the later ones are the game's candidates on
+   * the `named` bindings, each made once; where the template can read the call's move, every step
+   * touches one of its components (`touchesSameComponent`), and a call that a block rule forbids
+   * whatever comes first (`blockedForGood`) gets no search. Breadth first, so the first found is a
+   * shortest; it spends at most `SEQUENCE_DECISIONS` of `budget` (the budget's `partStopped` says
+   * when that bound is hit).
+   */
+  private firstOfSequence(
+    run: Run,
+    template: StrategyTemplate,
+    related: readonly CandidateCall[],
+    named: ReadonlySet<number>,
+    call: ToolCallEvent,
+    budget: SearchBudget,
+  ): { first: CandidateCall; steps: number } | undefined {
+    const move =
+      run.introducedBindings(call).length === 0 ? template.moveOf(call, run.expectedCases(call)) : undefined;
+    if (move && this.judge.blocked(move.cases.map((_, caseIndex) => blockedForGood(run, move, caseIndex))))
+      return undefined;
+    const spend = budget.part(
+      SEQUENCE_DECISIONS,
+      "the search for a sequence of steps that unblocks the call",
+    );
+    // A step that touches none of the call's components cannot change whether it is allowed.
+    const linked = (candidate: CandidateCall): boolean =>
+      move === undefined || template.touchesSameComponent(candidate, move);
+    const proposed = { name: call.name, arguments: call.arguments };
+    const later = distinctCalls(
+      template.candidates.filter(
+        (candidate) => linked(candidate) && candidate.bindings.every((binding) => named.has(binding.id)),
+      ),
+    ).filter((candidate) => !isSameCall(candidate, call));
+    let paths = related.filter(linked).flatMap((first) =>
+      first.cases.map((outcomeCase) => ({
+        first,
+        after: run.after(this.candidateEvent(first), [outcomeCase]),
+        made: [first],
+      })),
+    );
+    for (let length = 2; length <= SEQUENCE_STEPS; length++) {
+      const longer: typeof paths = [];
+      for (const path of paths) {
+        for (const candidate of later) {
+          if (path.made.includes(candidate)) continue;
+          if (!spend()) return undefined;
+          const made = { name: candidate.tool, arguments: candidate.arguments };
+          if (this.judge.decide(path.after, made, false).verdict !== "allow") continue;
+          for (const outcomeCase of candidate.cases) {
+            if (!spend()) return undefined;
+            const after = path.after.after(this.candidateEvent(candidate), [outcomeCase]);
+            if (this.clearsAfter(path.after, after, proposed, true))
+              return { first: path.first, steps: length };
+            longer.push({ first: path.first, after, made: [...path.made, candidate] });
+          }
+        }
+      }
+      paths = longer;
+    }
+    return undefined;
+  }
+
+  /** `call` with its required arguments filled (`fillArguments`), within a budget of its own. */
+  fill(
+    run: Run,
+    call: ProposedCall,
+    bindings: readonly Binding[],
+  ): { call: ProposedCall; missing: string[] } {
+    return fillArguments(this.judge, run, call, bindings, new SearchBudget(this.judge.options.search));
+  }
+
+  /**
+   * The call to make toward `call` on `run` while it is still possible: `call` itself (filled)
+   * where it is allowed, else the prerequisite that unblocks it (`unblocks`, one or more steps);
+   * undefined where neither is found (it is impossible, or the search ran out).
+   */
+  toward(
+    run: Run,
+    call: ProposedCall,
+    bindings: readonly Binding[],
+    budget = new SearchBudget(this.judge.options.search),
+  ): Advice | undefined {
+    const filled = fillArguments(this.judge, run, call, bindings, budget);
+    const decision = this.judge.decide(run, filled.call, false);
+    if (decision.verdict === "allow")
+      return {
+        kind: "alternative",
+        call: filled.call,
+        ...(filled.missing.length > 0 ? { missing: filled.missing } : {}),
+      };
+    if (decision.failClosed !== undefined) return undefined;
+    // Only a step that unblocks the call itself (another duty's way asked for is no step toward it; no cycle).
+    const advice = this.prerequisite(run, proposedEvent(filled.call), decision.violations, budget, false);
+    return advice?.unblocks ? advice : undefined;
   }
 
   /** Whether a call (with its move) would be allowed after a candidate call with one of its outcomes. */
@@ -353,6 +516,10 @@ export class Advisor {
 }
 
 const HISTORY_FUNCTIONS = new Set(["last", "held", "count", "values"]);
+
+/** The longest sequence of steps the advice looks for before a blocked call, and its share of the search budget. */
+const SEQUENCE_STEPS = 3;
+const SEQUENCE_DECISIONS = 200;
 
 /**
  * The ids of the bindings a call names and of those the instances it is an event of monitor with

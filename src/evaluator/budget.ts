@@ -27,6 +27,8 @@ export class SearchBudget {
   private readonly maxMs: number;
   private readonly ends: number;
   exhausted: string | undefined;
+  /** Set when a part of the search stopped at its own bound (`part`) while the rest went on. */
+  partStopped: string | undefined;
 
   constructor(limits: SearchLimits = {}, deadline = Number.POSITIVE_INFINITY) {
     this.maxDecisions = limits.maxDecisions ?? defaultSearchLimits.maxDecisions;
@@ -42,6 +44,23 @@ export class SearchBudget {
     else if (Date.now() > this.ends)
       this.exhausted = `the advice search stopped at its time limit (${this.maxMs} ms, or the request's deadline)`;
     return this.exhausted === undefined;
+  }
+
+  /**
+   * A check of a part of the search that may spend at most `maxDecisions` of this budget (the
+   * rest is kept for the searches after it): it answers like `spend()` until its own bound is hit,
+   * which `partStopped` then records (`what` names the part).
+   */
+  part(maxDecisions: number, what: string): () => boolean {
+    let spent = 0;
+    return () => {
+      if (spent >= maxDecisions) {
+        this.partStopped ??= `${what} stopped after ${maxDecisions} hypothetical decisions (its share of the budget)`;
+        return false;
+      }
+      spent++;
+      return this.spend();
+    };
   }
 }
 

@@ -1,6 +1,14 @@
 import type { CandidateCall, StrategyTemplate } from "../game/index.js";
+import type { Binding, Run } from "../run/index.js";
 import type { BindingTexts } from "./findings.js";
-import type { Duty } from "./types.js";
+import { requestedWays } from "./requested.js";
+import type { Advice, Duty, ProposedCall } from "./types.js";
+
+/** What duties ask of the advisor (advice.ts): a call's arguments filled, and the call to make toward a call. */
+export interface DutyCalls {
+  fill(run: Run, call: ProposedCall, bindings: readonly Binding[]): { call: ProposedCall; missing: string[] };
+  toward(run: Run, call: ProposedCall, bindings: readonly Binding[]): Advice | undefined;
+}
 
 /**
  * Open duties: enforced rule instances that do not accept, each with a call that helps if one is
@@ -11,21 +19,27 @@ export class Duties {
   // Keyed by template, then beliefs array (runs and templates are never changed once built): an entry lives as long as both.
   private readonly byTemplate = new WeakMap<StrategyTemplate, WeakMap<readonly Int32Array[], Duty[]>>();
 
-  constructor(private readonly texts: BindingTexts) {}
+  constructor(
+    private readonly texts: BindingTexts,
+    private readonly calls: DutyCalls,
+  ) {}
 
-  /** Open duties at `beliefs`, states of `template`'s instances. */
-  at(template: StrategyTemplate, beliefs: readonly Int32Array[]): Duty[] {
+  /**
+   * Open duties at `beliefs`, states of `template`'s instances: those of its run, or (with
+   * `runAt`, the run they are the beliefs of) those after a call allowed on it.
+   */
+  at(template: StrategyTemplate, beliefs: readonly Int32Array[], runAt?: () => Run): Duty[] {
     const byBeliefs = this.byTemplate.get(template) ?? new WeakMap<readonly Int32Array[], Duty[]>();
     this.byTemplate.set(template, byBeliefs);
     let duties = byBeliefs.get(beliefs);
     if (!duties) {
-      duties = this.open(template, beliefs);
+      duties = this.open(template, beliefs, beliefs === template.run.beliefs ? template.run : runAt?.());
       byBeliefs.set(beliefs, duties);
     }
-    return duties.map((duty) => ({ ...duty }));
+    return duties.map((duty) => ({ ...duty, ...(duty.missing ? { missing: [...duty.missing] } : {}) }));
   }
 
-  private open(template: StrategyTemplate, beliefs: readonly Int32Array[]): Duty[] {
+  private open(template: StrategyTemplate, beliefs: readonly Int32Array[], run: Run | undefined): Duty[] {
     const duties: Duty[] = [];
     const helpers = template.helpingCandidates();
     template.run.instances.forEach((instance, index) => {
@@ -38,12 +52,38 @@ export class Duties {
         colour: instance.rule.automaton.colour(open[index] as number),
       };
       Object.assign(duty, this.texts.field(instance.bindings));
-      // A progressing call on the duty's own bindings (it may touch the rule only later, like a
-      // distance check before the booking that fulfils "book the trip").
-      const fulfil = template.firstProgressing(open, helpers[index] as CandidateCall[]);
-      if (fulfil) duty.fulfil = { name: fulfil.tool, arguments: fulfil.arguments };
+      // The way the request asked for while it is possible (the dispense of a refill request, or
+      // the step that unblocks it); else a progressing call on the duty's own bindings (it may
+      // touch the rule only later, like a distance check before the booking that fulfils "book
+      // the trip"). Filled like advice: the call the prompt shield names and the token shield
+      // redirects to is one the agent can make.
+      const candidates = helpers[index] as CandidateCall[];
+      const asked = requestedWays(template.run.policy, instance, index, candidates);
+      const toward = run && asked.length > 0 ? this.towardAsked(run, asked) : undefined;
+      const fulfil = toward ? undefined : template.firstProgressing(open, candidates);
+      const filled =
+        toward ??
+        (fulfil &&
+          this.calls.fill(
+            run ?? template.run,
+            { name: fulfil.tool, arguments: fulfil.arguments },
+            fulfil.bindings,
+          ));
+      if (filled) {
+        duty.fulfil = filled.call;
+        if (filled.missing?.length) duty.missing = filled.missing;
+      }
       duties.push(duty);
     });
     return duties;
+  }
+
+  /** The first asked-for way that is still possible: itself where allowed, else the step that unblocks it. */
+  private towardAsked(run: Run, asked: readonly CandidateCall[]): Advice | undefined {
+    for (const way of asked) {
+      const toward = this.calls.toward(run, { name: way.tool, arguments: way.arguments }, way.bindings);
+      if (toward) return toward;
+    }
+    return undefined;
   }
 }

@@ -34,8 +34,8 @@ export class Judge {
     readonly options: EvaluatorOptions,
   ) {
     this.game = new Game(policy);
-    this.duties = new Duties(this.texts);
     this.advisor = new Advisor(this);
+    this.duties = new Duties(this.texts, this.advisor);
   }
 
   /** The game template at a run (shared by every question about it). */
@@ -96,7 +96,9 @@ export class Judge {
     if (this.constrains(call.name)) findings.addAll(this.constraintFindings(run, call));
     const judged = { proposed, call, findings, failClosed: outcomes.failClosed };
     return this.conclude(run, judged, withAdvice, budget, (verdict) =>
-      this.duties.at(template, verdict === "allow" ? after : run.beliefs),
+      verdict === "allow"
+        ? this.duties.at(template, after, () => run.after(call, run.expectedCases(call)))
+        : this.duties.at(template, run.beliefs),
     );
   }
 
@@ -286,7 +288,8 @@ export class Judge {
         (onlyArguments ? this.advisor.repair(run, proposed, search) : undefined) ??
         this.advisor.prerequisite(run, call, violations, search);
       if (advice) decision.advice = advice;
-      if (search.exhausted !== undefined) decision.searchStopped = search.exhausted;
+      const stopped = search.exhausted ?? search.partStopped;
+      if (stopped !== undefined) decision.searchStopped = stopped;
     }
     return decision;
   }

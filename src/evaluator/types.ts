@@ -23,15 +23,26 @@ export interface RuleFinding {
 /**
  * What to do about a blocked call (docs/policy.md, "The game"); never the blocked call itself.
  * `prerequisite`: a call after which (for some outcome) the blocked call is blocked by fewer of the
- * same rules (`unblocks` when it is then allowed, or one more call allows it); `repair`: the blocked call with changed
- * arguments; `alternative`: another call that brings the open duties closer instead of the
- * blocked call (a decline or a renewal instead of a dispense), where nothing unblocks it.
+ * same rules (`unblocks` when it is then allowed, or the sequence it begins allows it), or a step
+ * toward the way the request asked for; `repair`: the blocked call with changed arguments;
+ * `alternative`: another call that meets the duty the blocked call served (the dispense asked for
+ * instead of a renewal; a decline once the dispense is impossible, with its `reason`).
  */
 export interface Advice {
   kind: "prerequisite" | "repair" | "alternative";
   call: ProposedCall;
-  /** Set on a prerequisite after which the blocked call is allowed, or one more call allows it. */
+  /** Set on a prerequisite after which the blocked call is allowed, or after the `steps` it begins (or one more call). */
   unblocks?: boolean;
+  /**
+   * Set on a prerequisite that is the first of several calls, the fewest after which the blocked
+   * call is allowed (no single call allows it): how many (this one included).
+   */
+  steps?: number;
+  /**
+   * Set on an alternative to the way the request asked for (a decline of a refill request): why
+   * that way is not advised — no call makes it allowed now.
+   */
+  reason?: string;
   /**
    * Required arguments of `call` that nothing known gives (the task, the bindings, earlier
    * outputs): the agent must get them from the user.
@@ -44,8 +55,10 @@ export interface Duty {
   sentence: string;
   binding?: string;
   colour: string;
-  /** A call that brings this duty closer to done, if one is known. */
+  /** A call that brings this duty closer to done, if one is known, its required arguments filled as advice's are. */
   fulfil?: ProposedCall;
+  /** Required arguments of `fulfil` that nothing known gives: the agent must get them from the user. */
+  missing?: string[];
 }
 
 /**

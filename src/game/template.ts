@@ -373,6 +373,15 @@ export class StrategyTemplate {
     return found;
   }
 
+  /**
+   * Whether two calls touch a common component: a call that touches none of another's components
+   * cannot change whether that one is allowed while a compliant finish remains.
+   */
+  touchesSameComponent(left: CandidateCall, right: CandidateCall): boolean {
+    const touched = this.touchedBy(right);
+    return this.touchedBy(left).some((component) => touched.includes(component));
+  }
+
   /** The components some of the candidates touch. */
   private touchedByAny(candidates: readonly CandidateCall[]): Set<Component> {
     let touched = this.touchedByList.get(candidates);

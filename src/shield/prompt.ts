@@ -43,9 +43,13 @@ const ADVICE_LEAD: Record<Advice["kind"], string> = {
 
 /** `First: lookup_patient(…)`, with the arguments the user must supply named. */
 function adviceText(advice: Advice): string {
-  const text = `${ADVICE_LEAD[advice.kind]} ${formatCall(advice.call)}`;
-  if (!advice.missing?.length) return text;
-  return `${text} (ask the user for ${advice.missing.join(", ")}: nothing known gives ${advice.missing.length === 1 ? "it" : "them"})`;
+  return `${ADVICE_LEAD[advice.kind]} ${formatCall(advice.call)}${missingText(advice.missing)}`;
+}
+
+/** ` (ask the user for message: nothing known gives it)`, or nothing when no argument is missing. */
+function missingText(missing: readonly string[] | undefined): string {
+  if (!missing?.length) return "";
+  return ` (ask the user for ${missing.join(", ")}: nothing known gives ${missing.length === 1 ? "it" : "them"})`;
 }
 
 /**
@@ -93,6 +97,6 @@ function dutyList(duties: readonly Duty[]): string {
   const listed = duties.map(
     (duty) => `${duty.rule} (${duty.sentence})${duty.binding ? ` for ${duty.binding}` : ""}`,
   );
-  const next = duties.find((duty) => duty.fulfil)?.fulfil;
-  return `Open duties: ${listed.join("; ")}.${next ? ` Next: ${formatCall(next)}` : ""}`;
+  const next = duties.find((duty) => duty.fulfil);
+  return `Open duties: ${listed.join("; ")}.${next?.fulfil ? ` Next: ${formatCall(next.fulfil)}${missingText(next.missing)}` : ""}`;
 }

@@ -527,9 +527,10 @@ describe("tau2-retail: requests (task grounding) and duties", () => {
     const asked = () => requested("request_cancel", { reason: "unstated" });
     assert.equal(done(asked()), false);
     const open = evaluator.next(asked().messages).openDuties;
+    // The way asked for is the cancellation; the order's lookup is the step that unblocks it.
     assert.deepEqual(
       open.map((duty) => [duty.rule, duty.binding, duty.fulfil?.name]),
-      [["R13_cancel", 'cancellation(co="#W1111111")', "cancel_pending_order"]],
+      [["R13_cancel", 'cancellation(co="#W1111111")', "get_order_details"]],
     );
     assert.equal(done(lookup(asked(), "pending")), false);
     assert.equal(done(lookup(asked(), "delivered")), true);

@@ -46,9 +46,12 @@ describe("patient intake scenarios", () => {
     assert.equal(decision.verdict, "block");
     // Without the lookups the constraints fail too (`last` gives null), but a repair cannot help.
     assert.deepEqual(decision.violations.map((finding) => finding.rule).sort(), ["I1", "I2", "I5", "I6"]);
+    // The first of the two lookups (I1, I2) after which only the arguments still block it.
     assert.deepEqual(decision.advice, {
       kind: "prerequisite",
       call: { name: "validate_insurance", arguments: { patient_id: "p1" } },
+      unblocks: true,
+      steps: 2,
     });
   });
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { type Advice, Evaluator, type ProposedCall } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
 import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
-import { blockedText } from "../../src/shield/prompt.js";
+import { blockedText, doneRefusedText } from "../../src/shield/prompt.js";
 import { Conversation } from "../support/conversation.js";
 
 // A pharmacy-refill desk written from its manual (fixtures/pharmacy.yaml), and the advice a clerk
@@ -54,6 +54,7 @@ describe("pharmacy refill advice", () => {
     assert.deepEqual(advice, {
       kind: "alternative",
       call: call("request_renewal", { rx_id: "RX1003", patient_id: "P100" }),
+      reason: "dispense is the way the request asked for, and no call makes it allowed now (M3)",
     });
   });
 
@@ -92,6 +93,7 @@ describe("pharmacy refill advice", () => {
       kind: "alternative",
       call: call("decline_refill", { rx_id: "RX1003", reason: "controlled" }),
       missing: ["message"],
+      reason: "dispense is the way the request asked for, and no call makes it allowed now (M5)",
     });
     assert.match(
       blockedText(decision),
@@ -139,6 +141,50 @@ describe("pharmacy refill advice", () => {
         assert.equal(same, false, JSON.stringify({ blocked, advice: decision.advice }));
       }
     }
+  });
+});
+
+describe("progress toward what was asked: a refill request asks for the dispense", () => {
+  test("a renewal while refills remain is advised the dispense that was asked for, not the shorter decline", () => {
+    const advice = adviceFor(
+      checked({ refills: 2, schedule: "IV" }),
+      call("request_renewal", { rx_id: "RX1003", patient_id: "P100" }),
+    );
+    assert.deepEqual(advice, { kind: "alternative", call: dispense });
+  });
+
+  test("the duty's next call leads to the dispense while it is possible: lookup, check, dispense", () => {
+    const fulfil = (conversation: Conversation) =>
+      evaluator.next(conversation.messages).openDuties.map((duty) => duty.fulfil);
+    const start = new Conversation([refill], "Please refill my prescription.");
+    assert.deepEqual(fulfil(start), [
+      call("lookup_patient", { name: "Ada Byron", date_of_birth: "1990-04-01" }),
+    ]);
+    const lookedUp = new Conversation([refill], "Please refill my prescription.").call(
+      "lookup_patient",
+      { name: "Ada Byron", date_of_birth: "1990-04-01" },
+      { json: { found: true, patient_id: "P100" } },
+    );
+    assert.deepEqual(fulfil(lookedUp), [call("check_refill_count", rx)]);
+    assert.deepEqual(fulfil(checked({ refills: 2, schedule: "IV" })), [dispense]);
+  });
+});
+
+describe("an open duty's next call (Duty.fulfil) has its arguments, as advice does", () => {
+  test("no refills left: the renewal names the patient the lookup returned", () => {
+    const [duty] = evaluator.next(checked({ refills: 0, schedule: "IV" }).messages).openDuties;
+    assert.deepEqual(duty?.fulfil, call("request_renewal", { rx_id: "RX1003", patient_id: "P100" }));
+    assert.equal(duty?.missing, undefined);
+  });
+
+  test("a schedule II drug: the decline has its true reason and names the message nothing gives", () => {
+    const duties = evaluator.next(checked({ refills: 2, schedule: "II" }).messages).openDuties;
+    assert.deepEqual(duties[0]?.fulfil, call("decline_refill", { rx_id: "RX1003", reason: "controlled" }));
+    assert.deepEqual(duties[0]?.missing, ["message"]);
+    assert.match(
+      doneRefusedText(duties),
+      /Next: decline_refill\(rx_id="RX1003", reason="controlled"\) \(ask the user for message: nothing known gives it\)$/,
+    );
   });
 });
 

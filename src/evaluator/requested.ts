@@ -1,0 +1,39 @@
+import { type Value, valuesEqual } from "../expression/index.js";
+import type { CandidateCall } from "../game/index.js";
+import type { Policy } from "../policy/index.js";
+import type { Instance } from "../run/index.js";
+import { fitsDeclared } from "../smt/candidates.js";
+
+/**
+ * The ways of meeting a duty that its request asked for: of `candidates`, the calls that are
+ * events of the duty's `instance` (a dispense, a renewal, a decline for "every refill request ends
+ * dispensed, renewed or declined") whose tool takes the most of the request's fields — a field of
+ * the task calls that introduced the instance's bindings, of a parameter's name and a value the
+ * parameter can take (a trip's `travel_class: "any"` asks for no cabin) (`request_refill(rx_id,
+ * days_supply, …)` asks for `dispense(rx_id, patient_id, days_supply)`, not for `decline_refill(rx_id,
+ * reason, message)`). Empty where the ways tie or no task call introduced the bindings: then no
+ * way is preferred.
+ */
+export function requestedWays(
+  policy: Policy,
+  instance: Instance,
+  index: number,
+  candidates: readonly CandidateCall[],
+): CandidateCall[] {
+  const fields = instance.bindings.flatMap((binding) => Object.entries(binding.taskCall?.arguments ?? {}));
+  const ways = candidates.filter((candidate) => candidate.affected.includes(index));
+  const taken = (candidate: CandidateCall): number =>
+    (policy.tools.get(candidate.tool)?.parameters ?? []).filter((parameter) =>
+      fields.some(
+        ([name, value]) =>
+          name === parameter.name &&
+          (typeof parameter.type === "object"
+            ? parameter.type.enum.some((member: Value) => valuesEqual(member, value))
+            : fitsDeclared(value, parameter.type)),
+      ),
+    ).length;
+  const most = Math.max(0, ...ways.map(taken));
+  return most === 0 || ways.every((way) => taken(way) === most)
+    ? []
+    : ways.filter((candidate) => taken(candidate) === most);
+}
