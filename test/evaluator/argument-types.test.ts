@@ -1,22 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { Evaluator, verifyConversation } from "../../src/evaluator/index.js";
-import { loadPolicy } from "../../src/policy/index.js";
 import { blockedText } from "../../src/shield/prompt.js";
 import { Conversation } from "../support/conversation.js";
+import { pharmacyPolicy, refillRequest } from "../support/pharmacy.js";
 
 // A proposed call's arguments against the tool's declaration: a string for an integer, or an
 // argument the tool does not have, is said as such (with the parameter), not only as the rule the
 // value then breaks.
-const policy = loadPolicy(
-  fileURLToPath(new URL("../../../test/evaluator/fixtures/pharmacy.yaml", import.meta.url)),
-);
+const policy = pharmacyPolicy;
 const evaluator = new Evaluator(policy);
-const refill = {
-  name: "request_refill",
-  arguments: { name: "Ada Byron", date_of_birth: "1990-04-01", rx_id: "RX1003", days_supply: 30 },
-};
+const refill = refillRequest;
 const checked = new Conversation([refill], "Please refill my prescription.")
   .call(
     "lookup_patient",

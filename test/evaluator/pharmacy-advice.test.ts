@@ -1,24 +1,18 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { type Advice, Evaluator, type ProposedCall } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
-import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
+import { parsePolicy } from "../../src/policy/index.js";
 import { blockedText, doneRefusedText } from "../../src/shield/prompt.js";
 import { Conversation } from "../support/conversation.js";
+import { pharmacyPolicy, refillRequest } from "../support/pharmacy.js";
 
 // A pharmacy-refill desk written from its manual (fixtures/pharmacy.yaml), and the advice a clerk
 // would give on its key blocked calls: an observed count is not checked again, an advised call has
 // its arguments, a decline is an alternative (not a prerequisite), a reported allergy is recorded.
-const policy = loadPolicy(
-  fileURLToPath(new URL("../../../test/evaluator/fixtures/pharmacy.yaml", import.meta.url)),
-);
+const policy = pharmacyPolicy;
 const evaluator = new Evaluator(policy);
-
-const refill = {
-  name: "request_refill",
-  arguments: { name: "Ada Byron", date_of_birth: "1990-04-01", rx_id: "RX1003", days_supply: 30 },
-};
+const refill = refillRequest;
 const sulfa = { name: "report_allergy", arguments: { allergy: "sulfa" } };
 const rx = { rx_id: "RX1003" };
 const dispense: ProposedCall = {
