@@ -1,6 +1,6 @@
 import { holdsIn } from "../expression/index.js";
 import { type CandidateCall, Game, StrategyTemplate } from "../game/index.js";
-import { argumentProblems, type ConstraintSpec, type Policy } from "../policy/index.js";
+import type { ConstraintSpec, Policy } from "../policy/index.js";
 import type { Binding, Instance, Run, ToolCallEvent } from "../run/index.js";
 import { Advisor } from "./advisor.js";
 import { SearchBudget } from "./budget.js";
@@ -57,19 +57,7 @@ export class Judge {
    * blocked call, advice found within `budget` (default: a budget of its own, `options.search`).
    */
   decide(run: Run, proposed: ProposedCall, withAdvice: boolean, budget?: SearchBudget): Decision {
-    const tool = this.policy.tools.get(proposed.name);
-    if (!tool) return this.undeclared(run, proposed, withAdvice);
-    const decision = this.decideDeclared(run, proposed, withAdvice, budget);
-    const problems = argumentProblems(tool.parameters, proposed.arguments, proposed.name);
-    return problems.length > 0 ? { ...decision, argumentProblems: problems } : decision;
-  }
-
-  private decideDeclared(
-    run: Run,
-    proposed: ProposedCall,
-    withAdvice: boolean,
-    budget?: SearchBudget,
-  ): Decision {
+    if (!this.policy.tools.has(proposed.name)) return this.undeclared(run, proposed, withAdvice);
     const call = proposedEvent(proposed);
     if (this.options.incremental === false || run.introducedBindings(call).length > 0)
       return this.decideByRuns(run, call, proposed, withAdvice, budget);

@@ -1,5 +1,6 @@
 import { listItems, type PersistentList, withItem } from "../base/persistent-list.js";
 import { MentorError } from "../errors/index.js";
+import { argumentProblems } from "../policy/index.js";
 import {
   type Outcome,
   Run,
@@ -148,12 +149,19 @@ export class Monitor {
     return this.state.stopped;
   }
 
-  /** The decision on a call proposed now, changing nothing (the server's question). */
+  /**
+   * The decision on a call proposed now, changing nothing (the server's question). Arguments the
+   * tool does not declare or of another type are noted here, on the question asked, not on the
+   * hypothetical decisions of the advice searches.
+   */
   decide(call: ProposedCall, withAdvice = true, budget?: SearchBudget): Decision {
-    return this.parts.severities.apply(
+    const decision = this.parts.severities.apply(
       this.parts.judge.decide(this.current, call, withAdvice, budget),
       this.state,
     );
+    const tool = this.parts.judge.policy.tools.get(call.name);
+    const problems = tool ? argumentProblems(tool.parameters, call.arguments, call.name) : [];
+    return problems.length > 0 ? { ...decision, argumentProblems: problems } : decision;
   }
 
   /**

@@ -1,8 +1,7 @@
 import { type Expression, referencesOf, type Value, valuesEqual } from "../expression/index.js";
 import type { CallClass, CandidateCall } from "../game/index.js";
-import type { ToolSpec } from "../policy/index.js";
+import { fitsParameterType, type ToolSpec } from "../policy/index.js";
 import type { Run } from "../run/index.js";
-import { fitsDeclared } from "../smt/candidates.js";
 import { repairValues } from "./advisor.js";
 import type { Judge } from "./judge.js";
 import type { CallVerdict, Duty, NextAnswer } from "./types.js";
@@ -99,11 +98,7 @@ export class NextCalls {
       const type = tool.parameters.find((parameter) => parameter.name === argument)?.type ?? "any";
       const values = repairValues(run, tool, argument, {
         advice: advice && { kind: "prerequisite", call: advice },
-      }).filter((value) =>
-        typeof type === "object"
-          ? type.enum.some((member) => valuesEqual(member, value))
-          : fitsDeclared(value, type),
-      );
+      }).filter((value) => fitsParameterType(type, value));
       const entry = { tool: tool.name, argument, unsafe: [] as Value[], progressing: [] as Value[] };
       for (const value of values) {
         let unsafe = true;

@@ -1,8 +1,6 @@
-import { type Value, valuesEqual } from "../expression/index.js";
 import type { CandidateCall } from "../game/index.js";
-import type { Policy } from "../policy/index.js";
+import { fitsParameterType, type Policy } from "../policy/index.js";
 import type { Instance } from "../run/index.js";
-import { fitsDeclared } from "../smt/candidates.js";
 
 /**
  * The ways of meeting a duty that its request asked for: of `candidates`, the calls that are
@@ -24,13 +22,7 @@ export function requestedWays(
   const ways = candidates.filter((candidate) => candidate.affected.includes(index));
   const taken = (candidate: CandidateCall): number =>
     (policy.tools.get(candidate.tool)?.parameters ?? []).filter((parameter) =>
-      fields.some(
-        ([name, value]) =>
-          name === parameter.name &&
-          (typeof parameter.type === "object"
-            ? parameter.type.enum.some((member: Value) => valuesEqual(member, value))
-            : fitsDeclared(value, parameter.type)),
-      ),
+      fields.some(([name, value]) => name === parameter.name && fitsParameterType(parameter.type, value)),
     ).length;
   const most = Math.max(0, ...ways.map(taken));
   return most === 0 || ways.every((way) => taken(way) === most)

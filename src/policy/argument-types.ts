@@ -1,12 +1,13 @@
 import { type FieldType, type Value, valuesEqual } from "../expression/index.js";
+import { fitsDeclared } from "../smt/index.js";
 import type { Parameter } from "./types.js";
 
 /**
  * Why `value` is not of the parameter's declared type (`must be an integer, not the string "30"`),
  * or undefined when it is. `null` fits every type: it is how a grounding says "not known".
  */
-export function argumentTypeProblem(parameter: Parameter, value: unknown): string | undefined {
-  if (value === null || fits(parameter.type, value)) return undefined;
+function argumentTypeProblem(parameter: Parameter, value: unknown): string | undefined {
+  if (value === null || fitsParameterType(parameter.type, value)) return undefined;
   return `must be ${typeText(parameter.type)}, not ${valueText(value)}`;
 }
 
@@ -28,23 +29,12 @@ export function argumentProblems(
   });
 }
 
-function fits(type: FieldType, value: unknown): boolean {
-  switch (type) {
-    case "any":
-      return true;
-    case "string":
-    case "boolean":
-    case "number":
-      return typeof value === type;
-    case "integer":
-      return typeof value === "number" && Number.isInteger(value);
-    case "array":
-      return Array.isArray(value);
-    case "object":
-      return typeof value === "object" && value !== null && !Array.isArray(value);
-    default:
-      return type.enum.some((member) => valuesEqual(member, value as Value));
-  }
+/** Whether `value` is of a parameter's declared type: an enum's member, or of its JSON type. */
+export function fitsParameterType(type: FieldType, value: unknown): boolean {
+  if (typeof type === "object") return type.enum.some((member) => valuesEqual(member, value as Value));
+  if (type === "array") return Array.isArray(value);
+  if (type === "object") return typeof value === "object" && value !== null && !Array.isArray(value);
+  return fitsDeclared(value as Value, type);
 }
 
 function typeText(type: FieldType): string {

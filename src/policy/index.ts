@@ -1,4 +1,4 @@
-export { argumentProblems, argumentTypeProblem } from "./argument-types.js";
+export { argumentProblems, fitsParameterType } from "./argument-types.js";
 export { fieldValue } from "./labeling.js";
 export { loadPolicy, parsePolicy } from "./load.js";
 export { type AbstractMove, abstractMoves, holdsForMove, matchesForMove } from "./moves.js";

@@ -1,3 +1,4 @@
+export { fitsDeclared } from "./candidates.js";
 export { type SolverBackend, SolverClient, type SolverClientOptions } from "./client.js";
 export type {
   ConstantScope,
