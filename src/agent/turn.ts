@@ -327,7 +327,11 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
         record.doneRefusals < (evaluator as Evaluator).policy.maxDoneRefusals;
       if (!refuse) return false;
       record.doneRefusals++;
-      entry.done = { ...entry.done, refused: true, feedback: doneRefusedText((next as NextAnswer).openDuties) };
+      entry.done = {
+        ...entry.done,
+        refused: true,
+        feedback: doneRefusedText((next as NextAnswer).openDuties),
+      };
       return true;
     };
     if (generation.finishReason === "refused")
@@ -531,7 +535,10 @@ function tokenSets(
   { tools, intent }: { tools: readonly ChatTool[]; intent: boolean },
 ): ShieldSets {
   const sets = intent ? shieldSetsFor(evaluator, history, next, budget) : shieldSetsFromNextAnswer(next);
-  return withDoneTool({ ...sets, unsafeTools: unsafeNames(next, tools, evaluator) }, evaluator.policy.doneTool);
+  return withDoneTool(
+    { ...sets, unsafeTools: unsafeNames(next, tools, evaluator) },
+    evaluator.policy.doneTool,
+  );
 }
 
 /**

@@ -33,7 +33,13 @@ const openDuty = () =>
     [
       {
         name: "request_travel",
-        arguments: { origin: "Toronto", destination: "Chicago", urgent: false, mode: "flight", travel_class: "any" },
+        arguments: {
+          origin: "Toronto",
+          destination: "Chicago",
+          urgent: false,
+          mode: "flight",
+          travel_class: "any",
+        },
       },
     ],
     "Fly me from Toronto to Chicago.",
@@ -56,7 +62,8 @@ describe("done.tool", () => {
     assert.throws(
       () => withDoneTool_("exit_conversation"),
       (error: unknown) =>
-        error instanceof MentorError && /done\.tool exit_conversation is not a declared tool/.test(error.message),
+        error instanceof MentorError &&
+        /done\.tool exit_conversation is not a declared tool/.test(error.message),
     );
   });
 
@@ -77,7 +84,11 @@ describe("done.tool", () => {
   });
 
   it("is returned at once, undecided by the monitor, where done is allowed, and unshielded", async () => {
-    const allowed = await turn("prompt", new Conversation([], "Hello.").messages, new ScriptedGenerator([endCall]));
+    const allowed = await turn(
+      "prompt",
+      new Conversation([], "Hello.").messages,
+      new ScriptedGenerator([endCall]),
+    );
     assert.equal(allowed.mentor.doneRefusals, 0);
     assert.deepEqual(allowed.mentor.attempts[0]?.done, { allowed: true, refused: false });
     assert.equal(allowed.message.tool_calls?.[0]?.function.name, "end_conversation");
@@ -107,7 +118,10 @@ describe("done.tool", () => {
     );
     assert.deepEqual(ending.unsafeTools, []);
     assert.deepEqual(ending.progressingTools, ["end_conversation"]);
-    const allowed = withDoneTool({ progressingTools: ["end_conversation"], doneAllowed: true }, "end_conversation");
+    const allowed = withDoneTool(
+      { progressingTools: ["end_conversation"], doneAllowed: true },
+      "end_conversation",
+    );
     assert.deepEqual(allowed.progressingTools, []);
     assert.equal(allowed.redirects, undefined);
   });
