@@ -15,14 +15,7 @@ export function ensureVenv(
   fail: (message: string) => never,
   extras: readonly string[] = [],
 ): string {
-  const bin = join(dir, process.platform === "win32" ? "Scripts/python.exe" : "bin/python");
-  if (!existsSync(bin)) {
-    mkdirSync(dirname(dir), { recursive: true });
-    process.stderr.write(`creating a venv in ${dir}\n`);
-    const made = spawnSync(python, ["-m", "venv", dir], { encoding: "utf8" });
-    if (made.status !== 0)
-      fail(`could not create a venv in ${dir} with ${python}: ${made.error?.message ?? made.stderr.trim()}`);
-  }
+  const bin = createdVenv(dir, python, fail);
   const installed = spawnSync(bin, ["-c", `import importlib.metadata as m; print(m.version('${pkg}'))`], {
     encoding: "utf8",
   });
@@ -51,17 +44,10 @@ export function ensureVenvFromRequirements(
   requirements: string,
   fail: (message: string) => never,
 ): string {
-  const bin = join(dir, process.platform === "win32" ? "Scripts/python.exe" : "bin/python");
   const kept = join(dir, "mentor-requirements.txt");
   const wanted = readFileSync(requirements, "utf8");
-  if (existsSync(bin) && existsSync(kept) && readFileSync(kept, "utf8") === wanted) return bin;
-  if (!existsSync(bin)) {
-    mkdirSync(dirname(dir), { recursive: true });
-    process.stderr.write(`creating a venv in ${dir}\n`);
-    const made = spawnSync(python, ["-m", "venv", dir], { encoding: "utf8" });
-    if (made.status !== 0)
-      fail(`could not create a venv in ${dir} with ${python}: ${made.error?.message ?? made.stderr.trim()}`);
-  }
+  const bin = createdVenv(dir, python, fail);
+  if (existsSync(kept) && readFileSync(kept, "utf8") === wanted) return bin;
   process.stderr.write(`installing ${requirements} from PyPI into ${dir}\n`);
   const pip = spawnSync(
     bin,
@@ -78,5 +64,17 @@ export function ensureVenvFromRequirements(
     );
   }
   writeFileSync(kept, wanted);
+  return bin;
+}
+
+/** The python of the venv in `dir`, created with `python` where missing. */
+function createdVenv(dir: string, python: string, fail: (message: string) => never): string {
+  const bin = join(dir, process.platform === "win32" ? "Scripts/python.exe" : "bin/python");
+  if (existsSync(bin)) return bin;
+  mkdirSync(dirname(dir), { recursive: true });
+  process.stderr.write(`creating a venv in ${dir}\n`);
+  const made = spawnSync(python, ["-m", "venv", dir], { encoding: "utf8" });
+  if (made.status !== 0)
+    fail(`could not create a venv in ${dir} with ${python}: ${made.error?.message ?? made.stderr.trim()}`);
   return bin;
 }

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { Command, InvalidArgumentError } from "commander";
+import { Command } from "commander";
 import type { TurnGenerator } from "../../src/agent/index.js";
 import { apiBase } from "../../src/agent/index.js";
 import { MentorError } from "../../src/errors/index.js";
@@ -16,7 +16,7 @@ import { ensureVenvFromRequirements } from "../conformance/venv.js";
 import { benchSource, repoRoot } from "../paths.js";
 import type { BenchResults } from "../report.js";
 import { currentBuild } from "../results-file.js";
-import { servedModel, summaryTable } from "../run.js";
+import { integer, list, servedModel, summaryTable } from "../run.js";
 import { readRuns, runFile, type SopbenchRun, saveResults } from "./results.js";
 
 export const sopbenchDomains = [
@@ -227,22 +227,6 @@ export async function runSopbench(options: SopbenchOptions): Promise<BenchResult
 function optionalBuild(): { build?: string } {
   const build = currentBuild(repoRoot);
   return build === undefined ? {} : { build };
-}
-
-function list(text: string): string[] {
-  return text
-    .split(",")
-    .map((item) => item.trim())
-    .filter((item) => item !== "");
-}
-
-function integer(name: string, minimum: number) {
-  return (text: string) => {
-    const value = Number(text);
-    if (!Number.isInteger(value) || value < minimum)
-      throw new InvalidArgumentError(`${name} must be an integer ≥ ${minimum}`);
-    return value;
-  };
 }
 
 async function main(argv: string[]): Promise<void> {
