@@ -333,7 +333,7 @@ function optionalBuild(): { build?: string } {
   return build === undefined ? {} : { build };
 }
 
-function integer(name: string, minimum: number) {
+export function integer(name: string, minimum: number) {
   return (text: string) => {
     const value = Number(text);
     if (!Number.isInteger(value) || value < minimum)
@@ -350,7 +350,7 @@ function number(name: string) {
   };
 }
 
-function list(text: string): string[] {
+export function list(text: string): string[] {
   return text
     .split(",")
     .map((item) => item.trim())

@@ -24,6 +24,7 @@ import {
   shieldSetsFor,
   shieldSetsFromNextAnswer,
   turnSets,
+  withDoneTool,
 } from "../shield/token/index.js";
 import type { SolverClient } from "../smt/index.js";
 import type { GeneratedCall, Generation, TurnGenerator, Usage } from "./generator.js";
@@ -252,10 +253,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     ...(options.parallelToolCalls !== undefined ? { parallelToolCalls: options.parallelToolCalls } : {}),
     ...(shielded && next !== undefined
       ? {
-          sets: {
-            unsafeTools: unsafeNames(next, tools, evaluator as Evaluator),
-            doneAllowed: next.done.allowed,
-          },
+          sets: withDoneTool(
+            { unsafeTools: unsafeNames(next, tools, evaluator as Evaluator), doneAllowed: next.done.allowed },
+            evaluator?.policy.doneTool,
+          ),
         }
       : {}),
   });
@@ -310,6 +311,29 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       decideMs: 0,
     };
     record.attempts.push(entry);
+    /**
+     * The end of the run (an answer, or a call of the policy's done tool) judged as `done`:
+     * refused while duties are open, up to `done.max_refusals` (`entry.done` has the feedback),
+     * else allowed. Only a client that asked for text (tool_choice none) may end with duties
+     * open; a request without tools may not.
+     */
+    const endRefused = (): boolean => {
+      const done = (next as NextAnswer).done;
+      entry.done = { allowed: done.allowed, refused: false };
+      const refuse =
+        shielded &&
+        !done.allowed &&
+        options.toolChoice !== "none" &&
+        record.doneRefusals < (evaluator as Evaluator).policy.maxDoneRefusals;
+      if (!refuse) return false;
+      record.doneRefusals++;
+      entry.done = {
+        ...entry.done,
+        refused: true,
+        feedback: doneRefusedText((next as NextAnswer).openDuties),
+      };
+      return true;
+    };
     if (generation.finishReason === "refused")
       throw new MentorError("MNT_ERR_NOTHING_ALLOWED", generation.refusal ?? "the shield allows nothing");
 
@@ -317,13 +341,34 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       // Severities that count refusals (escalate, override) read this turn's refusals too.
       const judgedOn = evaluator?.severities.countsRefusals ? working : history;
       // A generator that writes more calls than the turn may hold (parallel_tool_calls false): the first ones.
-      const calls = generation.toolCalls
+      const offered = generation.toolCalls
         .slice(0, turn.maxCalls)
         .map((call) => offeredCall(call, tools, toolChoice));
+      // A call of the policy's done tool is the end of the run: judged as `done`, never as a call.
+      const isEnd = (call: GeneratedCall) =>
+        call.name === evaluator?.policy.doneTool && call.invalid === undefined;
+      const ends = offered.filter(isEnd);
+      const calls = offered.filter((call) => !isEnd(call));
       entry.calls = await judgeInOrder(evaluator, judgedOn, calls, { solver: options.solver, budget, pause });
       entry.decideMs = performance.now() - decideStarted;
       const blocked = entry.calls.filter((call) => call.verdict === "block");
       if (!shielded || blocked.length === 0) {
+        const end = ends[0];
+        if (end !== undefined) {
+          if (endRefused()) {
+            // The model sees its end refused as the call's result, as a blocked call's feedback.
+            const message = toolCallMessage(generation.content, [allowedAttempt(end)]);
+            const feedback = entry.done?.feedback as string;
+            working.push(message, {
+              role: "tool",
+              tool_call_id: message.tool_calls?.[0]?.id as string,
+              content: feedback,
+            });
+            lastFeedback = feedback;
+            continue;
+          }
+          entry.calls.push(...ends.map(allowedAttempt));
+        }
         // Unshielded too, a call that could not be judged (unreadable, not offered) is not returned.
         const returned = entry.calls.filter((_, index) => calls[index]?.invalid === undefined);
         if (returned.length === 0) return finish({ role: "assistant", content: generation.content }, "stop");
@@ -358,20 +403,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     const answer: AssistantMessage = { role: "assistant", content: generation.content };
     const finishReason = generation.finishReason === "length" ? "length" : "stop";
     if (evaluator === undefined) return finish(answer, finishReason);
-    const done = (next as NextAnswer).done;
-    entry.done = { allowed: done.allowed, refused: false };
-    // Only a client that asked for text (tool_choice none) may end with duties open; a request
-    // without tools may not (it is refused like any other, up to the bound).
-    const refuse =
-      shielded &&
-      !done.allowed &&
-      options.toolChoice !== "none" &&
-      record.doneRefusals < evaluator.policy.maxDoneRefusals;
+    const refused = endRefused();
     entry.decideMs = performance.now() - decideStarted;
-    if (!refuse) return finish(answer, finishReason);
-    record.doneRefusals++;
-    const feedback = doneRefusedText((next as NextAnswer).openDuties);
-    entry.done = { ...entry.done, refused: true, feedback };
+    if (!refused) return finish(answer, finishReason);
+    const feedback = entry.done?.feedback as string;
     if (generation.content !== null) working.push(answer);
     working.push({ role: "user", content: feedback });
     lastFeedback = feedback;
@@ -423,12 +458,17 @@ async function judge(
       failClosed: call.invalid,
       feedback: `[SHIELD] Blocked ${call.name}: ${call.invalid}.`,
     };
-  if (monitor === undefined)
-    return { call: proposed, verdict: "allow", action: "allow", rules: [], warnings: [] };
+  if (monitor === undefined) return allowedAttempt(call);
   const decision = monitor.decide(proposed, true, budget);
   return attemptOf(
     solver && needsSolver(decision) ? await monitor.repairWithSolver(decision, solver()) : decision,
   );
+}
+
+/** A call allowed without a decision (no policy; the end of the run, judged as `done`). */
+function allowedAttempt(call: GeneratedCall): AttemptCall {
+  const proposed: ProposedCall = { name: call.name, arguments: call.arguments as Record<string, Value> };
+  return { call: proposed, verdict: "allow", action: "allow", rules: [], warnings: [] };
 }
 
 /** A decision as the turn records it, with the feedback the model reads if the call is refused. */
@@ -495,7 +535,10 @@ function tokenSets(
   { tools, intent }: { tools: readonly ChatTool[]; intent: boolean },
 ): ShieldSets {
   const sets = intent ? shieldSetsFor(evaluator, history, next, budget) : shieldSetsFromNextAnswer(next);
-  return { ...sets, unsafeTools: unsafeNames(next, tools, evaluator) };
+  return withDoneTool(
+    { ...sets, unsafeTools: unsafeNames(next, tools, evaluator) },
+    evaluator.policy.doneTool,
+  );
 }
 
 /**

@@ -110,6 +110,11 @@ class PolicyCompiler extends PolicyProblems {
     const rules = this.compileRules(raw, tools, propositions);
     const constraints = this.compileConstraints(raw, tools, taskCalls, entities, propositions);
     this.checkDuplicateIds(raw);
+    if (raw.done.tool !== undefined && !tools.has(raw.done.tool))
+      this.problem("MNT_ERR_POLICY_REFERENCE", `done.tool ${raw.done.tool} is not a declared tool`, [
+        "done",
+        "tool",
+      ]);
     if (this.problems.length > 0) this.fail();
     return {
       name: raw.policy,
@@ -124,6 +129,7 @@ class PolicyCompiler extends PolicyProblems {
       constraints,
       maxDoneRefusals: raw.done.max_refusals,
       stuckAfter: raw.done.stuck_after,
+      ...(raw.done.tool !== undefined ? { doneTool: raw.done.tool } : {}),
     };
   }
 

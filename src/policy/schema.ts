@@ -244,6 +244,8 @@ export const policySchema = z
          * it may end, saying what blocks it (0: never). The MENTOR paper stops blocking done after 25.
          */
         stuck_after: z.number().int().min(0).default(25),
+        /** A declared tool whose call ends the run (judged as `done`, never run as a tool). */
+        tool: identifier.optional(),
       })
       .strict()
       .default({ max_refusals: 3, stuck_after: 25 }),

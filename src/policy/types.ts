@@ -170,4 +170,6 @@ export interface Policy {
   maxDoneRefusals: number;
   /** `done.stuck_after`: calls after which open duties no longer force another call (0: never). */
   stuckAfter: number;
+  /** `done.tool`: a call to this tool ends the run; it is judged as `done`, never as a tool call. */
+  doneTool?: string;
 }

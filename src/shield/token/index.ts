@@ -23,7 +23,13 @@ export {
   planGeneration,
   type ShieldOptions,
 } from "./plan.js";
-export { type ShieldSets, shieldSetsFor, shieldSetsFromNextAnswer, type ToolShieldSets } from "./sets.js";
+export {
+  type ShieldSets,
+  shieldSetsFor,
+  shieldSetsFromNextAnswer,
+  type ToolShieldSets,
+  withDoneTool,
+} from "./sets.js";
 export { textCallAt, textCallOpening } from "./text-calls.js";
 export {
   defaultToolChoice,

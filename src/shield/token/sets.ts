@@ -150,6 +150,29 @@ function unblockingStep(
   return { to: advice.call.name, arguments: advice.call.arguments };
 }
 
+/**
+ * The sets with the policy's `done.tool` judged as the end of the run, not as a tool: masked while
+ * `done` is not allowed (its name steered to `doneRedirect`, as an end of the turn is), boosted
+ * where ending is the progressing move, neither where ending is merely allowed.
+ */
+export function withDoneTool(sets: ShieldSets, doneTool: string | undefined): ShieldSets {
+  if (doneTool === undefined) return sets;
+  const others = (names: readonly string[] | undefined) => (names ?? []).filter((name) => name !== doneTool);
+  const doneAllowed = sets.doneAllowed ?? true;
+  const redirects = (sets.redirects ?? []).filter((redirect) => redirect.tool !== doneTool);
+  if (!doneAllowed && sets.doneRedirect) redirects.push({ tool: doneTool, ...sets.doneRedirect });
+  const { redirects: _, ...rest } = sets;
+  return {
+    ...rest,
+    unsafeTools: doneAllowed ? others(sets.unsafeTools) : [...others(sets.unsafeTools), doneTool],
+    progressingTools:
+      doneAllowed && sets.doneProgressing
+        ? [...others(sets.progressingTools), doneTool]
+        : others(sets.progressingTools),
+    ...(redirects.length > 0 ? { redirects } : {}),
+  };
+}
+
 /** The call, then the call with each value of the first enum parameter it lacks. */
 function withEnumValues(call: ProposedCall, parameters: readonly Parameter[]): ProposedCall[] {
   const missing = parameters.find(
