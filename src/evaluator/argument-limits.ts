@@ -151,8 +151,8 @@ const flipped: Partial<Record<ComparisonOperator, ComparisonOperator>> = {
 
 /**
  * What `expression` allows the argument (`subject`: its value, or its length), evaluated in
- * `scope`: a part that reads no argument holds or not there; `&&` meets, `||` joins; a
- * comparison of the subject with such a part is the domain's; anything else allows everything.
+ * `scope`: a part `known` before the call holds or not there; `&&` meets, `||` joins; a
+ * comparison of the subject with a known part is the domain's; anything else allows everything.
  */
 function allowedBy<T>(
   expression: Expression,
@@ -160,24 +160,29 @@ function allowedBy<T>(
   domain: Domain<T>,
   scope: Scope,
 ): T {
-  const read = referencesOf(expression);
-  // Variables are the binding's: a call not written yet may name another one.
-  if (read.some((reference) => reference.kind === "variable")) return domain.any;
-  if (!read.some((reference) => reference.kind === "arguments"))
-    return holdsIn(expression, scope) ? domain.any : domain.none;
+  if (known(expression)) return holdsIn(expression, scope) ? domain.any : domain.none;
+  if (!referencesOf(expression).some((reference) => reference.kind === "arguments")) return domain.any;
   if (expression.kind !== "binary") return domain.any;
   const { operator, left, right } = expression;
   if (operator === "&&" || operator === "||") {
     const both = [left, right].map((side) => allowedBy(side, subject, domain, scope)) as [T, T];
     return operator === "&&" ? domain.meet(...both) : domain.join(...both);
   }
-  const known = (side: Expression) =>
-    !referencesOf(side).some((reference) => reference.kind === "arguments");
   if (subject(left) && known(right))
     return domain.compare(operator as ComparisonOperator, evaluateExpression(right, scope));
   const mirrored = flipped[operator as ComparisonOperator];
   if (mirrored && subject(right) && known(left)) return domain.compare(mirrored, evaluateExpression(left, scope));
   return domain.any;
+}
+
+/**
+ * Whether an expression's value is known before the call is written: it reads no argument, and
+ * no variable (the binding's: a call not written yet may name another one).
+ */
+function known(expression: Expression): boolean {
+  return !referencesOf(expression).some(
+    (reference) => reference.kind === "arguments" || reference.kind === "variable",
+  );
 }
 
 function isArgument(node: Expression, argument: string): boolean {

@@ -1,16 +1,23 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import { seededRandom } from "../../../src/base/random.js";
-import type { ToolDefinition } from "../../../src/openai/index.js";
+import { Evaluator } from "../../../src/evaluator/index.js";
+import type { ChatMessage, ToolDefinition } from "../../../src/openai/index.js";
+import { loadPolicy, type Policy } from "../../../src/policy/index.js";
 import {
   type ArgumentSets,
   CallDecoder,
   type DecodePlan,
+  planGeneration,
+  shieldSetsFor,
   TextVocabulary,
   VocabularyIndex,
 } from "../../../src/shield/token/index.js";
 import { canEndInRange, inRange, numberRange } from "../../../src/shield/token/number-range.js";
+import { Conversation } from "../../support/conversation.js";
 import { decodePlan } from "../../support/decode-plan.js";
+import { pharmacyPolicy, refillRequest } from "../../support/pharmacy.js";
 import { toyTokenizer } from "../../support/toy-tokenizer.js";
 
 // The limits a constraint puts on one argument, masked in its slot: a number within its bounds, a
@@ -201,6 +208,33 @@ describe("a list that may not close empty", () => {
   });
 });
 
+describe("a string limited to some values", () => {
+  const enumTool: ToolDefinition = {
+    name: "dispense",
+    parameters: { type: "object", properties: { rx: { enum: ["12", "30", "45"] } } },
+  };
+  const firstValues = (sets: ArgumentSets) => {
+    const decoder = new CallDecoder(
+      decodePlan({ syntax, tools: [enumTool], names: ["dispense"], argumentSets: new Map([["dispense", new Map([["rx", sets]])]]) }),
+      index,
+      tokenize,
+      isEnd,
+    );
+    decoder.initialTokens();
+    for (const text of ["dispense", '"']) {
+      decoder.mask();
+      decoder.accept(piece(text));
+    }
+    return allowedTexts(decoder, ["1", "3", "4", "7"]);
+  };
+
+  it("keeps an enum's values: the allowed ones among them, all of them where none is", () => {
+    assert.deepEqual(firstValues({}), ["1", "3", "4"]);
+    assert.deepEqual(firstValues({ allowed: ["30", "77"] }), ["3"]);
+    assert.deepEqual(firstValues({ allowed: ["77"] }), ["1", "3", "4"], "77 is no value of the enum");
+  });
+});
+
 describe("slots without limits", () => {
   it("mask nothing more: the generation is token for token the one without the limits' sets", () => {
     const random = seededRandom(17);
@@ -278,3 +312,91 @@ function shortNumbers(integer: boolean, length: number): string[] {
   grow("-");
   return found;
 }
+
+describe("limits from a real policy, through the shield's sets and the plan", () => {
+  const toolsOf = (policy: Policy): ToolDefinition[] =>
+    [...policy.tools.values()].map((tool) => ({
+      name: tool.name,
+      parameters: {
+        type: "object",
+        properties: Object.fromEntries(tool.parameters.map((parameter) => [parameter.name, parameter.jsonSchema])),
+      },
+    }));
+  /** The decoder of a turn that must call `tool`, planned from the evaluator's sets on `conversation`. */
+  const decoderFor = (policy: Policy, conversation: Conversation, tool: string): CallDecoder => {
+    const sets = shieldSetsFor(new Evaluator(policy), conversation.messages);
+    const planned = planGeneration(
+      {
+        messages: conversation.messages as ChatMessage[],
+        toolChoice: { type: "function", function: { name: tool } },
+        shield: { mode: "token", sets },
+      },
+      toolsOf(policy),
+      syntax,
+    );
+    assert.equal(typeof planned, "object", `${tool} is not allowed: ${String(planned)}`);
+    const decoder = new CallDecoder(planned as DecodePlan, index, tokenize, isEnd);
+    decoder.initialTokens();
+    write(decoder, [...tool.split(""), '"']);
+    return decoder;
+  };
+  /** Writes each text as a token the mask allows (a string value: its characters, then its quote). */
+  const write = (decoder: CallDecoder, texts: string[]) => {
+    for (const text of texts) {
+      const mask = decoder.mask();
+      assert.ok(mask?.allowed === undefined || mask.allowed.has(piece(text)), `${text} is allowed`);
+      decoder.accept(piece(text));
+    }
+  };
+  const value = (text: string) => [...text.split(""), '"'];
+
+  it("tau2-retail's R12: an exchange's item ids cannot close empty", () => {
+    const policy = loadPolicy(fileURLToPath(new URL("../../../../policies/tau2-retail/policy.yaml", import.meta.url)));
+    const conversation = new Conversation(
+      [{ name: "request_item_change", arguments: { order_id: "#W1111111" } }],
+      "Exchange my lamp.",
+    )
+      .call("find_user_id_by_email", { email: "a@example.com" }, { json: "a_1" })
+      .call(
+        "get_order_details",
+        { order_id: "#W1111111" },
+        { json: { order_id: "#W1111111", status: "delivered", payment_history: [] } },
+      );
+    const decoder = decoderFor(policy, conversation, "exchange_delivered_order_items");
+    write(decoder, value("#W1111111"));
+    assert.deepEqual(allowedTexts(decoder, ["[", "[]", "[]}", '["']), ["[", '["']);
+    write(decoder, ["["]);
+    assert.deepEqual(allowedTexts(decoder, ["]", "]}", '"', '"]']), ['"', '"]']);
+  });
+
+  it("a refund's payment method: the one the order's lookup returned", () => {
+    const policy = loadPolicy(
+      fileURLToPath(new URL("../../../../docs/examples/earlier-output/policy.yaml", import.meta.url)),
+    );
+    const conversation = new Conversation([{ name: "request_refund", arguments: { order_id: "A1" } }]).call(
+      "get_order",
+      { order_id: "A1" },
+      { json: { status: "delivered", payment_method: "card_7" } },
+    );
+    const decoder = decoderFor(policy, conversation, "refund");
+    write(decoder, value("A1"));
+    assert.deepEqual(allowedTexts(decoder, ["c", "d", "p", '"']), ["c"]);
+    write(decoder, "card_".split(""));
+    assert.deepEqual(allowedTexts(decoder, ["7", "8", '"']), ["7"]);
+  });
+
+  it("the pharmacy's M3: at most 30 days of supply", () => {
+    const conversation = new Conversation([refillRequest], "Refill, please.")
+      .call(
+        "lookup_patient",
+        { name: "Ada Byron", date_of_birth: "1990-04-01" },
+        { json: { found: true, patient_id: "P100" } },
+      )
+      .call("check_refill_count", { rx_id: "RX1003" }, { json: { refills: 2, schedule: "IV" } });
+    const decoder = decoderFor(pharmacyPolicy, conversation, "dispense");
+    write(decoder, [...value("RX1003"), ...value("P100")]);
+    assert.deepEqual(allowedTexts(decoder, ["3", "4", "9", "30", "31", "45"]), ["3", "4", "9", "30"]);
+    write(decoder, ["4"]);
+    assert.deepEqual(allowedTexts(decoder, ["0", "5", "}"]), ["}"]);
+  });
+});
