@@ -10,9 +10,9 @@ import {
   valuesEqual,
 } from "../expression/index.js";
 import type { ConstraintSpec, PropositionSpec } from "../policy/index.js";
-import type { Run } from "../run/index.js";
+import type { Run, ToolCallEvent } from "../run/index.js";
 import type { Judge } from "./judge.js";
-import { type ArgumentLimits, proposedEvent } from "./types.js";
+import { type ArgumentLimits, type ProposedCall, proposedEvent } from "./types.js";
 
 // The limits that the policy's block constraints put on one argument whatever the call's other
 // arguments are, so that the token shield can mask them while the value is written: an abstract
@@ -100,8 +100,11 @@ function bound(
   pick: "greater" | "smaller",
   equal: "tight" | "loose",
 ): { at: number; open: boolean } {
-  if (left === right) return { at: left, open: equal === "tight" ? leftOpen || rightOpen : leftOpen && rightOpen };
-  return (left > right) === (pick === "greater") ? { at: left, open: leftOpen } : { at: right, open: rightOpen };
+  if (left === right)
+    return { at: left, open: equal === "tight" ? leftOpen || rightOpen : leftOpen && rightOpen };
+  return left > right === (pick === "greater")
+    ? { at: left, open: leftOpen }
+    : { at: right, open: rightOpen };
 }
 
 function interval(low: { at: number; open: boolean }, high: { at: number; open: boolean }): Interval {
@@ -123,9 +126,7 @@ const strings: Domain<Strings> = {
   meet: (left, right) =>
     left === "any" ? right : right === "any" ? left : left.filter((value) => includes(right, value)),
   join: (left, right) =>
-    left === "any" || right === "any"
-      ? "any"
-      : [...left, ...right.filter((value) => !includes(left, value))],
+    left === "any" || right === "any" ? "any" : [...left, ...right.filter((value) => !includes(left, value))],
   compare: (operator, value) => {
     if (operator === "==") return typeof value === "string" ? [value] : [];
     if (operator === "in" && Array.isArray(value))
@@ -171,7 +172,8 @@ function allowedBy<T>(
   if (subject(left) && known(right))
     return domain.compare(operator as ComparisonOperator, evaluateExpression(right, scope));
   const mirrored = flipped[operator as ComparisonOperator];
-  if (mirrored && subject(right) && known(left)) return domain.compare(mirrored, evaluateExpression(left, scope));
+  if (mirrored && subject(right) && known(left))
+    return domain.compare(mirrored, evaluateExpression(left, scope));
   return domain.any;
 }
 
@@ -187,7 +189,10 @@ function known(expression: Expression): boolean {
 
 function isArgument(node: Expression, argument: string): boolean {
   return (
-    node.kind === "reference" && node.root === "arguments" && node.path.length === 1 && node.path[0] === argument
+    node.kind === "reference" &&
+    node.root === "arguments" &&
+    node.path.length === 1 &&
+    node.path[0] === argument
   );
 }
 
@@ -209,7 +214,12 @@ type Contexts = Scope[][] | "somewhere not";
  * below the top level, or a `when` that reads arguments other than the binding's.
  * `"somewhere not"`: the constraint does not apply in some context (it limits nothing).
  */
-function contextsOf(judge: Judge, run: Run, constraint: ConstraintSpec): Contexts | undefined {
+function contextsOf(
+  judge: Judge,
+  run: Run,
+  constraint: ConstraintSpec,
+  eventOf: (call: ProposedCall) => ToolCallEvent,
+): Contexts | undefined {
   const proposition: PropositionSpec = constraint.on;
   if (proposition.entities.length > 1) return undefined;
   const pattern = Object.entries(proposition.bindingPattern);
@@ -231,7 +241,7 @@ function contextsOf(judge: Judge, run: Run, constraint: ConstraintSpec): Context
         ];
   const contexts: Scope[][] = [];
   for (const args of calls) {
-    const event = proposedEvent({ name: proposition.tool, arguments: args });
+    const event = eventOf({ name: proposition.tool, arguments: args });
     const targets = judge.constraintTargets(run, constraint, event);
     if (targets.length === 0) return "somewhere not";
     const at = run.atCall(event);
@@ -251,6 +261,17 @@ export function argumentLimits(
 ): { tool: string; argument: string; limits: ArgumentLimits }[] {
   const found = new Map<string, { tool: string; argument: string; limits: ArgumentLimits }>();
   const byTool = new Map<string, { constraint: ConstraintSpec; contexts: Contexts | undefined }[]>();
+  // One event per call, so that the run at each call (new bindings and their instances) is built once.
+  const events = new Map<string, ToolCallEvent>();
+  const eventOf = (call: ProposedCall) => {
+    const key = JSON.stringify([call.name, call.arguments]);
+    let event = events.get(key);
+    if (!event) {
+      event = proposedEvent(call);
+      events.set(key, event);
+    }
+    return event;
+  };
   for (const constraint of judge.policy.constraints) {
     if (constraint.mode !== "block") continue;
     const list = byTool.get(constraint.on.tool) ?? [];
@@ -266,11 +287,12 @@ export function argumentLimits(
       );
       if (reading.length === 0) continue;
       const contextsFor = (entry: (typeof reading)[number]) => {
-        entry.contexts ??= contextsOf(judge, run, entry.constraint) ?? "somewhere not";
+        entry.contexts ??= contextsOf(judge, run, entry.constraint, eventOf) ?? "somewhere not";
         return entry.contexts;
       };
       const limits = limitsOf(parameter.name, parameter.type, reading, contextsFor);
-      if (limits) found.set(`${toolName}.${parameter.name}`, { tool: toolName, argument: parameter.name, limits });
+      if (limits)
+        found.set(`${toolName}.${parameter.name}`, { tool: toolName, argument: parameter.name, limits });
     }
   }
   return [...found.values()];
@@ -289,7 +311,10 @@ function limitsOf<E extends { constraint: ConstraintSpec }>(
   }
   if (type === "array") {
     const length = (node: Expression) =>
-      node.kind === "call" && node.name === "len" && node.arguments.length === 1 && value(node.arguments[0] as Expression);
+      node.kind === "call" &&
+      node.name === "len" &&
+      node.arguments.length === 1 &&
+      value(node.arguments[0] as Expression);
     const allowed = fold(constraints, contextsFor, length, intervals);
     const least = allowed && (allowed.lowOpen ? Math.floor(allowed.low) + 1 : Math.ceil(allowed.low));
     return least !== undefined && least >= 1 ? { minItems: least } : undefined;

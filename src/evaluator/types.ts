@@ -145,7 +145,13 @@ export interface NextAnswer {
    * Per tool argument: values from the bindings whose calls are unsafe or progressing, and the
    * `limits` the block constraints put on the argument whatever the call's other arguments.
    */
-  arguments: { tool: string; argument: string; unsafe: Value[]; progressing: Value[]; limits?: ArgumentLimits }[];
+  arguments: {
+    tool: string;
+    argument: string;
+    unsafe: Value[];
+    progressing: Value[];
+    limits?: ArgumentLimits;
+  }[];
   openDuties: Duty[];
   /** Game states: explored for this answer, and known to this evaluator (its searches are memoized and shared). */
   gameStates: { explored: number; known: number };

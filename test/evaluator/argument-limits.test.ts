@@ -16,7 +16,9 @@ const policyFile = (path: string) => loadPolicy(fileURLToPath(new URL(`../../../
 function limitsOf(policy: Policy, conversation: Conversation): Record<string, ArgumentLimits> {
   const answer = new Evaluator(policy).next(conversation.messages);
   return Object.fromEntries(
-    answer.arguments.flatMap((entry) => (entry.limits ? [[`${entry.tool}.${entry.argument}`, entry.limits]] : [])),
+    answer.arguments.flatMap((entry) =>
+      entry.limits ? [[`${entry.tool}.${entry.argument}`, entry.limits]] : [],
+    ),
   );
 }
 
@@ -84,7 +86,9 @@ describe("argument limits decided per argument", () => {
       { json: { outstanding: 120 } },
     );
     assert.deepEqual(limitsOf(policy, paid)["collect_payment.amount"], { exclusiveMinimum: 0, maximum: 120 });
-    const task = sendPolicy(`  - {id: C1, on: sent(account), require: "task.request_send.limit >= a.amount && 2 <= a.amount"}`);
+    const task = sendPolicy(
+      `  - {id: C1, on: sent(account), require: "task.request_send.limit >= a.amount && 2 <= a.amount"}`,
+    );
     assert.deepEqual(limitsOf(task, request)["send.amount"], { minimum: 2, maximum: 40 });
     const both = sendPolicy(
       `  - {id: C1, on: sent(account), require: "a.amount < 100"}\n  - {id: C2, on: sent(account), require: "a.amount in [5, 500] && a.kind in ['wire']"}`,
@@ -124,7 +128,9 @@ describe("argument limits decided per argument", () => {
         [-5, 0, 29, 30, 30.5, 31, 90],
       ],
       [
-        sendPolicy(`  - {id: C1, on: sent(account), require: "task.request_send.limit >= a.amount && a.amount > 2"}`),
+        sendPolicy(
+          `  - {id: C1, on: sent(account), require: "task.request_send.limit >= a.amount && a.amount > 2"}`,
+        ),
         request,
         { account: "A1", kind: "wire", items: [1] },
         "amount",
@@ -133,7 +139,9 @@ describe("argument limits decided per argument", () => {
     ];
     for (const [policy, conversation, others, argument, values] of cases) {
       const evaluator = new Evaluator(policy);
-      const entry = evaluator.next(conversation.messages).arguments.find((found) => found.argument === argument);
+      const entry = evaluator
+        .next(conversation.messages)
+        .arguments.find((found) => found.argument === argument);
       const limits = entry?.limits as ArgumentLimits;
       assert.ok(limits, argument);
       for (const value of values) {

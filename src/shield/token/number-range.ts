@@ -40,7 +40,12 @@ export function inRange(value: number, range: NumberRange): boolean {
  * Whether `prefix` (a prefix of a JSON number: `-`, digits, one `.` where not `integer`, no
  * exponent) can still end as a number of at most `maxLength` characters within `range`.
  */
-export function canEndInRange(prefix: string, range: NumberRange, integer: boolean, maxLength: number): boolean {
+export function canEndInRange(
+  prefix: string,
+  range: NumberRange,
+  integer: boolean,
+  maxLength: number,
+): boolean {
   const search = new Search(range, integer);
   const found = (sign: "" | "-") =>
     search.magnitude(sign, prefix.slice(sign.length), maxLength - sign.length) !== false;
@@ -74,7 +79,8 @@ class Search {
     const children: string[] = [];
     if (written.length < budget) {
       if (written !== "0") for (let digit = 0; digit <= 9; digit++) children.push(written + digit);
-      if (!this.integer && dot < 0 && written !== "" && written.length + 1 < budget) children.push(`${written}.`);
+      if (!this.integer && dot < 0 && written !== "" && written.length + 1 < budget)
+        children.push(`${written}.`);
     }
     let undecided = false;
     for (const child of children) {

@@ -102,9 +102,15 @@ export class ValueSlot {
   listMask(index: VocabularyIndex, strength: number): TokenMask | undefined {
     const { segment, closing } = this;
     const json = this.json;
-    if (segment.kind !== "json" || segment.opening !== "[" || (segment.sets.minItems ?? 0) < 1) return undefined;
+    if (segment.kind !== "json" || segment.opening !== "[" || (segment.sets.minItems ?? 0) < 1)
+      return undefined;
     if (json === undefined || !/^(\[\s*)?$/.test(json.text)) return undefined;
-    const allowed = nonEmptyListTokens(index, json.text, closing.text, this.tokens.length < this.maxStringTokens);
+    const allowed = nonEmptyListTokens(
+      index,
+      json.text,
+      closing.text,
+      this.tokens.length < this.maxStringTokens,
+    );
     if (allowed.size === 0) return undefined;
     return allowOnly(new Map([...allowed].map((token) => [token, strength])), "");
   }

@@ -116,7 +116,10 @@ function narrowTool(tool: ChatTool, sets: ShieldSets): ChatTool | undefined {
       ([, bound]) => bound !== undefined,
     );
     if (limits.length > 0)
-      narrowed[entry.argument] = { ...(narrowed[entry.argument] as ParameterSchema), ...Object.fromEntries(limits) };
+      narrowed[entry.argument] = {
+        ...(narrowed[entry.argument] as ParameterSchema),
+        ...Object.fromEntries(limits),
+      };
   }
   return {
     ...tool,

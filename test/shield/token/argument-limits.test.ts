@@ -103,13 +103,10 @@ describe("a number bounded by a constraint", () => {
 
   it("lets through only digits that can still end at 30 or less", () => {
     // 4 itself is within the bound; 45 and 31 never are; 007 is no JSON number.
-    assert.deepEqual(allowedTexts(decoderAfter(atMost30, []), [...digits, "30", "31", "12", "45", "007", "-", "-2"]), [
-      ...digits,
-      "30",
-      "12",
-      "-",
-      "-2",
-    ]);
+    assert.deepEqual(
+      allowedTexts(decoderAfter(atMost30, []), [...digits, "30", "31", "12", "45", "007", "-", "-2"]),
+      [...digits, "30", "12", "-", "-2"],
+    );
     // After 3: only 0, or the end of the number (the comma before the next argument).
     assert.deepEqual(allowedTexts(decoderAfter(atMost30, ["3"]), [...digits, ",", "}"]), ["0", ","]);
     // After 4: nothing but the end.
@@ -147,7 +144,11 @@ describe("a number bounded by a constraint", () => {
       for (const prefix of ["", "-", "1", "2", "-1", "-0", "0", "0.", "1.", "-2.", "12", "-12.5"]) {
         if (integer && prefix.includes(".")) continue;
         const expected = numbers.some((text) => text.startsWith(prefix) && inRange(Number(text), range));
-        assert.equal(canEndInRange(prefix, range, integer, 4), expected, `${prefix} in ${JSON.stringify(range)}`);
+        assert.equal(
+          canEndInRange(prefix, range, integer, 4),
+          expected,
+          `${prefix} in ${JSON.stringify(range)}`,
+        );
       }
     }
   });
@@ -215,7 +216,12 @@ describe("a string limited to some values", () => {
   };
   const firstValues = (sets: ArgumentSets) => {
     const decoder = new CallDecoder(
-      decodePlan({ syntax, tools: [enumTool], names: ["dispense"], argumentSets: new Map([["dispense", new Map([["rx", sets]])]]) }),
+      decodePlan({
+        syntax,
+        tools: [enumTool],
+        names: ["dispense"],
+        argumentSets: new Map([["dispense", new Map([["rx", sets]])]]),
+      }),
       index,
       tokenize,
       isEnd,
@@ -248,8 +254,21 @@ describe("slots without limits", () => {
         names: [name],
         maxStringTokens: 6,
         argumentSets: new Map([
-          [name, new Map<string, ArgumentSets>([["items", { minItems: 0 }], ["days", {}], ["dose", {}]])],
-          [other, new Map<string, ArgumentSets>([["items", { minItems: 2 }], ["days", { maximum: 3 }]])],
+          [
+            name,
+            new Map<string, ArgumentSets>([
+              ["items", { minItems: 0 }],
+              ["days", {}],
+              ["dose", {}],
+            ]),
+          ],
+          [
+            other,
+            new Map<string, ArgumentSets>([
+              ["items", { minItems: 2 }],
+              ["days", { maximum: 3 }],
+            ]),
+          ],
         ]),
       });
       const without = decodePlan({ syntax, tools, names: [name], maxStringTokens: 6 });
@@ -319,7 +338,9 @@ describe("limits from a real policy, through the shield's sets and the plan", ()
       name: tool.name,
       parameters: {
         type: "object",
-        properties: Object.fromEntries(tool.parameters.map((parameter) => [parameter.name, parameter.jsonSchema])),
+        properties: Object.fromEntries(
+          tool.parameters.map((parameter) => [parameter.name, parameter.jsonSchema]),
+        ),
       },
     }));
   /** The decoder of a turn that must call `tool`, planned from the evaluator's sets on `conversation`. */
@@ -351,7 +372,9 @@ describe("limits from a real policy, through the shield's sets and the plan", ()
   const value = (text: string) => [...text.split(""), '"'];
 
   it("tau2-retail's R12: an exchange's item ids cannot close empty", () => {
-    const policy = loadPolicy(fileURLToPath(new URL("../../../../policies/tau2-retail/policy.yaml", import.meta.url)));
+    const policy = loadPolicy(
+      fileURLToPath(new URL("../../../../policies/tau2-retail/policy.yaml", import.meta.url)),
+    );
     const conversation = new Conversation(
       [{ name: "request_item_change", arguments: { order_id: "#W1111111" } }],
       "Exchange my lamp.",
