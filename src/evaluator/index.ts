@@ -16,6 +16,7 @@ export { type EnforcementState, sameCall } from "./severities.js";
 export type {
   Action,
   Advice,
+  ArgumentLimits,
   CallVerdict,
   Decision,
   Duty,

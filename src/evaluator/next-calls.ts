@@ -1,8 +1,9 @@
-import { type Expression, referencesOf, type Value, valuesEqual } from "../expression/index.js";
+import { type Value, valuesEqual } from "../expression/index.js";
 import type { CallClass, CandidateCall } from "../game/index.js";
 import { fitsParameterType, type ToolSpec } from "../policy/index.js";
 import type { Run } from "../run/index.js";
 import { repairValues } from "./advisor.js";
+import { argumentLimits, argumentsRead } from "./argument-limits.js";
 import type { Judge } from "./judge.js";
 import type { CallVerdict, Duty, NextAnswer } from "./types.js";
 
@@ -58,7 +59,10 @@ export class NextCalls {
       done: this.doneAt(run, accepting),
       tools,
       calls,
-      arguments: mergeArgumentValues(argumentValues(calls), this.constrainedValues(run, calls, openDuties)),
+      arguments: withLimits(
+        mergeArgumentValues(argumentValues(calls), this.constrainedValues(run, calls, openDuties)),
+        argumentLimits(this.judge, run),
+      ),
       openDuties,
       gameStates: { explored: template.statesExplored - exploredBefore, known: template.knownStates },
     };
@@ -214,10 +218,15 @@ function mergeArgumentValues(
   return merged;
 }
 
-/** The top-level argument names an expression reads (`a.x`, `a.x.y` → `x`). */
-function argumentsRead(expression: Expression | undefined): string[] {
-  if (!expression) return [];
-  return referencesOf(expression).flatMap((reference) =>
-    reference.kind === "arguments" && typeof reference.path[0] === "string" ? [reference.path[0]] : [],
-  );
+/** The argument entries with the limits of each argument that has some (a new entry where none was). */
+function withLimits(
+  entries: NextAnswer["arguments"],
+  limits: ReturnType<typeof argumentLimits>,
+): NextAnswer["arguments"] {
+  for (const { tool, argument, limits: found } of limits) {
+    const known = entries.find((entry) => entry.tool === tool && entry.argument === argument);
+    if (known) known.limits = found;
+    else entries.push({ tool, argument, unsafe: [], progressing: [], limits: found });
+  }
+  return entries;
 }

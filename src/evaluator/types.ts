@@ -114,6 +114,22 @@ export interface CallVerdict {
   class: CallClass;
 }
 
+/**
+ * What every allowed call of a tool must meet in one argument, read from the block constraints
+ * that decide it alone (`a.days_supply <= 30`, `len(a.item_ids) > 0`, `a.status ==
+ * last('validate').status`), in every context the call can be judged in (each binding, a new
+ * one). JSON Schema's words: numbers within the bounds, lists of `minItems` or more, strings
+ * among `oneOf`.
+ */
+export interface ArgumentLimits {
+  minimum?: number;
+  exclusiveMinimum?: number;
+  maximum?: number;
+  exclusiveMaximum?: number;
+  minItems?: number;
+  oneOf?: Value[];
+}
+
 export interface NextAnswer {
   /**
    * Whether the run may end now, and whether ending is the progressing move. `stuck`: duties are
@@ -125,8 +141,17 @@ export interface NextAnswer {
   tools: { name: string; class: CallClass }[];
   /** The concrete calls the game considers (one per tool and binding), classified. */
   calls: CallVerdict[];
-  /** Per tool argument: values from the bindings whose calls are unsafe or progressing. */
-  arguments: { tool: string; argument: string; unsafe: Value[]; progressing: Value[] }[];
+  /**
+   * Per tool argument: values from the bindings whose calls are unsafe or progressing, and the
+   * `limits` the block constraints put on the argument whatever the call's other arguments.
+   */
+  arguments: {
+    tool: string;
+    argument: string;
+    unsafe: Value[];
+    progressing: Value[];
+    limits?: ArgumentLimits;
+  }[];
   openDuties: Duty[];
   /** Game states: explored for this answer, and known to this evaluator (its searches are memoized and shared). */
   gameStates: { explored: number; known: number };

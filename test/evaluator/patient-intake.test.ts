@@ -135,11 +135,15 @@ describe("patient intake scenarios", () => {
       argument: "insurance_status",
       unsafe: ["expired", "pending", "premium"],
       progressing: ["active"],
+      // I5 decides the status alone: the one the validation returned.
+      limits: { oneOf: ["active"] },
     });
     // The balance (120) is a candidate amount and within the bound; collect_payment fulfils no duty.
     const amounts = entry("collect_payment", "amount");
     assert.deepEqual(amounts?.unsafe, []);
     assert.deepEqual(amounts?.progressing, []);
+    // I7 bounds the amount alone: above 0, at most the balance.
+    assert.deepEqual(amounts?.limits, { exclusiveMinimum: 0, maximum: 120 });
   });
 
   test("a solver that cannot answer fails closed: the call stays blocked with the reason", async () => {

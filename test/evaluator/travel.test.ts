@@ -405,8 +405,11 @@ describe("travel scenarios", () => {
       argument: "travel_class",
       unsafe: ["business"],
       progressing: ["economy"],
+      // P3 decides the class alone: economy without an urgent need.
+      limits: { oneOf: ["economy"] },
     });
     assert.deepEqual(travelClass(true)?.unsafe, []);
+    assert.equal(travelClass(true)?.limits, undefined);
     assert.deepEqual(travelClass(true)?.progressing, ["economy", "business"]);
     // Before the checks every flight is unsafe, whatever its class.
     const start = evaluator.next(new Conversation([request(toronto)]).messages);

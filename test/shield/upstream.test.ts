@@ -98,6 +98,33 @@ describe("the token shield over an upstream (request fields)", () => {
     );
   });
 
+  test("an argument's limits go up as JSON Schema's, and allowed values stay within the enum", () => {
+    const tools = [
+      tool("dispense", { days: { type: "integer" }, items: { type: "array" }, kind: { enum: ["a", "b"] } }),
+    ];
+    const narrowed = (kind: string[]) => {
+      const shielded = upstreamShield({
+        sets: {
+          arguments: [
+            { tool: "dispense", argument: "days", exclusiveMinimum: 0, maximum: 30 },
+            { tool: "dispense", argument: "items", minItems: 1 },
+            { tool: "dispense", argument: "kind", allowed: kind },
+          ],
+        },
+        tools,
+        toolChoice: "auto",
+      });
+      if (shielded.refusal !== undefined) return assert.fail(shielded.refusal);
+      return shielded.tools[0]?.function.parameters?.properties;
+    };
+    assert.deepEqual(narrowed(["b", "c"]), {
+      days: { type: "integer", exclusiveMinimum: 0, maximum: 30 },
+      items: { type: "array", minItems: 1 },
+      kind: { enum: ["b"] },
+    });
+    assert.deepEqual(narrowed(["c"])?.kind, { enum: ["a", "b"] }, "c is no value of the enum");
+  });
+
   test("a free string with unsafe values gets not-enum, and the grammar admits every other string", () => {
     const tools = [tool("book_train", route)];
     const sets = {

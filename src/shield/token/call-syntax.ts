@@ -23,15 +23,22 @@ export interface ArgumentSets {
   allowed?: readonly string[];
   unsafe?: readonly string[];
   progressing?: readonly string[];
+  /** Number slots: the bounds the value must keep (`ToolShieldSets`' limits). */
+  minimum?: number;
+  exclusiveMinimum?: number;
+  maximum?: number;
+  exclusiveMaximum?: number;
+  /** List slots: the fewest items (from 1 on, the list may not close empty). */
+  minItems?: number;
 }
 
 export type Segment =
   | { kind: "fixed"; text: string }
   | { kind: "string"; key: string; sets: ArgumentSets; enumValues?: string[] }
-  | { kind: "number"; key: string; integer: boolean }
+  | { kind: "number"; key: string; integer: boolean; sets: ArgumentSets }
   | { kind: "boolean"; key: string; sets: ArgumentSets }
   /** An array or object: the model writes it as JSON, closed for it where it breaks off. */
-  | { kind: "json"; key: string; opening: "[" | "{" };
+  | { kind: "json"; key: string; opening: "[" | "{"; sets: ArgumentSets };
 
 /**
  * The text that follows a slot up to the next value slot (its opening quote included) or, after
@@ -92,7 +99,7 @@ export function skeleton(tool: ToolDefinition, sets: Map<string, ArgumentSets>):
     } else if (type === "number" || type === "integer") {
       segments.push({ kind: "fixed", text: fixed });
       fixed = "";
-      segments.push({ kind: "number", key, integer: type === "integer" });
+      segments.push({ kind: "number", key, integer: type === "integer", sets: sets.get(key) ?? {} });
     } else if (type === "boolean") {
       segments.push({ kind: "fixed", text: fixed });
       fixed = "";
@@ -100,7 +107,7 @@ export function skeleton(tool: ToolDefinition, sets: Map<string, ArgumentSets>):
     } else if (type === "array" || type === "object") {
       segments.push({ kind: "fixed", text: fixed });
       fixed = "";
-      segments.push({ kind: "json", key, opening: type === "array" ? "[" : "{" });
+      segments.push({ kind: "json", key, opening: type === "array" ? "[" : "{", sets: sets.get(key) ?? {} });
     } else fixed += "null";
   });
   segments.push({ kind: "fixed", text: `${fixed}}` });

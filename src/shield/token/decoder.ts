@@ -151,7 +151,8 @@ export class CallDecoder {
       const slot = phase.slot.shieldSlot();
       mask = slot
         ? computeTokenMask(this.index, slot, phase.slot.text, options)
-        : phase.slot.numberMask(this.index, options.strength);
+        : (phase.slot.numberMask(this.index, options.strength) ??
+          phase.slot.listMask(this.index, options.strength));
     } else if (phase.kind === "free" && this.plan.boost && this.plan.endProgressing)
       mask = this.callPenalty();
     if (mask !== undefined) {

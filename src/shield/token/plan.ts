@@ -168,14 +168,10 @@ export function planGeneration(
   const names = turn.allowed;
   const endAllowed = turn.endAllowed;
   const argumentSets = new Map<string, Map<string, ArgumentSets>>();
-  for (const entry of sets.arguments ?? []) {
-    const perTool = argumentSets.get(entry.tool) ?? new Map<string, ArgumentSets>();
-    perTool.set(entry.argument, {
-      ...(entry.allowed !== undefined ? { allowed: entry.allowed } : {}),
-      ...(entry.unsafe !== undefined ? { unsafe: entry.unsafe } : {}),
-      ...(entry.progressing !== undefined ? { progressing: entry.progressing } : {}),
-    });
-    argumentSets.set(entry.tool, perTool);
+  for (const { tool, argument, ...entry } of sets.arguments ?? []) {
+    const perTool = argumentSets.get(tool) ?? new Map<string, ArgumentSets>();
+    perTool.set(argument, entry);
+    argumentSets.set(tool, perTool);
   }
   const progressingNames = (sets.progressingTools ?? []).filter((name) => names.includes(name));
   const { redirects, endRedirect, redirectArguments } = steeringOf(sets, turn);

@@ -12,6 +12,13 @@ export interface ToolShieldSets {
   unsafe?: string[];
   /** Values that make progress (boosted by eta). */
   progressing?: string[];
+  /** A number's bounds (JSON Schema's words): the number slot lets through only values within them. */
+  minimum?: number;
+  exclusiveMinimum?: number;
+  maximum?: number;
+  exclusiveMaximum?: number;
+  /** A list's fewest items: from 1 on, the list slot may not close empty. */
+  minItems?: number;
 }
 
 /**
@@ -59,17 +66,29 @@ export interface Redirect extends AdvisedCall {
   tool: string;
 }
 
-/** The sets of an evaluator's `next` answer: unsafe tools banned, progressing ones boosted. */
+/**
+ * The sets of an evaluator's `next` answer: unsafe tools banned, progressing ones boosted, and per
+ * argument its unsafe and progressing values and the limits its constraints decide alone.
+ */
 export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
   return {
     unsafeTools: answer.tools.filter((tool) => tool.class === "unsafe").map((tool) => tool.name),
     progressingTools: answer.tools.filter((tool) => tool.class === "progressing").map((tool) => tool.name),
-    arguments: answer.arguments.map((entry) => ({
-      tool: entry.tool,
-      argument: entry.argument,
-      unsafe: entry.unsafe.map(valueText),
-      progressing: entry.progressing.map(valueText),
-    })),
+    arguments: answer.arguments.map((entry) => {
+      const unsafe = entry.unsafe.map(valueText);
+      const { oneOf, ...bounds } = entry.limits ?? {};
+      const allowed = oneOf?.map(valueText);
+      return {
+        tool: entry.tool,
+        argument: entry.argument,
+        // The values a constraint allows, where one of them is not unsafe (else the slot would be
+        // left with none: the evaluator judges such calls).
+        ...(allowed?.some((value) => !unsafe.includes(value)) ? { allowed } : {}),
+        unsafe,
+        progressing: entry.progressing.map(valueText),
+        ...bounds,
+      };
+    }),
     doneAllowed: answer.done.allowed,
     doneProgressing: answer.done.progressing,
   };

@@ -1,6 +1,7 @@
 import type { ArgumentSets, Closing, Segment } from "./call-syntax.js";
 import { JsonPrefix } from "./json-prefix.js";
 import type { ShieldSlot, TokenMask } from "./mask.js";
+import { canEndInRange, inRange, numberRange } from "./number-range.js";
 import type { VocabularyIndex } from "./vocabulary-index.js";
 
 /** The longest number a number slot takes (characters). */
@@ -44,7 +45,8 @@ export class ValueSlot {
 
   /**
    * The slot as `computeTokenMask` reads it (strings and booleans); undefined for a number
-   * (`numberMask`) and for JSON (kept valid by `read` instead).
+   * (`numberMask`) and for JSON (kept valid by `read` instead, and `listMask` for a list that
+   * may not close empty).
    */
   shieldSlot(): ShieldSlot | undefined {
     const { segment, closing } = this;
@@ -52,27 +54,65 @@ export class ValueSlot {
       return { kind: "allow", values: booleanValues(segment.sets), terminator: closing.text };
     if (segment.kind !== "string") return undefined;
     const unsafe = segment.sets.unsafe ?? [];
-    const allowed = (segment.sets.allowed ?? segment.enumValues)?.filter((value) => !unsafe.includes(value));
+    const allowed = allowedValues(segment.sets.allowed, segment.enumValues)?.filter(
+      (value) => !unsafe.includes(value),
+    );
     const progressing = segment.sets.progressing ?? [];
     return allowed !== undefined
       ? { kind: "allow", values: allowed, progressing, terminator: closing.text }
       : { kind: "deny", unsafe, progressing, terminator: '"', continuation: closing.text.slice(1) };
   }
 
-  /** In a number slot: the tokens that keep the number valid, or complete it and go on into the closing. */
+  /**
+   * In a number slot: the tokens that keep the number valid, or complete it and go on into the
+   * closing; with bounds (a constraint's), only toward a number within them. Bounds that no
+   * number of the slot (or no token) can meet are left to the evaluator.
+   */
   numberMask(index: VocabularyIndex, strength: number): TokenMask | undefined {
     if (this.segment.kind !== "number") return undefined;
     const { text: partial, closing } = this;
     const integer = this.segment.integer;
-    const bias = new Map<number, number>();
-    const consider = (token: number) => {
-      if (numberTokenFits(partial, index.text(token), integer, closing.text)) bias.set(token, strength);
+    const range = numberRange(this.segment.sets);
+    const tokensWithin = (withinRange: (value: string, complete: boolean) => boolean) => {
+      const bias = new Map<number, number>();
+      const consider = (token: number) => {
+        if (numberTokenFits(partial, index.text(token), integer, closing.text, withinRange))
+          bias.set(token, strength);
+      };
+      for (const token of index.numberTokens) consider(token);
+      index.forEachPrefixOf(closing.text, consider);
+      return bias;
     };
-    for (const token of index.numberTokens) consider(token);
-    index.forEachPrefixOf(closing.text, consider);
-    const mask: TokenMask = { bias, banned: new Set(), allowed: new Set(bias.keys()) };
-    if (bias.size === 0) mask.empty = `no token continues the number ${JSON.stringify(partial)}`;
-    return mask;
+    let bias: Map<number, number> | undefined;
+    if (range && canEndInRange("", range, integer, maxNumberLength))
+      bias = tokensWithin((value, complete) =>
+        complete ? inRange(Number(value), range) : canEndInRange(value, range, integer, maxNumberLength),
+      );
+    if (bias === undefined || bias.size === 0) bias = tokensWithin(() => true);
+    return allowOnly(bias, `no token continues the number ${JSON.stringify(partial)}`);
+  }
+
+  /**
+   * In a list slot of `minItems` 1 or more, while no item has begun: the tokens that keep it a
+   * list and do not close it (an item may start in the same token, and the list close after
+   * it). Whitespace only while the slot has spent fewer than a free string's tokens, so that its
+   * limit never closes it empty. Undefined elsewhere (the model writes the list freely), and
+   * where the vocabulary has no such token.
+   */
+  listMask(index: VocabularyIndex, strength: number): TokenMask | undefined {
+    const { segment, closing } = this;
+    const json = this.json;
+    if (segment.kind !== "json" || segment.opening !== "[" || (segment.sets.minItems ?? 0) < 1)
+      return undefined;
+    if (json === undefined || !/^(\[\s*)?$/.test(json.text)) return undefined;
+    const allowed = nonEmptyListTokens(
+      index,
+      json.text,
+      closing.text,
+      this.tokens.length < this.maxStringTokens,
+    );
+    if (allowed.size === 0) return undefined;
+    return allowOnly(new Map([...allowed].map((token) => [token, strength])), "");
   }
 
   /** Takes a token (`text`: its text; `special`: an end or control token, never part of a value). */
@@ -159,6 +199,57 @@ export class ValueSlot {
   }
 }
 
+/** A mask that lets through only the tokens of `bias`; `empty` says why where there are none. */
+function allowOnly(bias: Map<number, number>, empty: string): TokenMask {
+  const mask: TokenMask = { bias, banned: new Set(), allowed: new Set(bias.keys()) };
+  if (bias.size === 0) mask.empty = empty;
+  return mask;
+}
+
+/** A string slot's allow-list: the shield's `allowed` among the enum's values (the enum's where none is), or either alone. */
+function allowedValues(
+  allowed: readonly string[] | undefined,
+  enumValues: readonly string[] | undefined,
+): readonly string[] | undefined {
+  if (allowed === undefined || enumValues === undefined) return allowed ?? enumValues;
+  const both = allowed.filter((value) => enumValues.includes(value));
+  return both.length > 0 ? both : enumValues;
+}
+
+/** Per vocabulary, per list text so far, closing and whether whitespace may come: the tokens `listMask` allows. */
+const listTokens = new WeakMap<VocabularyIndex, Map<string, ReadonlySet<number>>>();
+
+function nonEmptyListTokens(
+  index: VocabularyIndex,
+  written: string,
+  closing: string,
+  spaceAllowed: boolean,
+): ReadonlySet<number> {
+  let known = listTokens.get(index);
+  if (!known) {
+    known = new Map();
+    listTokens.set(index, known);
+  }
+  const key = JSON.stringify([written, closing, spaceAllowed]);
+  const cached = known.get(key);
+  if (cached) return cached;
+  const found = new Set<number>();
+  index.texts.forEach((text, token) => {
+    if (text === "" || !/^[\s"\-0-9[{tfn]/.test(text)) return;
+    const json = new JsonPrefix("[");
+    const full = written + text;
+    let taken = 0;
+    while (taken < full.length && json.feed(full[taken] as string)) taken++;
+    const list = full.slice(0, taken);
+    if (/^\[\s*\]/.test(list)) return;
+    if (taken === full.length) {
+      if (spaceAllowed || !/^\[?\s*$/.test(list)) found.add(token);
+    } else if (json.whole && closing.startsWith(full.slice(taken))) found.add(token);
+  });
+  known.set(key, found);
+  return found;
+}
+
 function booleanValues(sets: ArgumentSets): string[] {
   return ["true", "false"].filter((value) => !(sets.unsafe ?? []).includes(value));
 }
@@ -176,14 +267,22 @@ function completeNumber(text: string, integer: boolean): boolean {
  * Whether a token may follow `partial` in a number slot: it keeps the number a valid prefix, or
  * completes it and goes on into `closing`.
  */
-function numberTokenFits(partial: string, text: string, integer: boolean, closing: string): boolean {
+function numberTokenFits(
+  partial: string,
+  text: string,
+  integer: boolean,
+  closing: string,
+  withinRange: (value: string, complete: boolean) => boolean,
+): boolean {
   const digits = numberPart(text);
   const value = partial + digits;
   const rest = text.slice(digits.length);
   if (rest === "")
     return (
-      value.length <= maxNumberLength &&
-      (integer ? /^-?(0|[1-9][0-9]*)?$/ : /^-?((0|[1-9][0-9]*)(\.[0-9]*)?)?$/).test(value)
+      // A dot needs a digit after it within the length.
+      value.length <= (value.endsWith(".") ? maxNumberLength - 1 : maxNumberLength) &&
+      (integer ? /^-?(0|[1-9][0-9]*)?$/ : /^-?((0|[1-9][0-9]*)(\.[0-9]*)?)?$/).test(value) &&
+      withinRange(value, false)
     );
-  return completeNumber(value, integer) && closing.startsWith(rest);
+  return completeNumber(value, integer) && closing.startsWith(rest) && withinRange(value, true);
 }

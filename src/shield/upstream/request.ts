@@ -41,7 +41,9 @@ export type UpstreamShield =
  * does not allow) are not sent; `tool_choice: "auto"` becomes `"required"` while ending the turn is
  * not allowed (open duties); an argument whose values are an allow-list (a declared enum, or the
  * shield's `allowed`) gets `enum` of the allowed ones, a free string with unsafe values gets
- * `not: {enum: unsafe}`; a tool left with no allowed value for an argument is not sent. With a
+ * `not: {enum: unsafe}`, the limits a constraint puts on one argument go up as JSON Schema's
+ * (`minimum`, `maximum`, their exclusive forms, `minItems`); a tool left with no allowed value
+ * for an argument is not sent. With a
  * grammar, `tool_choice` goes up as `"none"` (llama.cpp's server refuses a grammar with tools
  * otherwise; the tools are still in the prompt) and the grammar decides whether a call is required.
  */
@@ -98,7 +100,9 @@ function narrowTool(tool: ChatTool, sets: ShieldSets): ChatTool | undefined {
     if (schema === undefined) continue;
     const unsafe = new Set(entry.unsafe ?? []);
     const declared = enumTexts(schema);
-    const allowList = entry.allowed ?? declared;
+    // The shield's allowed values among the declared ones (the declared ones where none is).
+    const within = entry.allowed?.filter((value) => declared?.includes(value) ?? true);
+    const allowList = within !== undefined && within.length > 0 ? within : declared;
     if (allowList !== undefined) {
       const allowed = allowList.filter((value) => !unsafe.has(value));
       if (allowed.length === 0) return undefined;
@@ -107,6 +111,15 @@ function narrowTool(tool: ChatTool, sets: ShieldSets): ChatTool | undefined {
     } else if (unsafe.size > 0 && isStringSchema(schema)) {
       narrowed[entry.argument] = { ...schema, not: { enum: [...unsafe] } };
     }
+    const { minimum, exclusiveMinimum, maximum, exclusiveMaximum, minItems } = entry;
+    const limits = Object.entries({ minimum, exclusiveMinimum, maximum, exclusiveMaximum, minItems }).filter(
+      ([, bound]) => bound !== undefined,
+    );
+    if (limits.length > 0)
+      narrowed[entry.argument] = {
+        ...(narrowed[entry.argument] as ParameterSchema),
+        ...Object.fromEntries(limits),
+      };
   }
   return {
     ...tool,

@@ -1,0 +1,366 @@
+import {
+  type ComparisonOperator,
+  type Expression,
+  evaluateExpression,
+  type FieldType,
+  holdsIn,
+  referencesOf,
+  type Scope,
+  type Value,
+  valuesEqual,
+} from "../expression/index.js";
+import type { ConstraintSpec, PropositionSpec } from "../policy/index.js";
+import type { Run, ToolCallEvent } from "../run/index.js";
+import type { Judge } from "./judge.js";
+import { type ArgumentLimits, type ProposedCall, proposedEvent } from "./types.js";
+
+// The limits that the policy's block constraints put on one argument whatever the call's other
+// arguments are, so that the token shield can mask them while the value is written: an abstract
+// reading of `require` per argument (numbers: an interval; strings: the values allowed; lists:
+// the interval of their length), evaluated in every context a call of the tool can be judged in.
+
+/** What a constraint allows one argument, in one domain: an interval, or a set of strings. */
+interface Domain<T> {
+  any: T;
+  none: T;
+  meet(left: T, right: T): T;
+  join(left: T, right: T): T;
+  /** The argument's values `x` (or lengths) with `x operator value`. */
+  compare(operator: ComparisonOperator, value: Value): T;
+  isAny(allowed: T): boolean;
+  isNone(allowed: T): boolean;
+}
+
+interface Interval {
+  low: number;
+  lowOpen: boolean;
+  high: number;
+  highOpen: boolean;
+}
+
+const everything: Interval = {
+  low: Number.NEGATIVE_INFINITY,
+  lowOpen: true,
+  high: Number.POSITIVE_INFINITY,
+  highOpen: true,
+};
+const nothing: Interval = { low: 1, lowOpen: true, high: 0, highOpen: true };
+
+const intervals: Domain<Interval> = {
+  any: everything,
+  none: nothing,
+  meet: (left, right) =>
+    interval(
+      bound(left.low, left.lowOpen, right.low, right.lowOpen, "greater", "tight"),
+      bound(left.high, left.highOpen, right.high, right.highOpen, "smaller", "tight"),
+    ),
+  // The hull: it may allow more than the union, never less (masks stay on the safe side).
+  join: (left, right) => {
+    if (isEmpty(left)) return right;
+    if (isEmpty(right)) return left;
+    return interval(
+      bound(left.low, left.lowOpen, right.low, right.lowOpen, "smaller", "loose"),
+      bound(left.high, left.highOpen, right.high, right.highOpen, "greater", "loose"),
+    );
+  },
+  compare: (operator, value) => {
+    if (operator === "in")
+      return Array.isArray(value)
+        ? value.reduce<Interval>(
+            (hull, member) => intervals.join(hull, intervals.compare("==", member)),
+            nothing,
+          )
+        : everything;
+    if (operator === "!=") return everything;
+    // A comparison with anything but a number is false.
+    if (typeof value !== "number") return nothing;
+    switch (operator) {
+      case "==":
+        return { low: value, lowOpen: false, high: value, highOpen: false };
+      case "<":
+      case "<=":
+        return { ...everything, high: value, highOpen: operator === "<" };
+      default:
+        return { ...everything, low: value, lowOpen: operator === ">" };
+    }
+  },
+  isAny: (allowed) => allowed.low === Number.NEGATIVE_INFINITY && allowed.high === Number.POSITIVE_INFINITY,
+  isNone: isEmpty,
+};
+
+/**
+ * One of two bounds (`greater` or `smaller`); where they are equal, open if either is (`tight`:
+ * a meet) or only if both are (`loose`: a join).
+ */
+function bound(
+  left: number,
+  leftOpen: boolean,
+  right: number,
+  rightOpen: boolean,
+  pick: "greater" | "smaller",
+  equal: "tight" | "loose",
+): { at: number; open: boolean } {
+  if (left === right)
+    return { at: left, open: equal === "tight" ? leftOpen || rightOpen : leftOpen && rightOpen };
+  return left > right === (pick === "greater")
+    ? { at: left, open: leftOpen }
+    : { at: right, open: rightOpen };
+}
+
+function interval(low: { at: number; open: boolean }, high: { at: number; open: boolean }): Interval {
+  return { low: low.at, lowOpen: low.open, high: high.at, highOpen: high.open };
+}
+
+function isEmpty(interval: Interval): boolean {
+  return (
+    interval.low > interval.high ||
+    (interval.low === interval.high && (interval.lowOpen || interval.highOpen))
+  );
+}
+
+type Strings = Value[] | "any";
+
+const strings: Domain<Strings> = {
+  any: "any",
+  none: [],
+  meet: (left, right) =>
+    left === "any" ? right : right === "any" ? left : left.filter((value) => includes(right, value)),
+  join: (left, right) =>
+    left === "any" || right === "any" ? "any" : [...left, ...right.filter((value) => !includes(left, value))],
+  compare: (operator, value) => {
+    if (operator === "==") return typeof value === "string" ? [value] : [];
+    if (operator === "in" && Array.isArray(value))
+      return value.filter((member) => typeof member === "string");
+    return "any";
+  },
+  isAny: (allowed) => allowed === "any",
+  isNone: (allowed) => allowed !== "any" && allowed.length === 0,
+};
+
+function includes(values: readonly Value[], value: Value): boolean {
+  return values.some((known) => valuesEqual(known, value));
+}
+
+const flipped: Partial<Record<ComparisonOperator, ComparisonOperator>> = {
+  "==": "==",
+  "!=": "!=",
+  "<": ">",
+  "<=": ">=",
+  ">": "<",
+  ">=": "<=",
+};
+
+/**
+ * What `expression` allows the argument (`subject`: its value, or its length), evaluated in
+ * `scope`: a part `known` before the call holds or not there; `&&` meets, `||` joins; a
+ * comparison of the subject with a known part is the domain's; anything else allows everything.
+ */
+function allowedBy<T>(
+  expression: Expression,
+  subject: (node: Expression) => boolean,
+  domain: Domain<T>,
+  scope: Scope,
+): T {
+  if (known(expression)) return holdsIn(expression, scope) ? domain.any : domain.none;
+  if (!referencesOf(expression).some((reference) => reference.kind === "arguments")) return domain.any;
+  if (expression.kind !== "binary") return domain.any;
+  const { operator, left, right } = expression;
+  if (operator === "&&" || operator === "||") {
+    const both = [left, right].map((side) => allowedBy(side, subject, domain, scope)) as [T, T];
+    return operator === "&&" ? domain.meet(...both) : domain.join(...both);
+  }
+  if (subject(left) && known(right))
+    return domain.compare(operator as ComparisonOperator, evaluateExpression(right, scope));
+  const mirrored = flipped[operator as ComparisonOperator];
+  if (mirrored && subject(right) && known(left))
+    return domain.compare(mirrored, evaluateExpression(left, scope));
+  return domain.any;
+}
+
+/**
+ * Whether an expression's value is known before the call is written: it reads no argument, and
+ * no variable (the binding's: a call not written yet may name another one).
+ */
+function known(expression: Expression): boolean {
+  return !referencesOf(expression).some(
+    (reference) => reference.kind === "arguments" || reference.kind === "variable",
+  );
+}
+
+function isArgument(node: Expression, argument: string): boolean {
+  return (
+    node.kind === "reference" &&
+    node.root === "arguments" &&
+    node.path.length === 1 &&
+    node.path[0] === argument
+  );
+}
+
+/** The top-level argument names an expression reads (`a.x`, `a.x.y` → `x`). */
+export function argumentsRead(expression: Expression | undefined): string[] {
+  if (!expression) return [];
+  return referencesOf(expression).flatMap((reference) =>
+    reference.kind === "arguments" && typeof reference.path[0] === "string" ? [reference.path[0]] : [],
+  );
+}
+
+/** Where one constraint is judged: per context a call of its tool may be in, the scopes of its targets. */
+type Contexts = Scope[][] | "somewhere not";
+
+/**
+ * The contexts a call of the constraint's tool can be judged in, whatever its other arguments:
+ * one per binding of the proposition's entity and one for a binding not seen yet (no entity: one).
+ * Undefined where they cannot be listed: a proposition over several entities, a binding pattern
+ * below the top level, or a `when` that reads arguments other than the binding's.
+ * `"somewhere not"`: the constraint does not apply in some context (it limits nothing).
+ */
+function contextsOf(
+  judge: Judge,
+  run: Run,
+  constraint: ConstraintSpec,
+  eventOf: (call: ProposedCall) => ToolCallEvent,
+): Contexts | undefined {
+  const proposition: PropositionSpec = constraint.on;
+  if (proposition.entities.length > 1) return undefined;
+  const pattern = Object.entries(proposition.bindingPattern);
+  if (pattern.some(([, path]) => path.length !== 1 || typeof path[0] !== "string")) return undefined;
+  const named = new Set(pattern.map(([, path]) => path[0] as string));
+  if (argumentsRead(proposition.when).some((argument) => !named.has(argument))) return undefined;
+  const entity = proposition.entities[0];
+  const argumentsFor = (value: (variable: string) => Value) =>
+    Object.fromEntries(pattern.map(([variable, path]) => [path[0] as string, value(variable)]));
+  const calls =
+    entity === undefined
+      ? [{}]
+      : [
+          ...run.bindings
+            .filter((binding) => binding.entity === entity)
+            .map((binding) => argumentsFor((variable) => binding.values[variable] ?? null)),
+          // Argument values no binding can have, so the call introduces a new one.
+          argumentsFor((variable) => `\u0000unseen ${variable}`),
+        ];
+  const contexts: Scope[][] = [];
+  for (const args of calls) {
+    const event = eventOf({ name: proposition.tool, arguments: args });
+    const targets = judge.constraintTargets(run, constraint, event);
+    if (targets.length === 0) return "somewhere not";
+    const at = run.atCall(event);
+    contexts.push(targets.map((bindings) => at.scopeFor(bindings, args)));
+  }
+  return contexts;
+}
+
+/**
+ * Per tool argument, the limits every block constraint on the tool puts on it whatever the
+ * call's other arguments (see the file's head); only arguments with some limit are listed. A
+ * limit nothing can meet is left out (the evaluator judges such calls).
+ */
+export function argumentLimits(
+  judge: Judge,
+  run: Run,
+): { tool: string; argument: string; limits: ArgumentLimits }[] {
+  const found = new Map<string, { tool: string; argument: string; limits: ArgumentLimits }>();
+  const byTool = new Map<string, { constraint: ConstraintSpec; contexts: Contexts | undefined }[]>();
+  // One event per call, so that the run at each call (new bindings and their instances) is built once.
+  const events = new Map<string, ToolCallEvent>();
+  const eventOf = (call: ProposedCall) => {
+    const key = JSON.stringify([call.name, call.arguments]);
+    let event = events.get(key);
+    if (!event) {
+      event = proposedEvent(call);
+      events.set(key, event);
+    }
+    return event;
+  };
+  for (const constraint of judge.policy.constraints) {
+    if (constraint.mode !== "block") continue;
+    const list = byTool.get(constraint.on.tool) ?? [];
+    list.push({ constraint, contexts: undefined });
+    byTool.set(constraint.on.tool, list);
+  }
+  for (const [toolName, constraints] of byTool) {
+    const tool = judge.policy.tools.get(toolName);
+    if (!tool) continue;
+    for (const parameter of tool.parameters) {
+      const reading = constraints.filter(({ constraint }) =>
+        argumentsRead(constraint.require).includes(parameter.name),
+      );
+      if (reading.length === 0) continue;
+      const contextsFor = (entry: (typeof reading)[number]) => {
+        entry.contexts ??= contextsOf(judge, run, entry.constraint, eventOf) ?? "somewhere not";
+        return entry.contexts;
+      };
+      const limits = limitsOf(parameter.name, parameter.type, reading, contextsFor);
+      if (limits)
+        found.set(`${toolName}.${parameter.name}`, { tool: toolName, argument: parameter.name, limits });
+    }
+  }
+  return [...found.values()];
+}
+
+function limitsOf<E extends { constraint: ConstraintSpec }>(
+  argument: string,
+  type: FieldType,
+  constraints: E[],
+  contextsFor: (entry: E) => Contexts,
+): ArgumentLimits | undefined {
+  const value = (node: Expression) => isArgument(node, argument);
+  if (type === "number" || type === "integer") {
+    const allowed = fold(constraints, contextsFor, value, intervals);
+    return allowed && numberLimits(allowed);
+  }
+  if (type === "array") {
+    const length = (node: Expression) =>
+      node.kind === "call" &&
+      node.name === "len" &&
+      node.arguments.length === 1 &&
+      value(node.arguments[0] as Expression);
+    const allowed = fold(constraints, contextsFor, length, intervals);
+    const least = allowed && (allowed.lowOpen ? Math.floor(allowed.low) + 1 : Math.ceil(allowed.low));
+    return least !== undefined && least >= 1 ? { minItems: least } : undefined;
+  }
+  if (type === "string" || typeof type === "object") {
+    const allowed = fold(constraints, contextsFor, value, strings);
+    return allowed && allowed !== "any" ? { oneOf: allowed } : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * What the constraints together allow the argument: each must hold (meet); within one, any of
+ * its contexts may be the call's (join), and in a context every target binding must hold it
+ * (meet). Undefined when that is everything or nothing.
+ */
+function fold<E extends { constraint: ConstraintSpec }, T>(
+  constraints: E[],
+  contextsFor: (entry: E) => Contexts,
+  subject: (node: Expression) => boolean,
+  domain: Domain<T>,
+): T | undefined {
+  let allowed = domain.any;
+  for (const entry of constraints) {
+    const contexts = contextsFor(entry);
+    if (contexts === "somewhere not") continue;
+    let joined = domain.none;
+    for (const scopes of contexts)
+      joined = domain.join(
+        joined,
+        scopes.reduce(
+          (met, scope) => domain.meet(met, allowedBy(entry.constraint.require, subject, domain, scope)),
+          domain.any,
+        ),
+      );
+    // A constraint no value meets blocks every call anyway: it says nothing of this argument.
+    if (!domain.isNone(joined)) allowed = domain.meet(allowed, joined);
+  }
+  return domain.isAny(allowed) || domain.isNone(allowed) ? undefined : allowed;
+}
+
+function numberLimits(allowed: Interval): ArgumentLimits {
+  const limits: ArgumentLimits = {};
+  if (allowed.low !== Number.NEGATIVE_INFINITY)
+    limits[allowed.lowOpen ? "exclusiveMinimum" : "minimum"] = allowed.low;
+  if (allowed.high !== Number.POSITIVE_INFINITY)
+    limits[allowed.highOpen ? "exclusiveMaximum" : "maximum"] = allowed.high;
+  return limits;
+}

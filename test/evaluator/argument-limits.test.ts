@@ -1,0 +1,163 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { type ArgumentLimits, Evaluator } from "../../src/evaluator/index.js";
+import type { Value } from "../../src/expression/index.js";
+import { loadPolicy, type Policy, parsePolicy } from "../../src/policy/index.js";
+import { Conversation } from "../support/conversation.js";
+import { pharmacyPolicy, refillRequest } from "../support/pharmacy.js";
+
+// `next` lists the limits a policy's block constraints put on one argument whatever the call's
+// other arguments (the token shield masks them while the value is written), and none where that
+// cannot be decided per argument: the evaluator still judges the whole call.
+
+const policyFile = (path: string) => loadPolicy(fileURLToPath(new URL(`../../../${path}`, import.meta.url)));
+
+function limitsOf(policy: Policy, conversation: Conversation): Record<string, ArgumentLimits> {
+  const answer = new Evaluator(policy).next(conversation.messages);
+  return Object.fromEntries(
+    answer.arguments.flatMap((entry) =>
+      entry.limits ? [[`${entry.tool}.${entry.argument}`, entry.limits]] : [],
+    ),
+  );
+}
+
+/** A policy of one tool `send(account, amount, kind)` and the constraints given. */
+function sendPolicy(constraints: string, when = "a.account == x"): Policy {
+  return parsePolicy(
+    `
+policy: limits
+manual:
+  R1: Send what was asked.
+  C1: Send within the limits.
+  C2: Send within the other limits.
+tools:
+  send: {parameters: {account: string, amount: number, kind: {enum: [wire, cash]}, items: array}}
+task:
+  request_send: {parameters: {account: string, limit: number}}
+entities:
+  account: {from: {request_send: {x: account}}}
+propositions:
+  sent(account): {tool: send, when: "${when}"}
+rules:
+  - {id: R1, ltl: "F sent(account)", applies_to: requested}
+constraints:
+${constraints}
+`,
+    "limits.yaml",
+  );
+}
+
+const request = new Conversation([{ name: "request_send", arguments: { account: "A1", limit: 40 } }]);
+
+describe("argument limits decided per argument", () => {
+  test("a number bounded by a constant: the pharmacy's days supply", () => {
+    const limits = limitsOf(pharmacyPolicy, new Conversation([refillRequest]));
+    assert.deepEqual(limits["dispense.days_supply"], { maximum: 30 });
+  });
+
+  test("a list that must be non-empty: tau2-retail's R12 on an exchange's item ids, tau2-airline's passengers", () => {
+    const retail = limitsOf(policyFile("policies/tau2-retail/policy.yaml"), new Conversation([]));
+    assert.deepEqual(retail["exchange_delivered_order_items.item_ids"], { minItems: 1 });
+    assert.deepEqual(retail["modify_pending_order_items.item_ids"], { minItems: 1 });
+    // Its new item ids must match the item ids' length: that reads another argument, so no limit.
+    assert.equal(retail["exchange_delivered_order_items.new_item_ids"], undefined);
+    const airline = limitsOf(policyFile("policies/tau2-airline/policy.yaml"), new Conversation([]));
+    assert.deepEqual(airline["book_reservation.passengers"], { minItems: 1 });
+  });
+
+  test("a string that must equal an earlier output is limited to it once the output is known", () => {
+    const policy = policyFile("docs/examples/earlier-output/policy.yaml");
+    const asked = () => new Conversation([{ name: "request_refund", arguments: { order_id: "A1" } }]);
+    assert.equal(limitsOf(policy, asked())["refund.payment_method"], undefined, "nothing known yet");
+    const looked = asked().call(
+      "get_order",
+      { order_id: "A1" },
+      { json: { status: "delivered", payment_method: "card_7" } },
+    );
+    assert.deepEqual(limitsOf(policy, looked)["refund.payment_method"], { oneOf: ["card_7"] });
+  });
+
+  test("bounds read from earlier outputs and the task, both ends, written either way round", () => {
+    const policy = policyFile("test/evaluator/fixtures/patient-intake.yaml");
+    const paid = new Conversation([{ name: "admit", arguments: { patient_id: "p1" } }]).call(
+      "lookup_balance",
+      { patient_id: "p1" },
+      { json: { outstanding: 120 } },
+    );
+    assert.deepEqual(limitsOf(policy, paid)["collect_payment.amount"], { exclusiveMinimum: 0, maximum: 120 });
+    const task = sendPolicy(
+      `  - {id: C1, on: sent(account), require: "task.request_send.limit >= a.amount && 2 <= a.amount"}`,
+    );
+    assert.deepEqual(limitsOf(task, request)["send.amount"], { minimum: 2, maximum: 40 });
+    const both = sendPolicy(
+      `  - {id: C1, on: sent(account), require: "a.amount < 100"}\n  - {id: C2, on: sent(account), require: "a.amount in [5, 500] && a.kind in ['wire']"}`,
+    );
+    assert.deepEqual(limitsOf(both, request)["send.amount"], { minimum: 5, exclusiveMaximum: 100 });
+    assert.deepEqual(limitsOf(both, request)["send.kind"], { oneOf: ["wire"] });
+    // A part about the binding limits nothing, and the list's part still does.
+    const list = sendPolicy(`  - {id: C1, on: sent(account), require: "a.account == x && len(a.items) > 0"}`);
+    assert.deepEqual(limitsOf(list, request), { "send.items": { minItems: 1 } });
+  });
+
+  test("no limit where a constraint cannot be decided per argument", () => {
+    for (const [constraints, when] of [
+      // The bound depends on another argument.
+      [`  - {id: C1, on: sent(account), require: "a.amount <= 10 || a.kind == 'cash'"}`, undefined],
+      // The constraint applies only to some kinds: the kind is not written yet.
+      [`  - {id: C1, on: sent(account), require: "a.amount <= 10"}`, "a.account == x && a.kind == 'wire'"],
+      // The bound is the binding's (a call may name another).
+      [`  - {id: C1, on: sent(account), require: "a.amount <= len(x)"}`, undefined],
+      // Warn and record constraints block nothing.
+      [`  - {id: C1, on: sent(account), require: "a.amount <= 10", mode: warn}`, undefined],
+      // A negation is not read.
+      [`  - {id: C1, on: sent(account), require: "!(a.amount > 10)"}`, undefined],
+    ] as const) {
+      const limits = limitsOf(sendPolicy(constraints, when), request);
+      assert.deepEqual(limits, {}, constraints);
+    }
+  });
+
+  test("every value outside the limits is blocked by decide (the limits never mask an allowed call)", () => {
+    const cases: [Policy, Conversation, Record<string, Value>, string, Value[]][] = [
+      [
+        pharmacyPolicy,
+        new Conversation([refillRequest]),
+        { rx_id: "RX1003", patient_id: "P100" },
+        "days_supply",
+        [-5, 0, 29, 30, 30.5, 31, 90],
+      ],
+      [
+        sendPolicy(
+          `  - {id: C1, on: sent(account), require: "task.request_send.limit >= a.amount && a.amount > 2"}`,
+        ),
+        request,
+        { account: "A1", kind: "wire", items: [1] },
+        "amount",
+        [2, 2.5, 40, 41],
+      ],
+    ];
+    for (const [policy, conversation, others, argument, values] of cases) {
+      const evaluator = new Evaluator(policy);
+      const entry = evaluator
+        .next(conversation.messages)
+        .arguments.find((found) => found.argument === argument);
+      const limits = entry?.limits as ArgumentLimits;
+      assert.ok(limits, argument);
+      for (const value of values) {
+        const within =
+          typeof value === "number" &&
+          (limits.minimum === undefined || value >= limits.minimum) &&
+          (limits.exclusiveMinimum === undefined || value > limits.exclusiveMinimum) &&
+          (limits.maximum === undefined || value <= limits.maximum) &&
+          (limits.exclusiveMaximum === undefined || value < limits.exclusiveMaximum);
+        const decision = evaluator.decide(conversation.messages, {
+          name: entry?.tool as string,
+          arguments: { ...others, [argument]: value },
+        });
+        const brokeConstraint = decision.violations.some((found) => found.kind === "constraint");
+        assert.equal(brokeConstraint, !within, `${argument} = ${value}`);
+      }
+    }
+  });
+});
