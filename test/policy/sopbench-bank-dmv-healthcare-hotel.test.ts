@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 // as a user checks them in CI: `mentor lint` is clean and `mentor verify --suite` agrees with every
 // labelled conversation of the policy's suite (compliant runs and runs that break a sentence).
 const mentor = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
-const domains = ["bank", "dmv", "healthcare"];
+const domains = ["bank", "dmv", "healthcare", "hotel"];
 
 function run(args: string[]): { stdout: string; stderr: string; status: number | null } {
   const result = spawnSync(process.execPath, [mentor, ...args], { encoding: "utf8" });
