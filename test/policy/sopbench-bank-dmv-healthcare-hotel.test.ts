@@ -22,7 +22,9 @@ interface Suite {
 
 for (const domain of domains) {
   const policy = fileURLToPath(new URL(`../../../policies/sopbench-${domain}/policy.yaml`, import.meta.url));
-  const suiteFile = fileURLToPath(new URL(`../../../policies/sopbench-${domain}/suite.json`, import.meta.url));
+  const suiteFile = fileURLToPath(
+    new URL(`../../../policies/sopbench-${domain}/suite.json`, import.meta.url),
+  );
 
   describe(`policies/sopbench-${domain}`, () => {
     test("mentor lint: no error, no warning", () => {
@@ -36,12 +38,17 @@ for (const domain of domains) {
       const compliant = suite.conversations.filter((entry) => entry.expected.compliant);
       const violating = suite.conversations.filter((entry) => !entry.expected.compliant);
       assert.ok(compliant.length >= 3 && violating.length >= 3, `${compliant.length} + ${violating.length}`);
-      for (const entry of violating) assert.ok(entry.expected.sentence! in suite.manual, entry.id);
+      for (const entry of violating)
+        assert.ok(Object.hasOwn(suite.manual, entry.expected.sentence ?? ""), entry.id);
     });
 
     test("mentor verify --suite: the policy agrees with every label", () => {
       const result = run(["verify", "--policy", policy, "--suite", suiteFile]);
-      const answer = JSON.parse(result.stdout) as { conversations: number; agree: number; disagreements: unknown[] };
+      const answer = JSON.parse(result.stdout) as {
+        conversations: number;
+        agree: number;
+        disagreements: unknown[];
+      };
       assert.deepEqual(answer.disagreements, []);
       assert.equal(answer.agree, answer.conversations);
       assert.equal(result.status, 0);
