@@ -33,6 +33,15 @@ const verdicts: Record<string, string[]> = {
   "text-label/compliant.json": [],
   "text-label/violating.json": ["D1"],
   "text-label/unlabelled.json": ["D1"],
+  "two-entities/compliant.json": [],
+  "two-entities/violating.json": ["T1"],
+  "first-call/compliant.json": [],
+  "first-call/violating.json": ["F1"],
+  "later-request/compliant.json": [],
+  "later-request/violating.json": ["L1"],
+  "exclusive-outcomes/compliant.json": [],
+  "exclusive-outcomes/declined.json": [],
+  "exclusive-outcomes/violating.json": ["X1"],
 };
 
 interface Report {
