@@ -96,11 +96,10 @@ export function verifyConversation(policy: Policy, evaluator: Evaluator, message
   const requestedAt = (taskCall: TaskCall | undefined): number =>
     taskCall === undefined ? 0 : (taskAt[trace.task.indexOf(taskCall)] ?? 0);
   const brokenByInstance = groupBy(
-    run.broken.filter(
-      (entry) =>
-        (run.instances[entry.instance] as Instance).bindings.every(
-          (binding) => requestedAt(binding.taskCall) <= entry.call,
-        ),
+    run.broken.filter((entry) =>
+      (run.instances[entry.instance] as Instance).bindings.every(
+        (binding) => requestedAt(binding.taskCall) <= entry.call,
+      ),
     ),
     (entry) => entry.instance,
   );
@@ -118,7 +117,8 @@ export function verifyConversation(policy: Policy, evaluator: Evaluator, message
       binding: instance.bindings.map((binding) => binding.values),
       colour: (colours.length === 1 ? colours[0] : colours) as string | string[],
       satisfied:
-        brokenBy.length === 0 && run.beliefs.every((belief) => automaton.isAccepting(belief[index] as number)),
+        brokenBy.length === 0 &&
+        run.beliefs.every((belief) => automaton.isAccepting(belief[index] as number)),
       ...(brokenBy.length > 0 ? { brokenBy } : {}),
     };
   });

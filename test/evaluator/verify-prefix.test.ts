@@ -6,7 +6,13 @@ import { Labeler } from "../../src/labeler/index.js";
 import type { ChatMessage } from "../../src/openai/index.js";
 import type { Policy } from "../../src/policy/index.js";
 import { pharmacyPolicy, refillRequest } from "../support/pharmacy.js";
-import { conversationDomains, type Domain, type Message, type Pick, randomCall } from "../support/random-calls.js";
+import {
+  conversationDomains,
+  type Domain,
+  type Message,
+  type Pick,
+  randomCall,
+} from "../support/random-calls.js";
 
 // `mentor verify` judges each call on the conversation as it stood when the call was made: a
 // request in a later user message counts from that message on, not from the start. The
@@ -62,14 +68,21 @@ function interleaved(domain: Domain, seed: number, turns: number): { messages: M
     messages.push({
       role: "assistant",
       content: null,
-      tool_calls: [{ id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments) } }],
+      tool_calls: [
+        { id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments) } },
+      ],
     });
     const tool = domain.policy.tools.get(call.name);
     const answer: Message =
       next() < 0.1
         ? { role: "tool", tool_call_id: id, content: `[SHIELD] Blocked ${call.name}(). Rule X: no.` }
         : tool?.output === "text"
-          ? { role: "tool", tool_call_id: id, content: "text", mentor: { label: pick(Object.keys(tool.labels)) } }
+          ? {
+              role: "tool",
+              tool_call_id: id,
+              content: "text",
+              mentor: { label: pick(Object.keys(tool.labels)) },
+            }
           : { role: "tool", tool_call_id: id, content: JSON.stringify(pick(domain.results)) };
     messages.push(answer);
   }
@@ -121,7 +134,12 @@ describe("verify's verdict on each call is check --call's on the messages before
           const answer = messages[at + 1] as { content: string };
           // A refused call is a refusal, not a call of the run: verify does not list it.
           if (answer.content.startsWith("[SHIELD] Blocked")) continue;
-          expected.push(await checked(evaluator, messages.slice(0, at), { name: fn.name, arguments: JSON.parse(fn.arguments) }));
+          expected.push(
+            await checked(evaluator, messages.slice(0, at), {
+              name: fn.name,
+              arguments: JSON.parse(fn.arguments),
+            }),
+          );
         }
         assert.deepEqual(calls, expected, `seed ${seed}: ${JSON.stringify(messages)}`);
         if (messages.some((message, index) => index > 1 && message.content === "Also this.")) late++;
@@ -133,7 +151,11 @@ describe("verify's verdict on each call is check --call's on the messages before
 
 test("an allergy reported after the dispense: the dispense was allowed, and the allergy's rule is not broken by it", async () => {
   const call = (id: string, name: string, args: object): Message[] => [
-    { role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name, arguments: JSON.stringify(args) } }] },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id, type: "function", function: { name, arguments: JSON.stringify(args) } }],
+    },
   ];
   const messages: Message[] = [
     { role: "user", content: "Refill RX1003, please.", mentor: { task: [refillRequest] } },
@@ -143,7 +165,11 @@ test("an allergy reported after the dispense: the dispense was allowed, and the 
     { role: "tool", tool_call_id: "c2", content: '{"refills": 2, "schedule": "IV"}' },
     ...call("c3", "dispense", { rx_id: "RX1003", patient_id: "P100", days_supply: 30 }),
     { role: "tool", tool_call_id: "c3", content: '{"ok": true}' },
-    { role: "user", content: "Oh, I am allergic to sulfa.", mentor: { task: [{ name: "report_allergy", arguments: { allergy: "sulfa" } }] } },
+    {
+      role: "user",
+      content: "Oh, I am allergic to sulfa.",
+      mentor: { task: [{ name: "report_allergy", arguments: { allergy: "sulfa" } }] },
+    },
     ...call("c4", "record_allergy", { patient_id: "P100", allergy: "sulfa" }),
     { role: "tool", tool_call_id: "c4", content: '{"ok": true}' },
     ...call("c5", "add_note", { rx_id: "RX1003", kind: "counselling", text: "take with food" }),

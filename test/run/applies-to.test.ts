@@ -56,7 +56,8 @@ const sulfa = { name: "report_allergy", arguments: { allergy: "sulfa" } };
 function instances(policy: typeof pharmacy, conversation: Conversation): string[] {
   const run = Run.fromTrace(policy, traceFromMessages(conversation.messages, policy));
   return run.instances.map(
-    (instance) => `${instance.rule.id} ${instance.bindings.map((binding) => Object.values(binding.values)[0]).join(",")}`,
+    (instance) =>
+      `${instance.rule.id} ${instance.bindings.map((binding) => Object.values(binding.values)[0]).join(",")}`,
   );
 }
 
@@ -71,7 +72,10 @@ describe("applies_to per entity", () => {
       ["A1"],
     );
     asked.call("record_allergy", { allergy: "sulfa" });
-    assert.equal(evaluator.decide(asked.messages, { name: "dispense", arguments: { rx_id: "RX2" } }).verdict, "allow");
+    assert.equal(
+      evaluator.decide(asked.messages, { name: "dispense", arguments: { rx_id: "RX2" } }).verdict,
+      "allow",
+    );
   });
 
   test("a prescription not asked for becomes no duty; the refill request names no allergy, so its rule takes any", () => {
@@ -114,8 +118,10 @@ describe("applies_to per entity", () => {
       ["block", ["R2"]],
     );
     assert.equal(
-      evaluator.decide(conversation.messages, { name: "refund", arguments: { customer_id: "c1", order_id: "o1" } })
-        .verdict,
+      evaluator.decide(conversation.messages, {
+        name: "refund",
+        arguments: { customer_id: "c1", order_id: "o1" },
+      }).verdict,
       "allow",
     );
   });
