@@ -5,6 +5,7 @@ import { Evaluator, verifyConversation } from "../../src/evaluator/index.js";
 import { Labeler } from "../../src/labeler/index.js";
 import type { ChatMessage } from "../../src/openai/index.js";
 import type { Policy } from "../../src/policy/index.js";
+import { Conversation } from "../support/conversation.js";
 import { pharmacyPolicy, refillRequest } from "../support/pharmacy.js";
 import {
   conversationDomains,
@@ -149,33 +150,23 @@ describe("verify's verdict on each call is check --call's on the messages before
   }
 });
 
-test("an allergy reported after the dispense: the dispense was allowed, and the allergy's rule is not broken by it", async () => {
-  const call = (id: string, name: string, args: object): Message[] => [
-    {
-      role: "assistant",
-      content: null,
-      tool_calls: [{ id, type: "function", function: { name, arguments: JSON.stringify(args) } }],
-    },
-  ];
-  const messages: Message[] = [
-    { role: "user", content: "Refill RX1003, please.", mentor: { task: [refillRequest] } },
-    ...call("c1", "lookup_patient", { name: "Ada Byron", date_of_birth: "1990-04-01" }),
-    { role: "tool", tool_call_id: "c1", content: '{"found": true, "patient_id": "P100"}' },
-    ...call("c2", "check_refill_count", { rx_id: "RX1003" }),
-    { role: "tool", tool_call_id: "c2", content: '{"refills": 2, "schedule": "IV"}' },
-    ...call("c3", "dispense", { rx_id: "RX1003", patient_id: "P100", days_supply: 30 }),
-    { role: "tool", tool_call_id: "c3", content: '{"ok": true}' },
-    {
-      role: "user",
-      content: "Oh, I am allergic to sulfa.",
-      mentor: { task: [{ name: "report_allergy", arguments: { allergy: "sulfa" } }] },
-    },
-    ...call("c4", "record_allergy", { patient_id: "P100", allergy: "sulfa" }),
-    { role: "tool", tool_call_id: "c4", content: '{"ok": true}' },
-    ...call("c5", "add_note", { rx_id: "RX1003", kind: "counselling", text: "take with food" }),
-    { role: "tool", tool_call_id: "c5", content: '{"ok": true}' },
-    ...call("c6", "dispense", { rx_id: "RX1003", patient_id: "P100", days_supply: 30 }),
-  ];
+test("an allergy reported after the dispense: the dispense was allowed, and the allergy's rule is not broken by it", () => {
+  const patient = { patient_id: "P100" };
+  const dispense = { rx_id: "RX1003", ...patient, days_supply: 30 };
+  const conversation = new Conversation([refillRequest], "Refill RX1003, please.")
+    .call("lookup_patient", { name: "Ada Byron", date_of_birth: "1990-04-01" }, { json: { found: true, ...patient } })
+    .call("check_refill_count", { rx_id: "RX1003" }, { json: { refills: 2, schedule: "IV" } })
+    .call("dispense", dispense, { json: { ok: true } });
+  conversation.messages.push({
+    role: "user",
+    content: "Oh, I am allergic to sulfa.",
+    mentor: { task: [{ name: "report_allergy", arguments: { allergy: "sulfa" } }] },
+  });
+  conversation
+    .call("record_allergy", { ...patient, allergy: "sulfa" }, { json: { ok: true } })
+    .call("add_note", { rx_id: "RX1003", kind: "counselling", text: "take with food" }, { json: { ok: true } })
+    .call("dispense", dispense, { json: { ok: true } });
+  const messages = conversation.messages;
   const verification = verifyConversation(pharmacyPolicy, new Evaluator(pharmacyPolicy), messages);
   assert.deepEqual(
     verification.calls.map((entry) => [entry.call.name, entry.verdict, entry.violations]),
