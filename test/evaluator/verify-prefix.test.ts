@@ -154,7 +154,11 @@ test("an allergy reported after the dispense: the dispense was allowed, and the 
   const patient = { patient_id: "P100" };
   const dispense = { rx_id: "RX1003", ...patient, days_supply: 30 };
   const conversation = new Conversation([refillRequest], "Refill RX1003, please.")
-    .call("lookup_patient", { name: "Ada Byron", date_of_birth: "1990-04-01" }, { json: { found: true, ...patient } })
+    .call(
+      "lookup_patient",
+      { name: "Ada Byron", date_of_birth: "1990-04-01" },
+      { json: { found: true, ...patient } },
+    )
     .call("check_refill_count", { rx_id: "RX1003" }, { json: { refills: 2, schedule: "IV" } })
     .call("dispense", dispense, { json: { ok: true } });
   conversation.messages.push({
@@ -164,7 +168,11 @@ test("an allergy reported after the dispense: the dispense was allowed, and the 
   });
   conversation
     .call("record_allergy", { ...patient, allergy: "sulfa" }, { json: { ok: true } })
-    .call("add_note", { rx_id: "RX1003", kind: "counselling", text: "take with food" }, { json: { ok: true } })
+    .call(
+      "add_note",
+      { rx_id: "RX1003", kind: "counselling", text: "take with food" },
+      { json: { ok: true } },
+    )
     .call("dispense", dispense, { json: { ok: true } });
   const messages = conversation.messages;
   const verification = verifyConversation(pharmacyPolicy, new Evaluator(pharmacyPolicy), messages);
