@@ -1,4 +1,4 @@
-import type { RuleSpec } from "../policy/index.js";
+import type { Policy, RuleSpec } from "../policy/index.js";
 import { type Binding, describeBinding } from "./bindings.js";
 
 /**
@@ -87,8 +87,25 @@ export function startState(rule: RuleSpec, calls: number): number {
   return state;
 }
 
-export function appliesTo(rule: RuleSpec, binding: Binding): boolean {
-  return rule.appliesTo === "all" || binding.requested === (rule.appliesTo === "requested");
+/**
+ * Whether a rule's `applies_to` admits an instance over these bindings (one per entity of the
+ * rule). It is read per entity: the instance is requested when a task call introduced one of its
+ * bindings and every binding of an entity that task call names is its own; entities the task
+ * call does not name are not restricted (a requested allergy with any prescription dispensed).
+ * `unrequested` admits the other instances; a rule without entities has one instance, admitted.
+ */
+export function appliesTo(rule: RuleSpec, bindings: readonly Binding[], policy: Policy): boolean {
+  if (rule.appliesTo === "all" || bindings.length === 0) return true;
+  return requestedInstance(bindings, policy) === (rule.appliesTo === "requested");
+}
+
+function requestedInstance(bindings: readonly Binding[], policy: Policy): boolean {
+  return bindings.some(({ taskCall }) => {
+    if (taskCall === undefined) return false;
+    const names = (entity: string): boolean =>
+      policy.entities.get(entity)?.sources.some((source) => source.taskCall === taskCall.name) ?? false;
+    return bindings.every((binding) => binding.taskCall === taskCall || !names(binding.entity));
+  });
 }
 
 /** The items by key, each group in the items' order. */

@@ -544,11 +544,12 @@ export class Run {
     // By entity once: per rule, a scan of every binding would cost rules × bindings.
     const bindingsOf = groupBy(this.bindings, (binding) => binding.entity);
     for (const rule of this.policy.rules) {
-      const choices = rule.entities.map((entity) =>
-        (bindingsOf.get(entity) ?? []).filter((binding) => appliesTo(rule, binding)),
-      );
+      const choices = rule.entities.map((entity) => bindingsOf.get(entity) ?? []);
       for (const combination of cartesian(choices)) {
-        if (fresh === "all" || combination.some((binding) => freshIds.has(binding.id))) {
+        if (
+          (fresh === "all" || combination.some((binding) => freshIds.has(binding.id))) &&
+          appliesTo(rule, combination, this.policy)
+        ) {
           added.push({ rule, bindings: combination });
         }
       }

@@ -45,6 +45,11 @@ export interface Trace {
   calls: ToolCallEvent[];
   /** In order; absent means none. */
   notes?: TraceNote[];
+  /**
+   * Per task call, the number of made calls before the user message that gave it (a request made
+   * later in the conversation); absent means every task call came before the first made call.
+   */
+  taskAt?: number[];
 }
 
 /**
@@ -104,8 +109,9 @@ export interface MessageFields {
 export function traceFromMessages(messages: unknown, policy: Policy): Trace {
   if (!Array.isArray(messages)) throw messagesError("messages must be an array");
   const task: TaskCall[] = [];
-  // Calls and notes in message order; a call is refused once its tool message says so.
-  const order: (ToolCallEvent | UnplacedNote)[] = [];
+  // Calls, notes and the task calls each user message added, in message order; a call is refused
+  // once its tool message says so.
+  const order: (ToolCallEvent | UnplacedNote | { kind: "task"; added: number })[] = [];
   const refused = new Set<ToolCallEvent>();
   const byId = new Map<string, ToolCallEvent>();
   messages.forEach((raw, index) => {
@@ -113,7 +119,9 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
     if (typeof raw !== "object" || raw === null) throw messagesError(`${where} must be an object`);
     const message = raw as MessageFields;
     if (message.role === "user" && message.mentor?.task !== undefined) {
-      task.push(...newTaskCalls(task, readTaskCalls(message.mentor.task, `${where}.mentor.task`, policy)));
+      const added = newTaskCalls(task, readTaskCalls(message.mentor.task, `${where}.mentor.task`, policy));
+      task.push(...added);
+      order.push({ kind: "task", added: added.length });
     }
     if (message.role === "user" && message.mentor?.approve !== undefined) {
       const call = readCall(message.mentor.approve, `${where}.mentor.approve`, policy.tools, "tool");
@@ -145,13 +153,20 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
   });
   const calls: ToolCallEvent[] = [];
   const notes: TraceNote[] = [];
+  const taskAt: number[] = [];
   for (const entry of order) {
     if (!("kind" in entry)) {
       if (refused.has(entry)) notes.push({ kind: "refused", position: calls.length, call: entry });
       else calls.push(entry);
-    } else notes.push({ ...entry, position: calls.length } as TraceNote);
+    } else if (entry.kind === "task") taskAt.push(...Array<number>(entry.added).fill(calls.length));
+    else notes.push({ ...entry, position: calls.length } as TraceNote);
   }
-  return notes.length > 0 ? { task, calls, notes } : { task, calls };
+  return {
+    task,
+    calls,
+    ...(notes.length > 0 ? { notes } : {}),
+    ...(taskAt.some((position) => position > 0) ? { taskAt } : {}),
+  };
 }
 
 export function readTaskCalls(raw: unknown, where: string, policy: Policy): TaskCall[] {

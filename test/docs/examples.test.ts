@@ -33,6 +33,15 @@ const verdicts: Record<string, string[]> = {
   "text-label/compliant.json": [],
   "text-label/violating.json": ["D1"],
   "text-label/unlabelled.json": ["D1"],
+  "two-entities/compliant.json": [],
+  "two-entities/violating.json": ["T1"],
+  "first-call/compliant.json": [],
+  "first-call/violating.json": ["F1"],
+  "later-request/compliant.json": [],
+  "later-request/violating.json": ["L1"],
+  "exclusive-outcomes/compliant.json": [],
+  "exclusive-outcomes/declined.json": [],
+  "exclusive-outcomes/violating.json": ["X1"],
 };
 
 interface Report {
@@ -77,12 +86,15 @@ const folders = readdirSync(examples, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name)
   .sort();
-const conversations = folders.flatMap((folder) =>
-  readdirSync(join(examples, folder))
-    .filter((file) => file.endsWith(".json"))
-    .sort()
-    .map((file) => `${folder}/${file}`),
-);
+// first-policy holds the walk-through's files (a tools file, a suite): test/docs/first-policy.test.ts.
+const conversations = folders
+  .filter((folder) => folder !== "first-policy")
+  .flatMap((folder) =>
+    readdirSync(join(examples, folder))
+      .filter((file) => file.endsWith(".json"))
+      .sort()
+      .map((file) => `${folder}/${file}`),
+  );
 
 describe("docs/examples", () => {
   test("every example conversation has a stated verdict, and every verdict a conversation", () => {
@@ -123,7 +135,7 @@ describe("docs/examples", () => {
   test("every verify output shown is the command's output, and every conversation is shown", () => {
     const shown = new Set<string>();
     for (const page of pages) {
-      for (const block of blocks(page, "console", "$ mentor verify ")) {
+      for (const block of blocks(page, "console", "$ mentor verify --policy docs/")) {
         const command = /^\$ mentor verify --policy (\S+) --messages (\S+)$/.exec(block.first);
         assert.ok(command, `${page}: ${block.first}`);
         const [, policy, messages] = command as unknown as [string, string, string];

@@ -6,12 +6,14 @@ import { MentorError } from "../../src/errors/index.js";
 import { type Decision, Evaluator, verifyConversation } from "../../src/evaluator/index.js";
 import { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy, type Policy } from "../../src/policy/index.js";
-import { Run, traceFromMessages } from "../../src/run/index.js";
+import { type Binding, Run, traceFromMessages } from "../../src/run/index.js";
 import { conversationDomains, randomConversation } from "../support/random-calls.js";
 
 // `verifyConversation` walks one monitor through the conversation. It must judge each call as
-// deciding that call on its own prefix does (a new run per call: the calls before it and the notes
-// up to it), and report every rule as the run rebuilt from the whole trace does.
+// deciding that call on its own prefix does (a new run per call: the calls before it, the notes
+// up to it and the task calls of the messages before it), and report every rule as the run
+// rebuilt from the whole trace does, less the breaks by calls made before the request of one of
+// the instance's bindings.
 
 /** Each call decided on its own prefix, and the rules read from the run of the whole trace. */
 function reference(policy: Policy, messages: unknown[]): unknown {
@@ -20,7 +22,7 @@ function reference(policy: Policy, messages: unknown[]): unknown {
     const evaluator = new Evaluator(policy, { runCache: { maxMessages: 0 } });
     const calls = trace.calls.map((call, index) => {
       const prefix = {
-        task: trace.task,
+        task: trace.task.filter((_, at) => (trace.taskAt?.[at] ?? 0) <= index),
         calls: trace.calls.slice(0, index),
         notes: (trace.notes ?? []).filter((note) => note.position <= index),
       };
@@ -35,12 +37,22 @@ function reference(policy: Policy, messages: unknown[]): unknown {
       };
     });
     const run = Run.fromTrace(policy, trace);
-    const rules = run.instances.map((instance, index) => ({
-      rule: instance.rule.id,
-      binding: instance.bindings.map((binding) => binding.values),
-      satisfied: run.satisfies(index),
-      brokenBy: run.broken.filter((entry) => entry.instance === index).map((entry) => entry.call),
-    }));
+    const requestedAt = (binding: Binding): number =>
+      binding.taskCall ? (trace.taskAt?.[trace.task.indexOf(binding.taskCall)] ?? 0) : 0;
+    const rules = run.instances.map((instance, index) => {
+      const brokenBy = run.broken
+        .filter((entry) => entry.instance === index)
+        .filter((entry) => instance.bindings.every((binding) => requestedAt(binding) <= entry.call))
+        .map((entry) => entry.call);
+      return {
+        rule: instance.rule.id,
+        binding: instance.bindings.map((binding) => binding.values),
+        satisfied:
+          brokenBy.length === 0 &&
+          run.beliefs.every((belief) => instance.rule.automaton.isAccepting(belief[index] as number)),
+        brokenBy,
+      };
+    });
     return { calls, rules };
   } catch (error) {
     if (!(error instanceof MentorError)) throw error;
