@@ -1,6 +1,13 @@
 import { forEachNode, type Value } from "../expression/index.js";
 import type { Policy } from "../policy/index.js";
-import { cartesian, type Instance, type OutcomeCase, type Run, type ToolCallEvent } from "../run/index.js";
+import {
+  cartesian,
+  type Instance,
+  type OutcomeCase,
+  type Run,
+  type TaskCall,
+  type ToolCallEvent,
+} from "../run/index.js";
 
 /** Combinations of filled-in arguments tried per candidate. */
 const maxFills = 256;
@@ -22,19 +29,46 @@ export function realizedArguments(
   affected: readonly number[],
   effects: readonly Int32Array[],
 ): Record<string, Value> | undefined {
-  const open = openArguments(run.policy, tool, given);
-  const choices = open.map(({ values }) => [undefined, ...values]);
-  if (choices.reduce((product, values) => product * values.length, 1) > maxFills) return undefined;
-  for (const fill of cartesian(choices)) {
-    const args: Record<string, Value> = { ...given };
-    fill.forEach((value, index) => {
-      if (value !== undefined) args[(open[index] as OpenArgument).name] = value;
-    });
-    const call: ToolCallEvent = { id: "candidate", name: tool, arguments: args, outcome: { kind: "pending" } };
-    if (readAs(run, call, cases, affected, effects)) return args;
+  const { open, readsHistory } = openArguments(run.policy, tool, given);
+  // Nothing to fill: the arguments that name the binding decide every predicate there is.
+  if (open.length === 0) return given;
+  // The fill depends on the task and the bindings, not on the run's states: the runs of one task
+  // with the same bindings share it (the advice searches build many), unless a predicate reads
+  // the history.
+  let known = readsHistory ? undefined : fills.get(run.task);
+  if (!readsHistory && !known) {
+    known = new Map();
+    fills.set(run.task, known);
   }
-  return undefined;
+  const key = JSON.stringify([
+    run.bindings.map((binding) => [binding.entity, binding.values, binding.requested]),
+    tool,
+    given,
+    affected,
+    effects.map((masks) => [...masks]),
+  ]);
+  if (known?.has(key)) return known.get(key);
+  let found: Record<string, Value> | undefined;
+  const choices = open.map(({ values }) => [undefined, ...values]);
+  if (choices.reduce((product, values) => product * values.length, 1) <= maxFills) {
+    for (const fill of cartesian(choices)) {
+      const args: Record<string, Value> = { ...given };
+      fill.forEach((value, index) => {
+        if (value !== undefined) args[(open[index] as OpenArgument).name] = value;
+      });
+      const call: ToolCallEvent = { id: "candidate", name: tool, arguments: args, outcome: { kind: "pending" } };
+      if (readAs(run, call, cases, affected, effects)) {
+        found = args;
+        break;
+      }
+    }
+  }
+  known?.set(key, found);
+  return found;
 }
+
+/** Fills found, by the runs' task (see `realizedArguments`). */
+const fills = new WeakMap<readonly TaskCall[], Map<string, Record<string, Value> | undefined>>();
 
 interface OpenArgument {
   name: string;
@@ -46,25 +80,54 @@ interface OpenArgument {
  * with the values that may decide them: enum members, true and false for a boolean, else the
  * literals the predicates hold.
  */
-function openArguments(policy: Policy, toolName: string, given: Record<string, Value>): OpenArgument[] {
+function openArguments(
+  policy: Policy,
+  tool: string,
+  given: Record<string, Value>,
+): { open: OpenArgument[]; readsHistory: boolean } {
+  let byTool = whenReads.get(policy);
+  if (!byTool) {
+    byTool = new Map();
+    whenReads.set(policy, byTool);
+  }
+  let reads = byTool.get(tool);
+  if (!reads) {
+    reads = readByWhen(policy, tool);
+    byTool.set(tool, reads);
+  }
+  return { open: reads.arguments.filter(({ name }) => !(name in given)), readsHistory: reads.history };
+}
+
+interface WhenReads {
+  arguments: OpenArgument[];
+  history: boolean;
+}
+
+/** Per policy and tool, what its propositions' `when` predicates read. */
+const whenReads = new WeakMap<Policy, Map<string, WhenReads>>();
+
+function readByWhen(policy: Policy, toolName: string): WhenReads {
   const tool = policy.tools.get(toolName);
-  if (!tool) return [];
   const read = new Set<string>();
   const literals = new Set<Value>();
+  let history = false;
   for (const proposition of policy.propositions.values()) {
-    if (proposition.tool !== tool.name || !proposition.when) continue;
+    if (proposition.tool !== toolName || !proposition.when) continue;
     forEachNode(proposition.when, (node) => {
       if (node.kind === "literal" && node.value !== null) literals.add(node.value);
+      if (node.kind === "call" && node.name !== "len") history = true;
       if (node.kind === "reference" && node.root === "arguments" && typeof node.path[0] === "string")
         read.add(node.path[0]);
     });
   }
-  return tool.parameters
-    .filter((parameter) => read.has(parameter.name) && !(parameter.name in given))
-    .map(({ name, type }) => ({
+  const parameters = (tool?.parameters ?? []).filter((parameter) => read.has(parameter.name));
+  return {
+    arguments: parameters.map(({ name, type }) => ({
       name,
       values: typeof type === "object" ? [...type.enum] : type === "boolean" ? [true, false] : [...literals],
-    }));
+    })),
+    history,
+  };
 }
 
 /** Whether the run reads the call as the move: the same instances, the same letter per outcome case. */
