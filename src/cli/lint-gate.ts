@@ -22,7 +22,11 @@ export async function lintFindings(policy: Policy): Promise<LintFinding[]> {
  * a contradiction is a policy that does not say what its author meant. `allow`
  * (`--allow-lint-errors`) runs it anyway.
  */
-export async function refuseLintErrors(policy: Policy, file: string, allow: boolean | undefined): Promise<void> {
+export async function refuseLintErrors(
+  policy: Policy,
+  file: string,
+  allow: boolean | undefined,
+): Promise<void> {
   if (allow) return;
   const errors = (await lintFindings(policy)).filter((finding) => finding.severity === "error");
   if (errors.length === 0) return;

@@ -26,7 +26,7 @@ export function registerPolicyCommands(program: Command): void {
   program
     .command("lint")
     .description(
-      "Check a policy: contradictions, traps and constraints that can never hold together (errors), vacuous, dead and shadowed rules (warnings)",
+      "Check a policy: contradictions, traps, constraints that can never hold together, vacuous rules and dead propositions (errors); shadowed rules, unpinned propositions, unused declarations (warnings)",
     )
     .argument("<policy>", "policy file (YAML)")
     .option("--json", "print the findings as JSON")
@@ -74,7 +74,10 @@ export function registerPolicyCommands(program: Command): void {
     )
     .option("-c, --call <json>", 'a proposed call: {"name": "book_train", "arguments": {...}}')
     .option("--strict", "a call is unsafe if some outcome (not every outcome) leaves no compliant finish")
-    .option("--allow-lint-errors", "judge with a policy that mentor lint finds errors in (refused by default)")
+    .option(
+      "--allow-lint-errors",
+      "judge with a policy that mentor lint finds errors in (refused by default)",
+    )
     .option(
       "--strict-grounding",
       "fail (exit 2) when the request cannot be grounded, instead of judging it without duties",
@@ -109,7 +112,10 @@ export function registerPolicyCommands(program: Command): void {
       "-m, --messages <file>",
       "OpenAI chat messages (JSON array, or an object with a `messages` field)",
     )
-    .option("--allow-lint-errors", "judge with a policy that mentor lint finds errors in (refused by default)")
+    .option(
+      "--allow-lint-errors",
+      "judge with a policy that mentor lint finds errors in (refused by default)",
+    )
     .option(
       "--suite <file>",
       "a test suite ({manual, conversations: [{id, expected: {compliant, sentence?}, messages}]}): exit 1 when the policy disagrees with a label",

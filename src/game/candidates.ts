@@ -71,9 +71,9 @@ export function candidateCalls(run: Run): CandidateCall[] {
     const targets = targetsOf(own, pinned, bindingsOf);
     // A proposition that does not pin an entity names every binding of it (as the run reads a
     // call: `Run.namedBindings`), whatever binding the call is aimed at.
-    const everywhere = [
-      ...new Set(own.flatMap((proposition) => unpinnedOf(proposition, pinned))),
-    ].flatMap((entity) => (bindingsOf.get(entity) ?? []).flatMap((binding) => run.instancesOf(binding)));
+    const everywhere = [...new Set(own.flatMap((proposition) => unpinnedOf(proposition, pinned)))].flatMap(
+      (entity) => (bindingsOf.get(entity) ?? []).flatMap((binding) => run.instancesOf(binding)),
+    );
     const movesByChoice = new Map<string, AbstractMove[]>();
     for (const move of abstractMoves(tool, own)) {
       const key = [...move.whenTrue].sort().join("\u0000");

@@ -13,7 +13,8 @@ import { type LintFinding, type LintOptions, syntheticTask, vacuityFindings } fr
  * fields and entity variables left free (any task, any binding). A set with no solution is an
  * error naming a smallest conflicting subset. Constraints that read the history or an outcome
  * are left out (their values are not known before a run), so the check is sound but not
- * complete. A solver timeout or error is a warning: the constraints were not checked.
+ * complete. A solver timeout or error is a warning: the constraints were not checked. Then the
+ * traps constraints make, and the propositions whose `when` can never hold (`impossibleWhens`).
  */
 export async function lintConstraints(
   policy: Policy,

@@ -196,7 +196,9 @@ function unpinnedEntities(policy: Policy): LintFinding[] {
         {
           severity: "warning" as const,
           kind: "unpinned" as const,
-          rules: policy.rules.filter((rule) => rule.propositions.includes(proposition)).map((rule) => rule.id),
+          rules: policy.rules
+            .filter((rule) => rule.propositions.includes(proposition))
+            .map((rule) => rule.id),
           message: `proposition ${proposition.key}${proposition.location ? ` (${placeOf(proposition.location)})` : ""} does not say which ${name} a ${proposition.tool} call is about (its when has no ${pattern}): every ${proposition.tool} call it holds for is about every ${name}`,
           ...(proposition.location ? { location: proposition.location } : {}),
         },

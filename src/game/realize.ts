@@ -56,7 +56,12 @@ export function realizedArguments(
       fill.forEach((value, index) => {
         if (value !== undefined) args[(open[index] as OpenArgument).name] = value;
       });
-      const call: ToolCallEvent = { id: "candidate", name: tool, arguments: args, outcome: { kind: "pending" } };
+      const call: ToolCallEvent = {
+        id: "candidate",
+        name: tool,
+        arguments: args,
+        outcome: { kind: "pending" },
+      };
       if (readAs(run, call, cases, affected, effects)) {
         found = args;
         break;
@@ -146,7 +151,9 @@ function readAs(
     const letters = run.lettersFor(instance, call, cases);
     if (letters === undefined) continue;
     read.push(index);
-    letters.forEach((letter, caseIndex) => masks[caseIndex]?.push(instance.rule.automaton.letterMask(letter)));
+    letters.forEach((letter, caseIndex) => {
+      masks[caseIndex]?.push(instance.rule.automaton.letterMask(letter));
+    });
   }
   return (
     read.join(",") === affected.join(",") &&

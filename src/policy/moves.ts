@@ -40,7 +40,8 @@ export function abstractMoves(tool: ToolSpec, propositions: readonly Proposition
       outcomeCases.push({ outcomeTrue, label });
     }
   } else {
-    for (const combination of outcomeSetsOf(tool, outcomes)) outcomeCases.push({ outcomeTrue: new Set(combination) });
+    for (const combination of outcomeSetsOf(tool, outcomes))
+      outcomeCases.push({ outcomeTrue: new Set(combination) });
   }
   const moves: AbstractMove[] = [];
   for (const whenSubset of subsets(whenTexts)) {

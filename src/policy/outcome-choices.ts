@@ -68,7 +68,11 @@ function asFieldConstraint(expression: Expression, fields: Map<string, string>):
       case "literal":
         return node;
       case "reference": {
-        if (node.root !== "outcome" || node.path.length === 0 || node.path.some((part) => typeof part !== "string")) {
+        if (
+          node.root !== "outcome" ||
+          node.path.length === 0 ||
+          node.path.some((part) => typeof part !== "string")
+        ) {
           readsOther = true;
           return node;
         }
@@ -98,5 +102,11 @@ function asFieldConstraint(expression: Expression, fields: Map<string, string>):
 
 /** `!(expression)`: holds exactly when the expression does not (is not exactly true). */
 function negated(expression: Expression): Expression {
-  return { kind: "unary", operator: "!", operand: expression, offset: expression.offset, length: expression.length };
+  return {
+    kind: "unary",
+    operator: "!",
+    operand: expression,
+    offset: expression.offset,
+    length: expression.length,
+  };
 }

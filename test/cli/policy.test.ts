@@ -121,7 +121,7 @@ describe("mentor lint / check / verify", () => {
     writeFileSync(
       vacuous,
       readFileSync(travel, "utf8").replace(
-        /  - \{id: P1, .*\n/,
+        / {2}- \{id: P1, .*\n/,
         '  - {id: P1, ltl: "G(false -> O checked(route))"}\n',
       ),
     );

@@ -100,7 +100,11 @@ describe("next and decide agree", () => {
           );
         }
         const made = randomCall(pick);
-        conversation.call(made.name, made.arguments, pick([{ json: { ok: true } }, { json: { ok: false } }, { text: "?" }]));
+        conversation.call(
+          made.name,
+          made.arguments,
+          pick([{ json: { ok: true } }, { json: { ok: false } }, { text: "?" }]),
+        );
       }
     }
     assert.ok(checked > 500, `only ${checked} calls checked`);

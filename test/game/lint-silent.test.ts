@@ -24,7 +24,9 @@ function pharmacyWith(rule: string, ltl: string, propositions = ""): string {
 }
 
 const errors = (findings: LintFinding[]) =>
-  findings.filter((finding) => finding.severity === "error").map((finding) => [finding.kind, finding.message]);
+  findings
+    .filter((finding) => finding.severity === "error")
+    .map((finding) => [finding.kind, finding.message]);
 
 describe("lint finds rules that can never fire or never be broken", () => {
   test("an entity-free trigger in a per-entity rule: never seen by its instances, so vacuous (an error with file:line:col)", () => {
