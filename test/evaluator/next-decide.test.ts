@@ -73,7 +73,55 @@ function randomCall(pick: Pick): ProposedCall {
   return { name: pick(tools), arguments: { id: pick(["i1", "i2", "i3"]), k: pick(["x", "y"]) } };
 }
 
+// The wire-transfer desk of issue 32: a lookup, a screening and a decline are about every customer
+// (their propositions have no binding pattern), so before the requested customer is authenticated
+// `decide` blocks them, and `next` calls none of them neutral or progressing.
+const wire = parsePolicy(
+  `
+policy: wire
+manual:
+  W1: Authenticate the customer before any lookup, screening or decline.
+  W2: Every request ends sent or declined.
+tools:
+  authenticate: {parameters: {customer_id: string}}
+  lookup_account: {parameters: {customer_id: string}}
+  screen: {parameters: {beneficiary: string}}
+  decline: {parameters: {reason: string}}
+  send: {parameters: {customer_id: string, beneficiary: string}}
+task:
+  request_wire: {parameters: {customer_id: string, beneficiary: string}}
+entities:
+  customer: {from: {request_wire: {c: customer_id}}}
+propositions:
+  authed(customer): {tool: authenticate, when: "a.customer_id == c"}
+  looked_up(customer): {tool: lookup_account}
+  screened(customer): {tool: screen}
+  declined(customer): {tool: decline}
+  sent(customer): {tool: send, when: "a.customer_id == c"}
+rules:
+  - {id: W1, ltl: "G((looked_up(customer) | screened(customer) | declined(customer)) -> O authed(customer))"}
+  - {id: W2, ltl: "F(sent(customer) | declined(customer))", applies_to: requested}
+`,
+  "wire.yaml",
+);
+
 describe("next and decide agree", () => {
+  test("wire transfer: before the requested customer is authenticated, lookup, screening and decline are unsafe in next and blocked by decide", () => {
+    const evaluator = new Evaluator(wire);
+    const conversation = new Conversation([
+      { name: "request_wire", arguments: { customer_id: "C1", beneficiary: "B1" } },
+    ]).call("authenticate", { customer_id: "C2" }, { json: { ok: true } });
+    const answer = evaluator.next(conversation.messages);
+    for (const tool of ["lookup_account", "screen", "decline"]) {
+      const listed = answer.calls.filter((entry) => entry.call.name === tool);
+      assert.ok(listed.length > 0, tool);
+      for (const { call, class: callClass } of listed) {
+        assert.equal(callClass, "unsafe", `${tool}: ${JSON.stringify(call)}`);
+        assert.equal(evaluator.decide(conversation.messages, call).verdict, "block", tool);
+      }
+    }
+  });
+
   test("a call next calls neutral or progressing is one decide allows (random policies and conversations)", () => {
     let checked = 0;
     for (let seed = 1; seed <= 150; seed++) {
