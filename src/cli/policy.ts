@@ -14,19 +14,19 @@ import {
   type SuiteFile,
   type TestConversation,
 } from "../formalize/index.js";
-import { lintConstraints, lintPolicy } from "../game/index.js";
 import { Labeler, ungroundedError } from "../labeler/index.js";
 import type { ChatMessage } from "../openai/index.js";
 import { loadPolicy, type Policy } from "../policy/index.js";
 import { parseArguments } from "../run/index.js";
 import { SolverClient } from "../smt/index.js";
 import { checkDepth, checkedMessages, readJsonFile, readMessagesFile } from "./input.js";
+import { lintFindings, refuseLintErrors } from "./lint-gate.js";
 
 export function registerPolicyCommands(program: Command): void {
   program
     .command("lint")
     .description(
-      "Check a policy: contradictions, traps and constraints that can never hold together (errors), vacuous, dead and shadowed rules (warnings)",
+      "Check a policy: contradictions, traps, constraints that can never hold together, vacuous rules and dead propositions (errors); shadowed rules, unpinned propositions, unused declarations (warnings)",
     )
     .argument("<policy>", "policy file (YAML)")
     .option("--json", "print the findings as JSON")
@@ -46,15 +46,7 @@ export function registerPolicyCommands(program: Command): void {
         process.exitCode = 2;
         return;
       }
-      const findings = lintPolicy(policy);
-      if (policy.constraints.length > 0) {
-        const solver = new SolverClient();
-        try {
-          findings.push(...(await lintConstraints(policy, solver)));
-        } finally {
-          await solver.close();
-        }
-      }
+      const findings = await lintFindings(policy);
       if (options.json) {
         print(findings);
       } else {
@@ -83,6 +75,10 @@ export function registerPolicyCommands(program: Command): void {
     .option("-c, --call <json>", 'a proposed call: {"name": "book_train", "arguments": {...}}')
     .option("--strict", "a call is unsafe if some outcome (not every outcome) leaves no compliant finish")
     .option(
+      "--allow-lint-errors",
+      "judge with a policy that mentor lint finds errors in (refused by default)",
+    )
+    .option(
       "--strict-grounding",
       "fail (exit 2) when the request cannot be grounded, instead of judging it without duties",
     )
@@ -93,8 +89,10 @@ export function registerPolicyCommands(program: Command): void {
         call?: string;
         strict?: boolean;
         strictGrounding?: boolean;
+        allowLintErrors?: boolean;
       }) => {
         const policy = loadPolicy(options.policy);
+        await refuseLintErrors(policy, options.policy, options.allowLintErrors);
         const evaluator = new Evaluator(policy, { strict: options.strict ?? false });
         const { messages, ungrounded } = await grounded(policy, readMessagesFile(options.messages), options);
         const result: Record<string, unknown> = { next: evaluator.next(messages), ungrounded };
@@ -115,6 +113,10 @@ export function registerPolicyCommands(program: Command): void {
       "OpenAI chat messages (JSON array, or an object with a `messages` field)",
     )
     .option(
+      "--allow-lint-errors",
+      "judge with a policy that mentor lint finds errors in (refused by default)",
+    )
+    .option(
       "--suite <file>",
       "a test suite ({manual, conversations: [{id, expected: {compliant, sentence?}, messages}]}): exit 1 when the policy disagrees with a label",
     )
@@ -123,10 +125,17 @@ export function registerPolicyCommands(program: Command): void {
       "fail (exit 2) when the request cannot be grounded, instead of judging it without duties",
     )
     .action(
-      async (options: { policy: string; messages?: string; suite?: string; strictGrounding?: boolean }) => {
+      async (options: {
+        policy: string;
+        messages?: string;
+        suite?: string;
+        strictGrounding?: boolean;
+        allowLintErrors?: boolean;
+      }) => {
         if ((options.messages === undefined) === (options.suite === undefined))
           throw new MentorError("MNT_ERR_BAD_INPUT", "give either --messages or --suite");
         const policy = loadPolicy(options.policy);
+        await refuseLintErrors(policy, options.policy, options.allowLintErrors);
         if (options.suite !== undefined) {
           const disagreements = await verifySuite(policy, options.suite);
           print(disagreements);

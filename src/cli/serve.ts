@@ -11,6 +11,8 @@ import {
 } from "../base/defaults.js";
 import { MentorError } from "../errors/index.js";
 import { gpuChoices, parseGpuChoice } from "../llm/gpu.js";
+import { loadPolicy } from "../policy/index.js";
+import { refuseLintErrors } from "./lint-gate.js";
 import { decimal, integer } from "./options.js";
 
 interface ServeCommandOptions {
@@ -40,6 +42,7 @@ interface ServeCommandOptions {
   strictGrounding?: boolean;
   labelerModel?: string;
   labelerKey?: string;
+  allowLintErrors?: boolean;
 }
 
 /** A repeatable flag; from the environment, a comma-separated list. */
@@ -192,9 +195,19 @@ export function registerServeCommand(program: Command): void {
         "refuse a request whose task cannot be grounded (422 MNT_ERR_UNGROUNDED) instead of running it without duties",
       ).env("MENTOR_STRICT_GROUNDING"),
     )
+    .addOption(
+      new Option(
+        "--allow-lint-errors",
+        "serve a policy that mentor lint finds errors in (refused by default)",
+      ).env("MENTOR_ALLOW_LINT_ERRORS"),
+    )
     .action(async (options: ServeCommandOptions) => {
       const gpu = parseGpuChoice(options.gpu, "--gpu (MENTOR_GPU)");
-      const { startServer } = await import("../server/index.js");
+      const { startServer, policyFile } = await import("../server/index.js");
+      for (const id of options.policy ?? ["travel"]) {
+        const file = policyFile(id);
+        await refuseLintErrors(loadPolicy(file), file, options.allowLintErrors);
+      }
       const server = await startServer({
         ...(options.model !== undefined && !options.upstream ? { model: options.model } : {}),
         ...(options.upstream !== undefined

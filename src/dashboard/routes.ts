@@ -315,7 +315,7 @@ export function pathOf(view: RunView, row: number, upTo: number): number[] {
 async function lintOf(policy: Policy, solver: () => SolverClient): Promise<LintFinding[] | string> {
   try {
     const findings = lintPolicy(policy);
-    if (policy.constraints.length > 0) findings.push(...(await lintConstraints(policy, solver())));
+    findings.push(...(await lintConstraints(policy, solver())));
     return findings;
   } catch (error) {
     return `the lint failed: ${(error as Error).message}`;

@@ -31,6 +31,10 @@ export const errorCodes = {
     status: 400,
     fix: "The policy file has problems; each is listed with its file, line, column and rule id. Fix them all.",
   },
+  MNT_ERR_POLICY_LINT: {
+    status: 400,
+    fix: "`mentor lint` finds errors in the policy (each is listed with its rule and file:line:column): fix them, or pass --allow-lint-errors to run it anyway.",
+  },
   MNT_ERR_POLICY_FILE: {
     status: 400,
     fix: "Check that the policy file exists and is readable.",

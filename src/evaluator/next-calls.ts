@@ -5,6 +5,7 @@ import type { Run } from "../run/index.js";
 import { repairValues } from "./advisor.js";
 import { argumentLimits, argumentsRead } from "./argument-limits.js";
 import type { Judge } from "./judge.js";
+import { listedCalls } from "./listed-calls.js";
 import type { CallVerdict, Duty, NextAnswer } from "./types.js";
 
 /**
@@ -37,14 +38,10 @@ export class NextCalls {
       if (classes.includes("unsafe")) return "unsafe";
       return classes.every((entry) => entry === "progressing") ? "progressing" : "neutral";
     };
-    const calls = template.candidates.map((candidate) => {
-      const call = { name: candidate.tool, arguments: candidate.arguments };
-      const gameClass = classOf(candidate);
-      return {
-        call,
-        class: gameClass !== "unsafe" && this.judge.blocksWithNewBinding(run, call) ? "unsafe" : gameClass,
-      };
-    });
+    const calls = listedCalls(template, classOf).map(({ call, class: gameClass }) => ({
+      call,
+      class: gameClass !== "unsafe" && this.judge.blocksWithNewBinding(run, call) ? "unsafe" : gameClass,
+    }));
     const tools = [...this.judge.policy.tools.keys()].map((name) => {
       const own = calls.filter((entry) => entry.call.name === name);
       const progressing = own.some((entry) => entry.class === "progressing");

@@ -35,7 +35,7 @@ export async function checkCandidate(
   let findings: LintFinding[];
   try {
     findings = lintPolicy(policy);
-    if (solver && policy.constraints.length > 0) findings.push(...(await lintConstraints(policy, solver)));
+    if (solver) findings.push(...(await lintConstraints(policy, solver)));
   } catch (error) {
     if (!(error instanceof MentorError)) throw error;
     return { problems: [`${error.code}: ${error.message}`], warnings: [] };

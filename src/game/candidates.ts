@@ -15,13 +15,15 @@ import {
   outcomeCaseOf,
   type Run,
 } from "../run/index.js";
+import { realizedArguments } from "./realize.js";
 
 /** What a call is at a state: it rules out a compliant finish, brings one closer, or neither. */
 export type CallClass = "unsafe" | "progressing" | "neutral";
 
 /**
  * A concrete call the game considers: one per tool and bindings it can name (one binding per
- * entity of one of its propositions, arguments filled from them), plus one per tool whose
+ * entity one of its propositions pins, arguments filled from them and, where its choice of
+ * `when` predicates needs more, as `realizedArguments` finds), plus one per tool whose
  * propositions take no entity.
  */
 export interface CandidateCall {
@@ -65,7 +67,13 @@ export function candidateCalls(run: Run): CandidateCall[] {
         });
       continue;
     }
-    const targets = targetsOf(own, bindingsOf);
+    const pinned = pinnedEntities(run, own);
+    const targets = targetsOf(own, pinned, bindingsOf);
+    // A proposition that does not pin an entity names every binding of it (as the run reads a
+    // call: `Run.namedBindings`), whatever binding the call is aimed at.
+    const everywhere = [...new Set(own.flatMap((proposition) => unpinnedOf(proposition, pinned)))].flatMap(
+      (entity) => (bindingsOf.get(entity) ?? []).flatMap((binding) => run.instancesOf(binding)),
+    );
     const movesByChoice = new Map<string, AbstractMove[]>();
     for (const move of abstractMoves(tool, own)) {
       const key = [...move.whenTrue].sort().join("\u0000");
@@ -75,14 +83,13 @@ export function candidateCalls(run: Run): CandidateCall[] {
     // without entities (`G(any_dispense -> O looked_up)`), as every call of the tool is.
     const global = own.some((proposition) => proposition.entities.length === 0) ? run.globalInstances() : [];
     for (const target of targets) {
-      const args = argumentsFor(own, target);
-      const reachable = withEveryCall(
-        run,
-        target.length === 0
-          ? run.globalInstances()
-          : [...global, ...target.flatMap((binding) => run.instancesOf(binding))],
-      );
-      const fixed = whenFixedBy(run, own, target, args);
+      const args = argumentsFor(own, pinned, target);
+      const reachable = withEveryCall(run, [
+        ...(target.length === 0 ? run.globalInstances() : global),
+        ...target.flatMap((binding) => run.instancesOf(binding)),
+        ...everywhere,
+      ]);
+      const fixed = whenFixedBy(run, own, pinned, target, args);
       for (const moves of movesByChoice.values()) {
         const whenTrue = (moves[0] as AbstractMove).whenTrue;
         if ([...fixed].some(([text, holds]) => whenTrue.has(text) !== holds)) continue;
@@ -94,7 +101,7 @@ export function candidateCalls(run: Run): CandidateCall[] {
             for (const proposition of instance.rule.propositions) {
               if (
                 !matchesForMove(proposition, move) ||
-                !namesInstance(proposition, instance.bindings, target)
+                !namesInstance(proposition, pinned, instance.bindings, target)
               )
                 continue;
               event = true;
@@ -120,7 +127,7 @@ export function candidateCalls(run: Run): CandidateCall[] {
         const cases = moves.map(outcomeCaseOf);
         candidates.push({
           tool: tool.name,
-          arguments: args,
+          arguments: realizedArguments(run, tool.name, args, cases, affected, effects) ?? args,
           bindings: target,
           whenTrue,
           cases,
@@ -133,18 +140,41 @@ export function candidateCalls(run: Run): CandidateCall[] {
   return candidates;
 }
 
+/** Per proposition, the entities its `when` pins (a binding pattern for each of their variables). */
+type Pinned = ReadonlyMap<PropositionSpec, ReadonlySet<string>>;
+
+function pinnedEntities(run: Run, propositions: readonly PropositionSpec[]): Pinned {
+  return new Map(
+    propositions.map((proposition) => [
+      proposition,
+      new Set(
+        proposition.entities.filter((name) =>
+          (run.policy.entities.get(name)?.variables ?? []).every(
+            (variable) => variable in proposition.bindingPattern,
+          ),
+        ),
+      ),
+    ]),
+  );
+}
+
+function unpinnedOf(proposition: PropositionSpec, pinned: Pinned): string[] {
+  return proposition.entities.filter((entity) => !pinned.get(proposition)?.has(entity));
+}
+
 /**
  * The binding combinations a tool's calls can be aimed at: for each of its propositions, one
- * binding per entity of it (none for a proposition without entities, which comes last). Single
+ * binding per entity it pins (none for a proposition that pins none, which comes last). Single
  * bindings come in run order.
  */
 function targetsOf(
   propositions: readonly PropositionSpec[],
+  pinned: Pinned,
   bindingsOf: ReadonlyMap<string, readonly Binding[]>,
 ): Binding[][] {
   const targets = new Map<string, Binding[]>();
   for (const proposition of propositions) {
-    const choices = proposition.entities.map((entity) => [...(bindingsOf.get(entity) ?? [])]);
+    const choices = [...(pinned.get(proposition) ?? [])].map((entity) => [...(bindingsOf.get(entity) ?? [])]);
     for (const target of cartesian(choices))
       targets.set(target.map((binding) => binding.id).join(","), target);
   }
@@ -159,11 +189,12 @@ function compareLists(left: readonly number[], right: readonly number[]): number
   return left.length - right.length;
 }
 
-/** Whether a proposition's entities are exactly those of a target. */
-function aimedAt(proposition: PropositionSpec, target: readonly Binding[]): boolean {
+/** Whether the entities a proposition pins are exactly those of a target. */
+function aimedAt(proposition: PropositionSpec, pinned: Pinned, target: readonly Binding[]): boolean {
+  const entities = pinned.get(proposition) ?? new Set();
   return (
-    proposition.entities.length === target.length &&
-    proposition.entities.every((entity) => target.some((binding) => binding.entity === entity))
+    entities.size === target.length &&
+    [...entities].every((entity) => target.some((binding) => binding.entity === entity))
   );
 }
 
@@ -186,6 +217,7 @@ function withEveryCall(run: Run, indices: readonly number[]): number[] {
 function whenFixedBy(
   run: Run,
   propositions: readonly PropositionSpec[],
+  pinned: Pinned,
   target: readonly Binding[],
   args: Record<string, Value>,
 ): Map<string, boolean> {
@@ -193,7 +225,7 @@ function whenFixedBy(
   for (const proposition of propositions) {
     const { when, whenText } = proposition;
     if (!when || whenText === undefined || fixed.has(whenText)) continue;
-    if (!aimedAt(proposition, target)) continue;
+    if (unpinnedOf(proposition, pinned).length > 0 || !aimedAt(proposition, pinned, target)) continue;
     const patternPaths = Object.values(proposition.bindingPattern).map((path) => path.join("."));
     const decided = referencesOf(when).every(
       (reference) =>
@@ -204,11 +236,13 @@ function whenFixedBy(
     if (decided) fixed.set(whenText, holdsIn(when, run.scopeFor(target, args)));
   }
   // A `when` only propositions over other entities read is no event of the instances a call
-  // aimed at `target` can reach: its choice would only repeat the same candidate.
+  // aimed at `target` can reach: its choice would only repeat the same candidate. A proposition
+  // that does not pin an entity reaches every binding of it, whatever the target.
   const read = new Set(
     propositions.flatMap((proposition) =>
       proposition.whenText !== undefined &&
-      (proposition.entities.length === 0 ||
+      (unpinnedOf(proposition, pinned).length > 0 ||
+        proposition.entities.length === 0 ||
         proposition.entities.some((entity) => target.some((binding) => binding.entity === entity)))
         ? [proposition.whenText]
         : [],
@@ -221,14 +255,17 @@ function whenFixedBy(
 
 /**
  * Whether a call aimed at `target` is an event for a proposition of an instance with `bindings`:
- * the target names a binding of each of the proposition's entities, and the instance has them.
+ * for each of the proposition's entities, the instance has the target's binding of it, or any
+ * binding of it where the proposition does not pin it (it names them all).
  */
 function namesInstance(
   proposition: PropositionSpec,
+  pinned: Pinned,
   bindings: readonly Binding[],
   target: readonly Binding[],
 ): boolean {
   return proposition.entities.every((entity) => {
+    if (!pinned.get(proposition)?.has(entity)) return bindings.some((binding) => binding.entity === entity);
     const aimed = target.find((binding) => binding.entity === entity);
     return aimed !== undefined && bindings.some((binding) => binding.id === aimed.id);
   });
@@ -237,12 +274,14 @@ function namesInstance(
 /** The arguments that name a target's bindings, read backwards through a binding pattern. */
 function argumentsFor(
   propositions: readonly PropositionSpec[],
+  pinned: Pinned,
   target: readonly Binding[],
 ): Record<string, Value> {
   const args: Record<string, Value> = {};
   if (target.length === 0) return args;
   const pattern = propositions.find(
-    (proposition) => aimedAt(proposition, target) && Object.keys(proposition.bindingPattern).length > 0,
+    (proposition) =>
+      aimedAt(proposition, pinned, target) && Object.keys(proposition.bindingPattern).length > 0,
   )?.bindingPattern;
   const values = Object.assign({}, ...target.map((binding) => binding.values));
   for (const [variable, path] of Object.entries(pattern ?? {})) setPath(args, path, values[variable] ?? null);

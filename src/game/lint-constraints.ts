@@ -1,11 +1,11 @@
 import { formatLocation } from "../errors/index.js";
 import { type Expression, type FieldType, formatExpression, type PathSegment } from "../expression/index.js";
-import type { ConstraintSpec, EntitySpec, Policy } from "../policy/index.js";
+import type { ConstraintSpec, EntitySpec, Policy, PropositionSpec, ToolSpec } from "../policy/index.js";
 import { groupBy, Run } from "../run/index.js";
 import type { SolverClient, SolverTool } from "../smt/index.js";
 import { type CandidateCall, candidateCalls } from "./candidates.js";
 import { type ExploredState, groupGames } from "./group-game.js";
-import { type LintFinding, type LintOptions, syntheticTask } from "./lint.js";
+import { type LintFinding, type LintOptions, syntheticTask, vacuityFindings } from "./lint.js";
 
 /**
  * Argument constraints that can never hold together, checked with the solver: per tool, the
@@ -13,7 +13,8 @@ import { type LintFinding, type LintOptions, syntheticTask } from "./lint.js";
  * fields and entity variables left free (any task, any binding). A set with no solution is an
  * error naming a smallest conflicting subset. Constraints that read the history or an outcome
  * are left out (their values are not known before a run), so the check is sound but not
- * complete. A solver timeout or error is a warning: the constraints were not checked.
+ * complete. A solver timeout or error is a warning: the constraints were not checked. Then the
+ * traps constraints make, and the propositions whose `when` can never hold (`impossibleWhens`).
  */
 export async function lintConstraints(
   policy: Policy,
@@ -75,6 +76,47 @@ export async function lintConstraints(
     }
   }
   findings.push(...(await constraintTraps(policy, solver, options.maxStates ?? 5_000, entities, canHold)));
+  findings.push(...(await impossibleWhens(policy, solver, entities)));
+  return findings;
+}
+
+/**
+ * Propositions a rule reads whose `when` holds for no arguments, task, binding and history
+ * (`a.n > 5 && a.n < 3`), asked of the solver as `neverHold` asks it of constraints: each is an
+ * error `dead-proposition` in every rule that reads it, and such a rule that can then never be
+ * broken is `vacuous` (`vacuityFindings`). A solver that cannot answer makes a warning.
+ */
+async function impossibleWhens(
+  policy: Policy,
+  solver: SolverClient,
+  entities: EntitiesByVariable,
+): Promise<LintFinding[]> {
+  const findings: LintFinding[] = [];
+  const dead = new Map<PropositionSpec, string>();
+  for (const proposition of new Set(policy.rules.flatMap((rule) => rule.propositions))) {
+    const tool = policy.tools.get(proposition.tool);
+    if (!proposition.when || !tool) continue;
+    try {
+      if (await neverHold(policy, solver, tool, [[proposition.when, proposition.bindingPattern]], entities))
+        dead.set(proposition, `its when can never hold: "${proposition.whenText}"`);
+    } catch (error) {
+      findings.push({
+        severity: "warning",
+        kind: "dead-proposition",
+        rules: [],
+        message: `whether the when of ${proposition.key} can hold was not checked: ${error instanceof Error ? error.message : String(error)}`,
+      });
+    }
+  }
+  for (const rule of policy.rules) {
+    const atoms = new Map(
+      rule.propositions.flatMap((proposition) => {
+        const reason = dead.get(proposition);
+        return reason === undefined ? [] : [[proposition.key, reason] as const];
+      }),
+    );
+    if (atoms.size > 0) findings.push(...vacuityFindings(policy, rule, atoms, true));
+  }
   return findings;
 }
 
@@ -110,7 +152,19 @@ async function constraintTraps(
     // left out): they can hold together, no need to ask again.
     if (applicable.length === 0 || applicable.every((constraint) => canHold.has(constraint))) continue;
     const key = applicable.map((constraint) => constraint.id).join("\u0000");
-    const verdict = verdicts.get(key) ?? neverHold(policy, solver, applicable, entities);
+    const verdict =
+      verdicts.get(key) ??
+      neverHold(
+        policy,
+        solver,
+        policy.tools.get(candidate.tool),
+        applicable.flatMap((constraint) =>
+          [constraint.require, ...(constraint.on.when ? [constraint.on.when] : [])].map(
+            (part): Part => [part, constraint.on.bindingPattern],
+          ),
+        ),
+        entities,
+      );
     verdicts.set(key, verdict);
     try {
       if (await verdict) impossible.set(candidate, applicable);
@@ -222,30 +276,29 @@ const historyTypes: FieldType[] = ["string", "number", "boolean"];
 /** More history values than this in one set of constraints: not checked (3^n solver calls). */
 const maxHistoryValues = 4;
 
+/** An expression on a call of a tool, with the binding pattern of the proposition it is read for. */
+type Part = [Expression, Record<string, PathSegment[]>];
+
 /**
- * Whether the constraints (with their propositions' `when`) can never hold together, for any
- * arguments, task fields, entity variables and history: those are free variables (`held` a
- * boolean, `count` an integer, a field of `last(...)` each of the types in `historyTypes` in
- * turn, absent included). False when something cannot be checked (outcomes, whole `last(...)`
- * values, `values(...)`): only what is proven impossible counts.
+ * Whether the parts (a set of constraints with their propositions' `when`, or one `when`) can
+ * never hold together on a call of `tool`, for any arguments, task fields, entity variables and
+ * history: those are free variables (`held` a boolean, `count` an integer, a field of `last(...)`
+ * each of the types in `historyTypes` in turn, absent included). False when something cannot be
+ * checked (outcomes, whole `last(...)` values, `values(...)`): only what is proven impossible counts.
  */
 async function neverHold(
   policy: Policy,
   solver: SolverClient,
-  constraints: ConstraintSpec[],
+  tool: ToolSpec | undefined,
+  given: readonly Part[],
   entities: EntitiesByVariable,
 ): Promise<boolean> {
-  const tool = policy.tools.get(constraints[0]?.on.tool ?? "");
   if (!tool) return false;
   const free = new Map<string, FieldType>();
   const history = new Set<string>();
   // An entity variable a `when` binds to an argument (`a.p == x`) is that argument: substituting it
   // keeps the question the same and spares the solver a comparison of two unknowns.
-  const parts = constraints.flatMap((constraint) =>
-    [constraint.require, ...(constraint.on.when ? [constraint.on.when] : [])].map((part) =>
-      freeConstants(part, policy, free, entities, { history, bound: constraint.on.bindingPattern }),
-    ),
-  );
+  const parts = given.map(([part, bound]) => freeConstants(part, policy, free, entities, { history, bound }));
   if (parts.some((part) => part === undefined) || history.size > maxHistoryValues) return false;
   const unknown = [...history];
   for (let choice = 0; choice < historyTypes.length ** unknown.length; choice++) {

@@ -1,6 +1,7 @@
 import type { SourceLocation } from "../errors/index.js";
 import { referencesOf, type Value } from "../expression/index.js";
-import type { Policy } from "../policy/index.js";
+import { Automaton } from "../logic/index.js";
+import type { Policy, RuleSpec } from "../policy/index.js";
 import { Run, type TaskCall } from "../run/index.js";
 import { candidateCalls } from "./candidates.js";
 import { type Exploration, type ExploredState, type GroupGame, groupGames } from "./group-game.js";
@@ -15,12 +16,13 @@ export interface LintFinding {
     | "shadowed"
     | "unsatisfiable-constraints"
     | "unused"
+    | "unpinned"
     | "unchecked";
   rules: string[];
   message: string;
   /** For traps: the shortest sequence of calls that leads into one. */
   example?: string[];
-  /** For findings about one constraint: where it is written. */
+  /** For findings about one rule, constraint or proposition: where it is written. */
   location?: SourceLocation;
 }
 
@@ -34,8 +36,10 @@ export interface LintOptions {
  * - error `contradiction`: no compliant run exists at all;
  * - error `trap`: a state reachable without breaking any single rule from which no compliant
  *   finish exists (rules that only conflict in combination), with a shortest example;
- * - warning `vacuous`: a rule no run can break;
- * - warning `dead-proposition`: a proposition of a rule that no call can make true;
+ * - error `vacuous`: a rule no run can break (it constrains nothing);
+ * - error `dead-proposition`: a proposition of a rule that no call its instances read can make
+ *   true (see `deadAtoms`; `lintConstraints` adds those whose `when` can never hold);
+ * - warning `unpinned`: a proposition whose `when` does not say which binding a call names;
  * - warning `shadowed`: a rule that is only ever broken together with another rule;
  * - warning `unchecked`: rules whose game has more than `maxStates` states, so that the checks
  *   above could not finish for them.
@@ -97,28 +101,8 @@ export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFindi
     });
   }
 
-  policy.rules.forEach((rule) => {
-    const automaton = rule.automaton;
-    if (automaton.colour(automaton.initial) === "PERM_SAT") {
-      findings.push({
-        severity: "warning",
-        kind: "vacuous",
-        rules: [rule.id],
-        message: `rule ${rule.id} can never be broken`,
-      });
-    }
-    const letters = automaton.alphabet;
-    automaton.atoms.forEach((atom, bit) => {
-      if (!letters.some((mask) => (mask >>> bit) & 1)) {
-        findings.push({
-          severity: "warning",
-          kind: "dead-proposition",
-          rules: [rule.id],
-          message: `in rule ${rule.id}, ${atom.key} can never hold (no call and outcome of its tool makes it true)`,
-        });
-      }
-    });
-  });
+  for (const rule of policy.rules) findings.push(...vacuityFindings(policy, rule, deadAtoms(policy, rule)));
+  findings.push(...unpinnedEntities(policy));
 
   for (const game of groupGames(run, candidates, { instances: "all", maxStates })) {
     // Shadowing is of a warn or record rule by a block rule of its group.
@@ -131,6 +115,96 @@ export function lintPolicy(policy: Policy, options: LintOptions = {}): LintFindi
   findings.push(...unusedDeclarations(policy));
   findings.push(...unchecked);
   return findings;
+}
+
+/**
+ * The atoms of a rule that no letter its instances can read makes true, with why: no call of the
+ * proposition's tool and no outcome makes it true, or (a proposition without entities in a rule
+ * over entities) no call of its tool names a binding of the rule, so no instance ever reads it.
+ */
+function deadAtoms(policy: Policy, rule: RuleSpec): Map<string, string> {
+  const automaton = rule.automaton;
+  const dead = new Map<string, string>();
+  automaton.atoms.forEach((atom, bit) => {
+    if (automaton.alphabet.some((mask) => (mask >>> bit) & 1)) return;
+    const tool = policy.propositions.get(atom.name)?.tool ?? atom.name;
+    const entities = rule.entities.join(" or ");
+    dead.set(
+      atom.key,
+      atom.args.length === 0 && rule.entities.length > 0
+        ? `${atom.key} has no entity, and no ${tool} call names a ${entities} (no proposition over ${entities} on ${tool}), while each instance of the rule is about one ${entities} and reads only the calls that name it`
+        : `no call of ${tool} and no outcome of it makes it true`,
+    );
+  });
+  return dead;
+}
+
+/**
+ * Errors for a rule's atoms that can never hold (`dead`: atom key → why) and, if with them
+ * the rule can never be broken, `vacuous`. A rule already vacuous over its own alphabet is
+ * reported only where `dead` is read from that alphabet (`lintPolicy`), not again.
+ */
+export function vacuityFindings(
+  policy: Policy,
+  rule: RuleSpec,
+  dead: ReadonlyMap<string, string>,
+  alreadyReported = false,
+): LintFinding[] {
+  const where = rulesWhere(policy, [rule.id]);
+  const findings: LintFinding[] = [...dead].map(([key, reason]) => ({
+    severity: "error",
+    kind: "dead-proposition",
+    rules: [rule.id],
+    message: `in ${where}, ${key} can never hold: ${reason}`,
+    location: rule.location,
+  }));
+  const { automaton } = rule;
+  if (alreadyReported && automaton.colour(automaton.initial) === "PERM_SAT") return findings;
+  const deadBits = automaton.atoms.flatMap((atom, bit) => (dead.has(atom.key) ? [bit] : []));
+  const letters = automaton.alphabet
+    .filter((mask) => deadBits.every((bit) => !((mask >>> bit) & 1)))
+    .map((mask) => automaton.atoms.filter((_, bit) => (mask >>> bit) & 1).map((atom) => atom.key));
+  const live = deadBits.length === 0 ? automaton : new Automaton(rule.formula, { alphabet: letters });
+  if (live.colour(live.initial) === "PERM_SAT")
+    findings.push({
+      severity: "error",
+      kind: "vacuous",
+      rules: [rule.id],
+      message: `${where} can never be broken${dead.size > 0 ? ` (${[...dead.keys()].join(", ")} can never hold in it)` : ""}: it constrains nothing`,
+      location: rule.location,
+    });
+  return findings;
+}
+
+/**
+ * Propositions a rule reads whose `when` does not say which binding of an entity a call names (no
+ * `a.<argument> == <variable>` for each of its variables): a call of their tool names every
+ * binding of that entity for which the `when` holds, so it is an event of every such binding's
+ * instances (a note of kind counselling is about every prescription), which is rarely what was
+ * meant. A proposition without `when` says so on purpose (a transfer to a person is about every
+ * open request) and is not reported.
+ */
+function unpinnedEntities(policy: Policy): LintFinding[] {
+  const read = new Set(policy.rules.flatMap((rule) => rule.propositions));
+  return [...read].flatMap((proposition) =>
+    proposition.entities.flatMap((name) => {
+      const entity = policy.entities.get(name);
+      if (!entity || !proposition.when) return [];
+      if (entity.variables.every((variable) => variable in proposition.bindingPattern)) return [];
+      const pattern = entity.variables.map((variable) => `a.<argument> == ${variable}`).join(" && ");
+      return [
+        {
+          severity: "warning" as const,
+          kind: "unpinned" as const,
+          rules: policy.rules
+            .filter((rule) => rule.propositions.includes(proposition))
+            .map((rule) => rule.id),
+          message: `proposition ${proposition.key}${proposition.location ? ` (${placeOf(proposition.location)})` : ""} does not say which ${name} a ${proposition.tool} call is about (its when has no ${pattern}): every ${proposition.tool} call it holds for is about every ${name}`,
+          ...(proposition.location ? { location: proposition.location } : {}),
+        },
+      ];
+    }),
+  );
 }
 
 /**
@@ -207,13 +281,16 @@ function conflictingInstances(game: GroupGame, state: Int32Array): number[] {
 function rulesWhere(policy: Policy, ids: readonly string[]): string {
   const named = ids.map((id) => {
     const rule = policy.rules.find((candidate) => candidate.id === id);
-    if (!rule) return id;
-    const { file, line, column } = rule.location;
-    return `${id} (${[file, line, column].filter((part) => part !== undefined).join(":")})`;
+    return rule ? `${id} (${placeOf(rule.location)})` : id;
   });
   return named.length <= 1
     ? `rule ${named.join("")}`
     : `rules ${named.slice(0, -1).join(", ")} and ${named.at(-1)}`;
+}
+
+/** `policy.yaml:31:5`. */
+function placeOf({ file, line, column }: SourceLocation): string {
+  return [file, line, column].filter((part) => part !== undefined).join(":");
 }
 
 /** One task call of each kind an entity is bound from, with placeholder arguments. */

@@ -11,12 +11,12 @@ import {
   type FieldType,
   parseExpression,
 } from "../expression/index.js";
-import { Automaton, atomsOf, declareTemplates, type Formula, parseFormula } from "../logic/index.js";
+import { atomsOf, declareTemplates, type Formula, parseFormula } from "../logic/index.js";
 import { agentltlRuleFormula, isAgentltlTemplate } from "./agentltl-rules.js";
 import { bindingPatternOf } from "./binding-pattern.js";
 import { compileOutputLabeler, compileTaskGrounding } from "./labeling.js";
 import { compileLtlHarnessRulebook, isLtlHarnessRulebook } from "./ltl-harness.js";
-import { ruleAlphabet } from "./moves.js";
+import { ruleAutomaton } from "./moves.js";
 import { errorOffset, PolicyProblems, stripLocation } from "./problems.js";
 import { policySchema, type RawParameter, type RawPolicy } from "./schema.js";
 import { modeOf, severityOf } from "./severity.js";
@@ -386,6 +386,7 @@ class PolicyCompiler extends PolicyProblems {
         outcome,
         outcomeText: declaration.outcome,
         bindingPattern: when ? bindingPatternOf(when) : {},
+        location: this.source.locate(path, { key: true }),
       });
     }
     return propositions;
@@ -488,10 +489,15 @@ class PolicyCompiler extends PolicyProblems {
           sentence,
           weight: rule.weight,
           location: this.source.locate(path),
-          automaton: new Automaton(formula, {
-            alphabet: ruleAlphabet(toolsOf(rulePropositions), rulePropositions),
-            source: { name: `rule ${rule.id}`, location: this.source.locate(formulaPath) },
-          }),
+          automaton: ruleAutomaton(
+            formula,
+            { name: `rule ${rule.id}`, location: this.source.locate(formulaPath) },
+            toolsOf(rulePropositions),
+            rulePropositions,
+            [...propositions.values()].filter((proposition) =>
+              proposition.entities.some((entity) => ruleEntities.has(entity)),
+            ),
+          ),
           propositions: rulePropositions,
         });
       } catch (error) {

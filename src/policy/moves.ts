@@ -1,11 +1,13 @@
 import { type Expression, holdsIn } from "../expression/index.js";
+import { Automaton, type AutomatonOptions, type Formula } from "../logic/index.js";
+import { possibleOutcomeSets } from "./outcome-choices.js";
 import type { PropositionSpec, ToolSpec } from "./types.js";
 
 /**
  * Abstract calls of one tool, as the game sees them: which of the tool's `when` predicates hold
  * (an agent choice) and which outcome came back (the environment's choice). For text tools the
- * outcome is one of the labels or none; for JSON tools every combination of the outcome
- * predicates is considered possible.
+ * outcome is one of the labels or none; for JSON tools each combination of the outcome
+ * predicates that one output can make true (`possibleOutcomeSets`).
  */
 export interface AbstractMove {
   tool: string;
@@ -38,7 +40,8 @@ export function abstractMoves(tool: ToolSpec, propositions: readonly Proposition
       outcomeCases.push({ outcomeTrue, label });
     }
   } else {
-    for (const subset of subsets([...outcomes.keys()])) outcomeCases.push({ outcomeTrue: new Set(subset) });
+    for (const combination of outcomeSetsOf(tool, outcomes))
+      outcomeCases.push({ outcomeTrue: new Set(combination) });
   }
   const moves: AbstractMove[] = [];
   for (const whenSubset of subsets(whenTexts)) {
@@ -46,6 +49,24 @@ export function abstractMoves(tool: ToolSpec, propositions: readonly Proposition
       moves.push({ tool: tool.name, whenTrue: new Set(whenSubset), ...outcomeCase });
   }
   return moves;
+}
+
+/** Per tool and set of outcome predicates, the combinations one output can make true (solved once). */
+const outcomeSets = new WeakMap<ToolSpec, Map<string, string[][]>>();
+
+function outcomeSetsOf(tool: ToolSpec, outcomes: ReadonlyMap<string, Expression>): string[][] {
+  let known = outcomeSets.get(tool);
+  if (!known) {
+    known = new Map();
+    outcomeSets.set(tool, known);
+  }
+  const key = [...outcomes.keys()].join("\u0000");
+  let sets = known.get(key);
+  if (!sets) {
+    sets = possibleOutcomeSets(outcomes);
+    known.set(key, sets);
+  }
+  return sets;
 }
 
 /** Whether a proposition holds for an abstract move of its tool. */
@@ -74,18 +95,25 @@ function subsets<T>(values: readonly T[]): T[][] {
 }
 
 /**
- * The letters a rule can see: for every abstract call of every tool that names a binding of
- * one of the rule's propositions, the set of the rule's propositions it makes true.
+ * The letters a rule can see: for every abstract call of every tool that is an event of the
+ * rule, the set of the rule's propositions it makes true. With `naming` (the policy's
+ * propositions over the rule's entities), a call is an event only where it names a binding of
+ * one of them (some proposition of `naming` on its tool holds), as a rule's instance reads only
+ * the calls that name one of its bindings: a proposition without entities (`any_dispense`) in a
+ * rule over an entity is seen only together with one that names it. Without `naming` (a rule
+ * without entities, or one that reads every call), every call of the tools is an event.
  */
 export function ruleAlphabet(
   tools: readonly ToolSpec[],
   propositions: readonly PropositionSpec[],
+  naming?: readonly PropositionSpec[],
 ): string[][] {
   // The empty letter: a call of another tool, or one that names another binding.
   const letters = new Map<string, string[]>([["", []]]);
+  const considered = naming ? [...new Set([...propositions, ...naming])] : propositions;
   for (const tool of tools) {
-    for (const move of abstractMoves(tool, propositions)) {
-      if (!propositions.some((proposition) => matchesForMove(proposition, move))) continue;
+    for (const move of abstractMoves(tool, considered)) {
+      if (!(naming ?? propositions).some((proposition) => matchesForMove(proposition, move))) continue;
       const letter = propositions
         .filter((proposition) => holdsForMove(proposition, move))
         .map((proposition) => proposition.key);
@@ -93,4 +121,24 @@ export function ruleAlphabet(
     }
   }
   return [...letters.values()];
+}
+
+/**
+ * A rule's automaton over the letters its instances can read (`ruleAlphabet` with `naming`). A
+ * rule whose verdicts change with the empty letter (`G(a -> X b)`, `init`) reads every call of
+ * the run, where its propositions without entities hold whatever the call names: it gets the
+ * letters of every call of its tools.
+ */
+export function ruleAutomaton(
+  formula: Formula,
+  source: AutomatonOptions["source"],
+  tools: readonly ToolSpec[],
+  propositions: readonly PropositionSpec[],
+  naming: readonly PropositionSpec[],
+): Automaton {
+  if (naming.length > 0) {
+    const automaton = new Automaton(formula, { alphabet: ruleAlphabet(tools, propositions, naming), source });
+    if (automaton.ignoresEmptyLetter()) return automaton;
+  }
+  return new Automaton(formula, { alphabet: ruleAlphabet(tools, propositions), source });
 }

@@ -120,6 +120,8 @@ export interface PropositionSpec {
    * of the tool names a binding (and introduces a new one).
    */
   bindingPattern: Record<string, PathSegment[]>;
+  /** Where it is declared (its key), for findings about it. */
+  location?: SourceLocation;
 }
 
 export interface RuleSpec {

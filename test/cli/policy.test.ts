@@ -116,6 +116,35 @@ describe("mentor lint / check / verify", () => {
     assert.deepEqual(output.decide.advice.call, { name: "check_distance", arguments: route });
   });
 
+  test("check and verify refuse a policy with lint errors (exit 2, each error located) unless --allow-lint-errors", () => {
+    const vacuous = join(directory, "vacuous.yaml");
+    writeFileSync(
+      vacuous,
+      readFileSync(travel, "utf8").replace(
+        / {2}- \{id: P1, .*\n/,
+        '  - {id: P1, ltl: "G(false -> O checked(route))"}\n',
+      ),
+    );
+    const file = messagesFile("lint-gate.json", new Conversation(task));
+    for (const command of [["check"], ["verify"]]) {
+      const refused = run([...command, "--policy", vacuous, "--messages", file]);
+      assert.equal(refused.status, 2, refused.stderr);
+      assert.match(refused.stderr, /MNT_ERR_POLICY_LINT: .*vacuous\.yaml has 1 lint error\(s\)/);
+      assert.match(refused.stderr, /\[vacuous\] rule P1 \(.*vacuous\.yaml:\d+:\d+\) can never be broken/);
+      const allowed = run([...command, "--policy", vacuous, "--messages", file, "--allow-lint-errors"]);
+      assert.notEqual(allowed.status, 2, allowed.stderr);
+      assert.doesNotMatch(allowed.stderr, /MNT_ERR_POLICY_LINT/);
+    }
+    // serve refuses it before it starts (an upstream, so that no model is loaded).
+    const serve = spawnSync(
+      process.execPath,
+      [mentor, "serve", "--policy", vacuous, "--upstream", "http://127.0.0.1:9/v1", "--port", "0"],
+      { encoding: "utf8", timeout: 60_000 },
+    );
+    assert.equal(serve.status, 2, serve.stderr);
+    assert.match(serve.stderr, /MNT_ERR_POLICY_LINT: .*\[vacuous\] rule P1/s);
+  });
+
   test("verify: a compliant run scores 1 and exits 0; a violating one is reported and exits 1", () => {
     const good = new Conversation(task)
       .call("check_distance", route, { label: "short" })

@@ -73,14 +73,14 @@ describe("lintPolicy", () => {
     );
   });
 
-  test("vacuous rules and propositions that can never hold are warnings", () => {
+  test("a vacuous rule is an error", () => {
     const text = policyWith('  - {id: A, ltl: "G(refund -> true)"}').replace(
       "  verify: {tool: verify}",
       '  verify: {tool: verify}\n  verified: {tool: verify, outcome: "o.ok == true"}',
     );
     assert.deepEqual(
       withoutUnused(lintPolicy(parsePolicy(text))).map((finding) => [finding.severity, finding.kind]),
-      [["warning", "vacuous"]],
+      [["error", "vacuous"]],
     );
   });
 
