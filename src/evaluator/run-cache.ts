@@ -198,7 +198,7 @@ export class RunCache {
         return undefined;
       }
       if (!("reread" in step))
-        state = this.stepped(node.state, step.reader, step.settled, step.task.length > 0);
+        state = this.stepped(node.state, step.reader, step.settled, step.taskChanged);
     }
     const size = fieldSize(fields);
     const child = new PrefixNode(node, fields, size, state);

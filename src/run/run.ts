@@ -1,7 +1,7 @@
 import { listItems, type PersistentList, withItem } from "../base/persistent-list.js";
 import { holdsIn, type Scope, type Value, valuesEqual } from "../expression/index.js";
 import type { Policy, PropositionSpec } from "../policy/index.js";
-import { type Binding, BindingTable, type NewBinding, patternValues } from "./bindings.js";
+import { type Binding, BindingTable, type NewBinding, outputBindings, patternValues } from "./bindings.js";
 import { historyFunctions } from "./history.js";
 import {
   appliesTo,
@@ -516,6 +516,9 @@ export class Run {
         if (!seen) found.push({ entity: entity.name, values });
       }
     }
+    for (const binding of outputBindings(this.policy, call))
+      if (!found.some((other) => other.entity === binding.entity && valuesEqual(other.values, binding.values)))
+        if (this.parts.bindings.withValues(binding.entity, binding.values).length === 0) found.push(binding);
     this.introducedByCall.set(call, found);
     return found;
   }

@@ -103,7 +103,7 @@ export interface MessageFields {
  */
 export function traceFromMessages(messages: unknown, policy: Policy): Trace {
   if (!Array.isArray(messages)) throw messagesError("messages must be an array");
-  const task: TaskCall[] = [];
+  let task: readonly TaskCall[] = [];
   // Calls and notes in message order; a call is refused once its tool message says so.
   const order: (ToolCallEvent | UnplacedNote)[] = [];
   const refused = new Set<ToolCallEvent>();
@@ -113,7 +113,7 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
     if (typeof raw !== "object" || raw === null) throw messagesError(`${where} must be an object`);
     const message = raw as MessageFields;
     if (message.role === "user" && message.mentor?.task !== undefined) {
-      task.push(...newTaskCalls(task, readTaskCalls(message.mentor.task, `${where}.mentor.task`, policy)));
+      task = changedTask(task, readTaskCalls(message.mentor.task, `${where}.mentor.task`, policy));
     }
     if (message.role === "user" && message.mentor?.approve !== undefined) {
       const call = readCall(message.mentor.approve, `${where}.mentor.approve`, policy.tools, "tool");
@@ -151,12 +151,55 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
       else calls.push(entry);
     } else notes.push({ ...entry, position: calls.length } as TraceNote);
   }
-  return notes.length > 0 ? { task, calls, notes } : { task, calls };
+  return notes.length > 0 ? { task: [...task], calls, notes } : { task: [...task], calls };
 }
 
-export function readTaskCalls(raw: unknown, where: string, policy: Policy): TaskCall[] {
+/**
+ * A task call as a user message gives it: a request (added unless it stands already), one that
+ * `amends` the standing call of its name (replaces the latest), or one that `withdraws` it.
+ */
+export interface TaskChange extends TaskCall {
+  change?: "amends" | "withdraws";
+}
+
+export function readTaskCalls(raw: unknown, where: string, policy: Policy): TaskChange[] {
   if (!Array.isArray(raw)) throw messagesError(`${where} must be an array of {name, arguments}`);
-  return raw.map((item, index) => readCall(item, `${where}[${index}]`, policy.taskCalls, "task call"));
+  return raw.map((item, index) => {
+    const call = readCall(item, `${where}[${index}]`, policy.taskCalls, "task call");
+    const { amends, withdraws } = item as { amends?: unknown; withdraws?: unknown };
+    for (const [key, flag] of Object.entries({ amends, withdraws }))
+      if (flag !== undefined && typeof flag !== "boolean")
+        throw messagesError(`${where}[${index}].${key} must be true or false`);
+    if (amends === true && withdraws === true)
+      throw messagesError(`${where}[${index}] cannot both amend and withdraw a request`);
+    return amends === true ? { ...call, change: "amends" } : withdraws === true ? { ...call, change: "withdraws" } : call;
+  });
+}
+
+/**
+ * The standing task after a message's task calls (docs/policy.md, "Amended requests"): a request
+ * is added unless it stands already; one that amends replaces the latest standing call of its
+ * name (or is added when there is none); one that withdraws removes the latest standing call of
+ * its name whose arguments include the given ones. The same array when nothing changes.
+ */
+export function changedTask(standing: readonly TaskCall[], changes: readonly TaskChange[]): readonly TaskCall[] {
+  let task = standing;
+  for (const { change, ...call } of changes) {
+    const ofName = (other: TaskCall): boolean => other.name === call.name;
+    if (change === "withdraws") {
+      const at = task.findLastIndex(
+        (other) =>
+          ofName(other) &&
+          Object.entries(call.arguments).every(([field, value]) => valuesEqual(other.arguments[field] ?? null, value)),
+      );
+      if (at >= 0) task = task.filter((_, index) => index !== at);
+      continue;
+    }
+    if (task.some((other) => ofName(other) && valuesEqual(other.arguments, call.arguments))) continue;
+    const replaced = change === "amends" ? task.findLastIndex(ofName) : -1;
+    task = replaced >= 0 ? task.with(replaced, call) : [...task, call];
+  }
+  return task;
 }
 
 /**
