@@ -11,6 +11,8 @@ export interface CandidateCheck {
   problems: string[];
   /** Lint warnings (kept in the report; they do not go back). */
   warnings: string[];
+  /** Whether it loads (`parsePolicy`), lint errors or not. */
+  loaded?: boolean;
 }
 
 /**
@@ -38,11 +40,13 @@ export async function checkCandidate(
     if (solver && policy.constraints.length > 0) findings.push(...(await lintConstraints(policy, solver)));
   } catch (error) {
     if (!(error instanceof MentorError)) throw error;
-    return { problems: [`${error.code}: ${error.message}`], warnings: [] };
+    return { problems: [`${error.code}: ${error.message}`], warnings: [], loaded: true };
   }
   const line = (finding: LintFinding): string =>
     `${finding.severity} [${finding.kind}] ${finding.message}${finding.example ? ` (example: ${finding.example.join(" ; ")})` : ""}`;
   const problems = findings.filter((finding) => finding.severity === "error").map(line);
   const warnings = findings.filter((finding) => finding.severity === "warning").map(line);
-  return problems.length === 0 ? { policy, problems, warnings } : { problems, warnings };
+  return problems.length === 0
+    ? { policy, problems, warnings, loaded: true }
+    : { problems, warnings, loaded: true };
 }

@@ -8,7 +8,9 @@ import { type CheckResult, checkSuite, type Disagreement } from "./checker.js";
 import { type Label, labelText, readConversations, type TestConversation } from "./conversation.js";
 import type { AgentEndpoint } from "./endpoint.js";
 import { type ManualSentence, manualText, quotesManual, splitManual, toolsSection } from "./manual.js";
+import { policyJsonSchema } from "../policy/index.js";
 import {
+  contestsSchema,
   conversationsSchema,
   evaluatorPrompt,
   orchestratorPrompt,
@@ -62,8 +64,11 @@ export interface Ruling {
 
 export interface RoundRecord {
   round: number;
-  /** Each candidate of the round: its load and lint problems (none: it loaded clean). */
-  candidates: { problems: string[] }[];
+  /**
+   * Each translator answer of the round: whether it loads (`parsePolicy`, before lint), and its
+   * load and lint problems (none: it loaded clean).
+   */
+  candidates: { problems: string[]; loaded: boolean }[];
   /** Did a candidate of this round load clean? (If not, the last clean one was checked.) */
   loaded: boolean;
   /** Disagreements of the policy checked in this round (none checked: no policy yet). */
@@ -138,6 +143,9 @@ export async function formalize(options: FormalizeOptions): Promise<FormalizeRes
       contests: 0,
     };
     rounds.push(record);
+    // Where the endpoint takes a schema, the translator answers under the policy's (docs/formalize.md).
+    const json = endpoint.structured;
+    const contesting = good !== undefined && last !== undefined && suite !== undefined;
     let answer = await endpoint.ask(
       "translator",
       good && last && suite
@@ -146,8 +154,10 @@ export async function formalize(options: FormalizeOptions): Promise<FormalizeRes
             candidate: good.text,
             disagreements: last.disagreements,
             conversations: new Map(suite.map((conversation) => [conversation.id, conversation])),
+            json,
           })
-        : translatorFirst({ manual, tools, ...(task !== undefined ? { task } : {}) }),
+        : translatorFirst({ manual, tools, ...(task !== undefined ? { task } : {}), json }),
+      contesting ? { anyOf: [policyJsonSchema(), contestsSchema] } : policyJsonSchema(),
     );
     // Contests come with the answer to the disagreements; they are decided before the new check.
     let contested: Contest[] = [];
@@ -164,7 +174,7 @@ export async function formalize(options: FormalizeOptions): Promise<FormalizeRes
         text === undefined
           ? { problems: ["the answer has no ```yaml block with the policy"], warnings: [] }
           : await checkCandidate(text, file, options.solver);
-      record.candidates.push({ problems: check.problems });
+      record.candidates.push({ problems: check.problems, loaded: check.loaded === true });
       if (text !== undefined && check.policy) {
         good = { text, policy: check.policy, warnings: check.warnings };
         record.loaded = true;
@@ -175,7 +185,8 @@ export async function formalize(options: FormalizeOptions): Promise<FormalizeRes
       if (attempt >= repairs) break;
       answer = await endpoint.ask(
         "translator",
-        translatorRepair({ manual, candidate: text ?? answer, problems: check.problems }),
+        translatorRepair({ manual, candidate: text ?? answer, problems: check.problems, json: endpoint.structured }),
+        policyJsonSchema(),
       );
     }
     if (!good) continue;
