@@ -93,7 +93,8 @@ export class EngineGenerator implements TurnGenerator {
         toolChoice: request.toolChoice,
         parallelToolCalls: request.parallelToolCalls,
         shield: request.tokenShield ? { mode: "token", ...request.tokenShield } : { mode: "none" },
-        ...(request.responseSchema !== undefined && (request.tools.length === 0 || request.toolChoice === "none")
+        ...(request.responseSchema !== undefined &&
+        (request.tools.length === 0 || request.toolChoice === "none")
           ? { responseSchema: request.responseSchema }
           : {}),
         seed: request.seed,
@@ -217,7 +218,12 @@ export class UpstreamGenerator implements TurnGenerator {
       // llama.cpp's server and llama-cpp-python read it; others ignore a field they do not know.
       ...(grammar !== undefined ? { grammar } : {}),
       ...(request.responseSchema !== undefined
-        ? { response_format: { type: "json_schema" as const, json_schema: { name: "answer", schema: request.responseSchema } } }
+        ? {
+            response_format: {
+              type: "json_schema" as const,
+              json_schema: { name: "answer", schema: request.responseSchema },
+            },
+          }
         : {}),
       // Undefined fields are left out of the JSON body.
       seed: request.seed,

@@ -27,7 +27,7 @@ const identifierPattern = "^[A-Za-z_][A-Za-z0-9_]*$";
 
 const shared = [
   // Whitespace is bounded so a generation cannot spend its tokens on it.
-  'ws ::= [ \\t\\n]{0,24}',
+  "ws ::= [ \\t\\n]{0,24}",
   'string ::= "\\"" char* "\\""',
   'char ::= [^"\\\\\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})',
   'name ::= "\\"" [A-Za-z_] [A-Za-z0-9_]* "\\""',
@@ -44,10 +44,16 @@ function valueRule(value: unknown, rule: (body: string) => string): string {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return "any";
   const schema = value as Schema;
   const alternatives = (schema.anyOf ?? schema.oneOf) as unknown[] | undefined;
-  if (Array.isArray(alternatives)) return rule(alternatives.map((entry) => valueRule(entry, rule)).join(" | "));
+  if (Array.isArray(alternatives))
+    return rule(alternatives.map((entry) => valueRule(entry, rule)).join(" | "));
   if ("const" in schema) return rule(literal(JSON.stringify(schema.const)));
-  if (Array.isArray(schema.enum)) return rule(schema.enum.map((member) => literal(JSON.stringify(member))).join(" | "));
-  const types = Array.isArray(schema.type) ? (schema.type as unknown[]) : schema.type === undefined ? [] : [schema.type];
+  if (Array.isArray(schema.enum))
+    return rule(schema.enum.map((member) => literal(JSON.stringify(member))).join(" | "));
+  const types = Array.isArray(schema.type)
+    ? (schema.type as unknown[])
+    : schema.type === undefined
+      ? []
+      : [schema.type];
   if (types.length === 0) return schema.properties !== undefined ? objectRule(schema, rule) : "any";
   return rule(
     types
@@ -75,7 +81,8 @@ function valueRule(value: unknown, rule: (body: string) => string): string {
 function arrayRule(schema: Schema, rule: (body: string) => string): string {
   const item = schema.items === undefined ? "any" : valueRule(schema.items, rule);
   const more = `(ws "," ws ${item})*`;
-  const body = typeof schema.minItems === "number" && schema.minItems > 0 ? `${item} ${more}` : `(${item} ${more})?`;
+  const body =
+    typeof schema.minItems === "number" && schema.minItems > 0 ? `${item} ${more}` : `(${item} ${more})?`;
   return rule(`"[" ws ${body} ws "]"`);
 }
 
@@ -87,8 +94,11 @@ function objectRule(schema: Schema, rule: (body: string) => string): string {
   if (properties.length === 0) {
     const extra = schema.additionalProperties;
     if (extra === false) return rule('"{" ws "}"');
-    const names = (schema.propertyNames as Schema | undefined)?.pattern === identifierPattern ? "name" : "string";
-    const entry = rule(`${names} ws ":" ws ${extra === undefined || extra === true ? "any" : valueRule(extra, rule)}`);
+    const names =
+      (schema.propertyNames as Schema | undefined)?.pattern === identifierPattern ? "name" : "string";
+    const entry = rule(
+      `${names} ws ":" ws ${extra === undefined || extra === true ? "any" : valueRule(extra, rule)}`,
+    );
     return rule(`"{" ws (${entry} (ws "," ws ${entry})*)? ws "}"`);
   }
   // Properties in the schema's order; an optional one may be left out. From the last property

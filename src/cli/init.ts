@@ -12,13 +12,17 @@ export function registerInitCommand(program: Command): void {
     .description(
       "Write a policy skeleton from an OpenAI tools file (and a manual): the tools, the manual's sentences with ids, no rules yet",
     )
-    .requiredOption("--tools <file>", "a JSON array of OpenAI tools, or {tools: [...]}; bare {name, parameters} objects too")
+    .requiredOption(
+      "--tools <file>",
+      "a JSON array of OpenAI tools, or {tools: [...]}; bare {name, parameters} objects too",
+    )
     .option("--manual <file>", "the manual (Markdown or text), split into sentences with ids")
     .option("--out <dir>", "where to write policy.yaml", ".")
     .option("--name <name>", "the policy's name (default: the folder's name)")
     .action((options: { tools: string; manual?: string; out: string; name?: string }) => {
       const file = join(options.out, "policy.yaml");
-      if (existsSync(file)) throw new MentorError("MNT_ERR_BAD_INPUT", `${file} exists; mentor init does not overwrite it`);
+      if (existsSync(file))
+        throw new MentorError("MNT_ERR_BAD_INPUT", `${file} exists; mentor init does not overwrite it`);
       let tools: ReturnType<typeof readTools>;
       try {
         tools = readTools(JSON.parse(readText(options.tools)));
@@ -26,9 +30,16 @@ export function registerInitCommand(program: Command): void {
         if (error instanceof MentorError) throw error;
         throw new MentorError("MNT_ERR_BAD_INPUT", `${options.tools}: ${(error as Error).message}`);
       }
-      const name = options.name ?? basename(resolve(options.out)).replace(/[^A-Za-z0-9_]/g, "_").replace(/^(?=\d|$)/, "p");
+      const name =
+        options.name ??
+        basename(resolve(options.out))
+          .replace(/[^A-Za-z0-9_]/g, "_")
+          .replace(/^(?=\d|$)/, "p");
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
-        throw new MentorError("MNT_ERR_BAD_INPUT", `--name ${JSON.stringify(name)} must be a name (letters, digits, _)`);
+        throw new MentorError(
+          "MNT_ERR_BAD_INPUT",
+          `--name ${JSON.stringify(name)} must be a name (letters, digits, _)`,
+        );
       const text = policySkeleton({
         policy: name,
         tools,
@@ -38,7 +49,8 @@ export function registerInitCommand(program: Command): void {
       // What is written loads and has no lint errors (its warnings are the sentences still to formalize).
       const findings = lintPolicy(parsePolicy(text, file));
       const errors = findings.filter((finding) => finding.severity === "error");
-      if (errors.length > 0) throw new MentorError("MNT_ERR_INTERNAL", `the skeleton does not lint: ${errors[0]?.message}`);
+      if (errors.length > 0)
+        throw new MentorError("MNT_ERR_INTERNAL", `the skeleton does not lint: ${errors[0]?.message}`);
       mkdirSync(options.out, { recursive: true });
       writeFileSync(file, text);
       process.stdout.write(

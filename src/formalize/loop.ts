@@ -1,6 +1,7 @@
 import type { LabelModel } from "../labeler/index.js";
 import type { ChatTool } from "../openai/index.js";
 import type { Policy } from "../policy/index.js";
+import { policyJsonSchema } from "../policy/index.js";
 import type { SolverClient } from "../smt/index.js";
 import { type Contest, jsonValue, policyText, contests as readContests } from "./answers.js";
 import { checkCandidate } from "./candidate.js";
@@ -8,7 +9,6 @@ import { type CheckResult, checkSuite, type Disagreement } from "./checker.js";
 import { type Label, labelText, readConversations, type TestConversation } from "./conversation.js";
 import type { AgentEndpoint } from "./endpoint.js";
 import { type ManualSentence, manualText, quotesManual, splitManual, toolsSection } from "./manual.js";
-import { policyJsonSchema } from "../policy/index.js";
 import {
   contestsSchema,
   conversationsSchema,
@@ -185,7 +185,12 @@ export async function formalize(options: FormalizeOptions): Promise<FormalizeRes
       if (attempt >= repairs) break;
       answer = await endpoint.ask(
         "translator",
-        translatorRepair({ manual, candidate: text ?? answer, problems: check.problems, json: endpoint.structured }),
+        translatorRepair({
+          manual,
+          candidate: text ?? answer,
+          problems: check.problems,
+          json: endpoint.structured,
+        }),
         policyJsonSchema(),
       );
     }

@@ -72,10 +72,17 @@ ${json ? "Answer with the whole policy as one JSON object with the same fields (
 
 /** The last line of a translator request: the policy in the form the answer takes. */
 function wholePolicy(json: boolean, what: string): string {
-  return json ? `Answer with the whole ${what} as one JSON object.` : `Answer with the whole ${what} in one \`\`\`yaml block.`;
+  return json
+    ? `Answer with the whole ${what} as one JSON object.`
+    : `Answer with the whole ${what} in one \`\`\`yaml block.`;
 }
 
-export function translatorFirst(input: { manual: string; tools: string; task?: string; json?: boolean }): AgentPrompt {
+export function translatorFirst(input: {
+  manual: string;
+  tools: string;
+  task?: string;
+  json?: boolean;
+}): AgentPrompt {
   return {
     messages: [
       { role: "system", content: translatorSystem(input.json === true) },

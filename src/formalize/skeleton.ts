@@ -38,7 +38,8 @@ export function policySkeleton(input: {
     const parameters: Record<string, unknown> = {};
     for (const [parameter, property] of Object.entries(properties as Record<string, unknown>)) {
       const at = `${where}.parameters.properties.${parameter}`;
-      if (!name.test(parameter)) problems.push(`${at}: ${JSON.stringify(parameter)} must be a name (letters, digits, _)`);
+      if (!name.test(parameter))
+        problems.push(`${at}: ${JSON.stringify(parameter)} must be a name (letters, digits, _)`);
       if (typeof property !== "object" || property === null || Array.isArray(property)) {
         problems.push(`${at} must be a JSON Schema object`);
         continue;
@@ -46,13 +47,17 @@ export function policySkeleton(input: {
       const members = (property as { enum?: unknown }).enum;
       if (
         members !== undefined &&
-        (!Array.isArray(members) || members.some((member) => !["string", "number", "boolean"].includes(typeof member)))
+        (!Array.isArray(members) ||
+          members.some((member) => !["string", "number", "boolean"].includes(typeof member)))
       )
         problems.push(`${at}.enum must be a list of strings, numbers and booleans`);
       parameters[parameter] = policyParameter(property as Record<string, unknown>);
     }
     const required = schema.required ?? Object.keys(parameters);
-    if (!Array.isArray(required) || required.some((entry) => typeof entry !== "string" || !(entry in parameters)))
+    if (
+      !Array.isArray(required) ||
+      required.some((entry) => typeof entry !== "string" || !(entry in parameters))
+    )
       problems.push(
         `${where}.parameters.required must list parameters (${Object.keys(parameters).join(", ") || "none declared"}), found ${JSON.stringify(required)}`,
       );
@@ -66,7 +71,9 @@ export function policySkeleton(input: {
   if (problems.length > 0)
     throw new MentorError(
       "MNT_ERR_BAD_INPUT",
-      problems.length === 1 ? (problems[0] as string) : `${problems.length} problems:\n${problems.join("\n")}`,
+      problems.length === 1
+        ? (problems[0] as string)
+        : `${problems.length} problems:\n${problems.join("\n")}`,
     );
   const policy = {
     policy: input.policy,

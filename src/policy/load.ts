@@ -229,9 +229,17 @@ class PolicyCompiler extends PolicyProblems {
           if (!tool) continue;
           const path = /^o(?:\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(field) ? field.split(".").slice(1) : undefined;
           if (tool.output !== "json")
-            this.problem("MNT_ERR_POLICY_REFERENCE", `${source} has a text output: an entity is bound from a JSON output's fields`, where);
+            this.problem(
+              "MNT_ERR_POLICY_REFERENCE",
+              `${source} has a text output: an entity is bound from a JSON output's fields`,
+              where,
+            );
           else if (!path)
-            this.problem("MNT_ERR_POLICY_REFERENCE", `a variable bound from tool ${source} is a field of its output, written o.<field> (o.transfer_id), not ${JSON.stringify(field)}`, where);
+            this.problem(
+              "MNT_ERR_POLICY_REFERENCE",
+              `a variable bound from tool ${source} is a field of its output, written o.<field> (o.transfer_id), not ${JSON.stringify(field)}`,
+              where,
+            );
           else paths[variable] = path;
         }
         if (call) sources.push({ taskCall: source, bind });
@@ -275,7 +283,8 @@ class PolicyCompiler extends PolicyProblems {
           variables[variable] = call?.parameters.find((parameter) => parameter.name === field)?.type ?? "any";
         }
       }
-      for (const output of entity?.outputs ?? []) for (const variable in output.bind) variables[variable] ??= "any";
+      for (const output of entity?.outputs ?? [])
+        for (const variable in output.bind) variables[variable] ??= "any";
     }
     // Built once: per expression they would cost as much as the whole policy.
     this.fieldTypes ??= {

@@ -1,8 +1,8 @@
 import type { Policy } from "../policy/index.js";
 import {
+  changedTask,
   contentText,
   type MessageFields,
-  changedTask,
   messagesError,
   readCall,
   readOutcome,

@@ -517,7 +517,9 @@ export class Run {
       }
     }
     for (const binding of outputBindings(this.policy, call))
-      if (!found.some((other) => other.entity === binding.entity && valuesEqual(other.values, binding.values)))
+      if (
+        !found.some((other) => other.entity === binding.entity && valuesEqual(other.values, binding.values))
+      )
         if (this.parts.bindings.withValues(binding.entity, binding.values).length === 0) found.push(binding);
     this.introducedByCall.set(call, found);
     return found;

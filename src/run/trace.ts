@@ -172,7 +172,11 @@ export function readTaskCalls(raw: unknown, where: string, policy: Policy): Task
         throw messagesError(`${where}[${index}].${key} must be true or false`);
     if (amends === true && withdraws === true)
       throw messagesError(`${where}[${index}] cannot both amend and withdraw a request`);
-    return amends === true ? { ...call, change: "amends" } : withdraws === true ? { ...call, change: "withdraws" } : call;
+    return amends === true
+      ? { ...call, change: "amends" }
+      : withdraws === true
+        ? { ...call, change: "withdraws" }
+        : call;
   });
 }
 
@@ -182,7 +186,10 @@ export function readTaskCalls(raw: unknown, where: string, policy: Policy): Task
  * name (or is added when there is none); one that withdraws removes the latest standing call of
  * its name whose arguments include the given ones. The same array when nothing changes.
  */
-export function changedTask(standing: readonly TaskCall[], changes: readonly TaskChange[]): readonly TaskCall[] {
+export function changedTask(
+  standing: readonly TaskCall[],
+  changes: readonly TaskChange[],
+): readonly TaskCall[] {
   let task = standing;
   for (const { change, ...call } of changes) {
     const ofName = (other: TaskCall): boolean => other.name === call.name;
@@ -190,7 +197,9 @@ export function changedTask(standing: readonly TaskCall[], changes: readonly Tas
       const at = task.findLastIndex(
         (other) =>
           ofName(other) &&
-          Object.entries(call.arguments).every(([field, value]) => valuesEqual(other.arguments[field] ?? null, value)),
+          Object.entries(call.arguments).every(([field, value]) =>
+            valuesEqual(other.arguments[field] ?? null, value),
+          ),
       );
       if (at >= 0) task = task.filter((_, index) => index !== at);
       continue;

@@ -58,7 +58,15 @@ describe("mentor init", () => {
       "manual.md",
       "# Wire desk\n\nAuthenticate the customer before any lookup. Screen every beneficiary.\n\n- Send a notice for every transfer.\n",
     );
-    const result = await mentor("init", "--tools", file("tools.json", { tools }), "--manual", manual, "--out", out);
+    const result = await mentor(
+      "init",
+      "--tools",
+      file("tools.json", { tools }),
+      "--manual",
+      manual,
+      "--out",
+      out,
+    );
     assert.equal(result.code, 0, result.stderr);
     const policy = loadPolicy(join(out, "policy.yaml"));
     assert.equal(policy.name, "wire");
@@ -90,7 +98,12 @@ describe("mentor init", () => {
       [{ nope: 1 }, /bad-0\.json: expected an array of OpenAI tools/],
       [[{ name: "send-money" }], /bad-1\.json: tools\[0\]\.function\.name "send-money" must be a name/],
       [
-        [{ name: "pay", parameters: { type: "object", properties: { amount: { type: "number" } }, required: ["sum"] } }],
+        [
+          {
+            name: "pay",
+            parameters: { type: "object", properties: { amount: { type: "number" } }, required: ["sum"] },
+          },
+        ],
         /bad-2\.json: tools\[0\]\.function\.parameters\.required must list parameters \(amount\), found \["sum"\]/,
       ],
       [
@@ -104,6 +117,9 @@ describe("mentor init", () => {
       assert.equal(result.code, 2, JSON.stringify(content));
       assert.match(result.stderr, expected);
     }
-    assert.match((await mentor("init", "--tools", file("bad-5.json", "{"), "--out", out)).stderr, /bad-5\.json: .*JSON/);
+    assert.match(
+      (await mentor("init", "--tools", file("bad-5.json", "{"), "--out", out)).stderr,
+      /bad-5\.json: .*JSON/,
+    );
   });
 });

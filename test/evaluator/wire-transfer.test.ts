@@ -8,7 +8,9 @@ import { MessageReader, traceFromMessages } from "../../src/run/index.js";
 
 // Issue 32, item 8: a binding introduced by a tool's output (every sent transfer is followed by
 // a notice for that transfer) and a later message that amends or withdraws the request.
-const policy = loadPolicy(fileURLToPath(new URL("../../../test/evaluator/fixtures/wire-transfer.yaml", import.meta.url)));
+const policy = loadPolicy(
+  fileURLToPath(new URL("../../../test/evaluator/fixtures/wire-transfer.yaml", import.meta.url)),
+);
 
 type Message = Record<string, unknown>;
 let ids = 0;
@@ -28,7 +30,11 @@ const request = (beneficiary: string, amount = 100, change?: "amends" | "withdra
 const call = (name: string, args: Record<string, unknown>, output: unknown = { ok: true }): Message[] => {
   const id = `call_${++ids}`;
   return [
-    { role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name, arguments: JSON.stringify(args) } }] },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id, type: "function", function: { name, arguments: JSON.stringify(args) } }],
+    },
     { role: "tool", tool_call_id: id, content: JSON.stringify(output) },
   ];
 };
@@ -74,13 +80,19 @@ describe("wire transfers: an entity bound from a tool's output", () => {
     const next = new Evaluator(policy).next(traceFromMessages(messages, policy));
     assert.equal(next.done.allowed, false);
     assert.ok(
-      next.openDuties.some((duty) => duty.rule === "W4" && JSON.stringify(duty.fulfil?.arguments) === '{"transfer_id":"T1"}'),
+      next.openDuties.some(
+        (duty) => duty.rule === "W4" && JSON.stringify(duty.fulfil?.arguments) === '{"transfer_id":"T1"}',
+      ),
       JSON.stringify(next.openDuties),
     );
   });
 
   test("a send whose output has no transfer id introduces no transfer", () => {
-    const result = judge([request("Alice"), ...screen("Alice"), ...call("send_transfer", { beneficiary: "Alice", amount: 100 }, { status: "queued" })]);
+    const result = judge([
+      request("Alice"),
+      ...screen("Alice"),
+      ...call("send_transfer", { beneficiary: "Alice", amount: 100 }, { status: "queued" }),
+    ]);
     assert.deepEqual(result, { violated: false, broken: [], verdicts: ["allow", "allow"] });
   });
 
@@ -100,9 +112,13 @@ propositions: {}
     assert.throws(
       () => parsePolicy(text, "p.yaml"),
       (error: Error) =>
-        /p\.yaml:8:25 \(entities\.t1\.from\.send\.a\): .*o\.<field> \(o\.transfer_id\), not "transfer_id"/.test(error.message) &&
+        /p\.yaml:8:25 \(entities\.t1\.from\.send\.a\): .*o\.<field> \(o\.transfer_id\), not "transfer_id"/.test(
+          error.message,
+        ) &&
         /entities\.t2\.from\.note\.b\): note has a text output/.test(error.message) &&
-        /entities\.t3\.from\.mail\): entity t3 is bound from mail, which is neither a task call nor a tool/.test(error.message),
+        /entities\.t3\.from\.mail\): entity t3 is bound from mail, which is neither a task call nor a tool/.test(
+          error.message,
+        ),
     );
   });
 });
@@ -181,7 +197,13 @@ describe("wire transfers: a request amended or withdrawn by a later message", ()
   });
 
   test("a flag that is not a boolean is an error naming it", () => {
-    const bad = { role: "user", mentor: { task: [{ name: "request_transfer", arguments: {}, amends: "yes" }] } };
-    assert.throws(() => traceFromMessages([bad], policy), /messages\[0\]\.mentor\.task\[0\]\.amends must be true or false/);
+    const bad = {
+      role: "user",
+      mentor: { task: [{ name: "request_transfer", arguments: {}, amends: "yes" }] },
+    };
+    assert.throws(
+      () => traceFromMessages([bad], policy),
+      /messages\[0\]\.mentor\.task\[0\]\.amends must be true or false/,
+    );
   });
 });

@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
 import { AgentEndpoint, type FormalizeResult, formalize, reviewPolicy } from "../../src/formalize/index.js";
 import type { ChatTool } from "../../src/openai/index.js";
-import { parse } from "yaml";
 import { parsePolicy, policyJsonSchema } from "../../src/policy/index.js";
 import { reply, type Script, ScriptedEndpoint } from "../support/scripted-endpoint.js";
 import * as transcript from "./transcripts.js";
@@ -35,6 +35,12 @@ function answer(content: string): Script {
     model: "scripted",
     choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
   });
+}
+
+/** The system prompt of the i-th request the endpoint received. */
+function systemPrompt(index: number): string {
+  const messages = (endpoint.requests[index]?.body.messages ?? []) as { content: string }[];
+  return messages[0]?.content ?? "";
 }
 
 /** The text of the last message of the i-th request the endpoint received. */
@@ -237,11 +243,15 @@ describe("mentor formalize: the translator answers under the policy's schema", (
 
   it("asks with the schema derived from the loader's, reads a policy written as JSON and counts the answers that load", async () => {
     const asJson = JSON.stringify(parse(transcript.fixedPolicy));
-    endpoint.script = [answer("policy: travel\nrules: [{"), answer(asJson), answer(transcript.evaluatorAnswer)];
+    endpoint.script = [
+      answer("policy: travel\nrules: [{"),
+      answer(asJson),
+      answer(transcript.evaluatorAnswer),
+    ];
     const result = await runWith(true);
     const format = endpoint.requests[0]?.body.response_format as { json_schema: { schema: unknown } };
     assert.deepEqual(format.json_schema.schema, policyJsonSchema());
-    assert.match((endpoint.requests[0]?.body.messages as { content: string }[])[0]?.content ?? "", /as one JSON object/);
+    assert.match(systemPrompt(0), /as one JSON object/);
     assert.deepEqual(
       endpoint.requests[1]?.body.response_format,
       endpoint.requests[0]?.body.response_format,
@@ -261,7 +271,7 @@ describe("mentor formalize: the translator answers under the policy's schema", (
     endpoint.script = [answer(transcript.translatorFixAnswer), answer(transcript.evaluatorAnswer)];
     const result = await runWith(false);
     assert.equal(endpoint.requests[0]?.body.response_format, undefined);
-    assert.match((endpoint.requests[0]?.body.messages as { content: string }[])[0]?.content ?? "", /```yaml block/);
+    assert.match(systemPrompt(0), /```yaml block/);
     assert.equal(result.rounds[0]?.candidates[0]?.loaded, true);
   });
 });

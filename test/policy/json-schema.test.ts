@@ -12,9 +12,11 @@ import { Gbnf } from "../support/gbnf.js";
 // (issue 32, item 7): every policy the loader reads is in the grammar's language, and what the
 // grammar admits has the loader's shape.
 const root = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
-const policies = ["policies/travel/policy.yaml", "policies/tau2-mock/policy.yaml", "test/evaluator/fixtures/wire-transfer.yaml"].map(
-  (path) => parse(readFileSync(root(path), "utf8")) as Record<string, unknown>,
-);
+const policies = [
+  "policies/travel/policy.yaml",
+  "policies/tau2-mock/policy.yaml",
+  "test/evaluator/fixtures/wire-transfer.yaml",
+].map((path) => parse(readFileSync(root(path), "utf8")) as Record<string, unknown>);
 const grammar = new Gbnf(policyGrammar());
 
 describe("the policy grammar", () => {
@@ -53,13 +55,23 @@ describe("the policy grammar", () => {
     const paths = (value: unknown, path: (string | number)[] = []): (string | number)[][] =>
       typeof value !== "object" || value === null
         ? [path]
-        : [path, ...Object.entries(value).flatMap(([key, entry]) => paths(entry, [...path, Array.isArray(value) ? Number(key) : key]))];
+        : [
+            path,
+            ...Object.entries(value).flatMap(([key, entry]) =>
+              paths(entry, [...path, Array.isArray(value) ? Number(key) : key]),
+            ),
+          ];
     let admitted = 0;
     for (let round = 0; round < 300; round++) {
       const policy = structuredClone(policies[random(policies.length)]) as Record<string, unknown>;
       const all = paths(policy).filter((path) => path.length > 0);
       const path = all[random(all.length)] as (string | number)[];
-      const parent = path.slice(0, -1).reduce<Record<string | number, unknown>>((at, key) => at[key] as Record<string | number, unknown>, policy);
+      const parent = path
+        .slice(0, -1)
+        .reduce<Record<string | number, unknown>>(
+          (at, key) => at[key] as Record<string | number, unknown>,
+          policy,
+        );
       const key = path.at(-1) as string | number;
       if (random(3) === 0 && !Array.isArray(parent)) delete parent[key];
       else parent[key] = replacements[random(replacements.length)];
@@ -67,7 +79,9 @@ describe("the policy grammar", () => {
       admitted++;
       const parsed = policySchema.safeParse(policy);
       // Bounds on numbers and a parameter's `type`-or-`enum` are the loader's to report.
-      const grammarGaps = parsed.error?.issues.every((issue) => issue.code === "too_small" || issue.code === "custom");
+      const grammarGaps = parsed.error?.issues.every(
+        (issue) => issue.code === "too_small" || issue.code === "custom",
+      );
       assert.ok(parsed.success || grammarGaps, `${path.join(".")}: ${JSON.stringify(parsed.error?.issues)}`);
     }
     assert.ok(admitted > 20, `only ${admitted} mutations were admitted`);
@@ -81,9 +95,21 @@ describe("the policy grammar", () => {
       additionalProperties: false,
     };
     const small = new Gbnf(jsonSchemaGrammar(schema));
-    for (const text of ['{"b": "x"}', '{"a": 1, "b": "x"}', '{"b": "x", "c": true}', '{"a": 1,"b":"x","c":false}'])
+    for (const text of [
+      '{"b": "x"}',
+      '{"a": 1, "b": "x"}',
+      '{"b": "x", "c": true}',
+      '{"a": 1,"b":"x","c":false}',
+    ])
       assert.ok(small.matches(text), text);
-    for (const text of ["{}", '{"a": 1}', '{"b": "x", "a": 1}', '{"b": 1}', '{"b": "x",}', '{"b": "x", "d": 1}'])
+    for (const text of [
+      "{}",
+      '{"a": 1}',
+      '{"b": "x", "a": 1}',
+      '{"b": 1}',
+      '{"b": "x",}',
+      '{"b": "x", "d": 1}',
+    ])
       assert.equal(small.matches(text), false, text);
     assert.equal(JSON.stringify(policyJsonSchema()).includes("$schema"), false);
   });
