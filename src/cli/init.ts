@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { policySkeleton, readTools, splitManual } from "../formalize/index.js";
 import { lintPolicy } from "../game/index.js";
 import { parsePolicy } from "../policy/index.js";
+import { readText } from "./input.js";
 
 export function registerInitCommand(program: Command): void {
   program
@@ -25,7 +26,7 @@ export function registerInitCommand(program: Command): void {
         throw new MentorError("MNT_ERR_BAD_INPUT", `${file} exists; mentor init does not overwrite it`);
       let tools: ReturnType<typeof readTools>;
       try {
-        tools = readTools(JSON.parse(readText(options.tools)));
+        tools = readTools(JSON.parse(readText(options.tools, "--tools")));
       } catch (error) {
         if (error instanceof MentorError) throw error;
         throw new MentorError("MNT_ERR_BAD_INPUT", `${options.tools}: ${(error as Error).message}`);
@@ -43,7 +44,7 @@ export function registerInitCommand(program: Command): void {
       const text = policySkeleton({
         policy: name,
         tools,
-        sentences: options.manual !== undefined ? splitManual(readText(options.manual)) : [],
+        sentences: options.manual !== undefined ? splitManual(readText(options.manual, "--manual")) : [],
         file: options.tools,
       });
       // What is written loads and has no lint errors (its warnings are the sentences still to formalize).
@@ -57,12 +58,4 @@ export function registerInitCommand(program: Command): void {
         `wrote ${file}: ${tools.length} tool(s), ${Object.keys(parsePolicy(text, file).manual).length} sentence(s), no rules yet (mentor lint ${file})\n`,
       );
     });
-}
-
-function readText(file: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (error) {
-    throw new MentorError("MNT_ERR_BAD_INPUT", `cannot read ${file}: ${(error as Error).message}`);
-  }
 }
