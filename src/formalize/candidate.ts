@@ -12,7 +12,7 @@ export interface CandidateCheck {
   /** Lint warnings (kept in the report; they do not go back). */
   warnings: string[];
   /** Whether it loads (`parsePolicy`), lint errors or not. */
-  loaded?: boolean;
+  loaded: boolean;
 }
 
 /**
@@ -32,7 +32,7 @@ export async function checkCandidate(
     const problems = (error.problems.length > 0 ? error.problems : [error]).map(
       (problem) => `${problem.code}: ${problem.message}`,
     );
-    return { problems, warnings: [] };
+    return { problems, warnings: [], loaded: false };
   }
   let findings: LintFinding[];
   try {

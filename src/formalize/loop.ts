@@ -172,9 +172,9 @@ export async function formalize(options: FormalizeOptions): Promise<FormalizeRes
       const text = policyText(answer) ?? (attempt === 0 && contested.length > 0 ? good?.text : undefined);
       const check =
         text === undefined
-          ? { problems: ["the answer has no ```yaml block with the policy"], warnings: [] }
+          ? { problems: ["the answer has no ```yaml block with the policy"], warnings: [], loaded: false }
           : await checkCandidate(text, file, options.solver);
-      record.candidates.push({ problems: check.problems, loaded: check.loaded === true });
+      record.candidates.push({ problems: check.problems, loaded: check.loaded });
       if (text !== undefined && check.policy) {
         good = { text, policy: check.policy, warnings: check.warnings };
         record.loaded = true;

@@ -134,19 +134,14 @@ export function translatorDisagreements(input: {
     "An evaluator wrote test conversations from the manual and labelled them. Your policy disagrees on these:",
     ...cases,
     "For each one, either change the policy so that it agrees, or, if the label is wrong by the manual,",
-    ...(input.json === true
-      ? [
-          "contest it: quote the manual sentence that shows it, word for word, and answer with this JSON instead of a policy:",
-          '{"contests": [{"conversation": "c3", "label": "compliant", "quote": "…", "reason": "…"}]}',
-          '("label" is what the conversation should be: "compliant", or "violation" with "sentence": an id).',
-          "Answer with the whole changed policy as one JSON object, or with the contests.",
-        ]
-      : [
-          "contest it: quote the manual sentence that shows it, word for word, in a ```json block:",
-          '{"contests": [{"conversation": "c3", "label": "compliant", "quote": "…", "reason": "…"}]}',
-          '("label" is what the conversation should be: "compliant", or "violation" with "sentence": an id).',
-          "Answer with the whole policy in one ```yaml block (unchanged if you only contest), then the json block if you contest.",
-        ]),
+    input.json === true
+      ? "contest it: quote the manual sentence that shows it, word for word, and answer with this JSON instead of a policy:"
+      : "contest it: quote the manual sentence that shows it, word for word, in a ```json block:",
+    '{"contests": [{"conversation": "c3", "label": "compliant", "quote": "…", "reason": "…"}]}',
+    '("label" is what the conversation should be: "compliant", or "violation" with "sentence": an id).',
+    input.json === true
+      ? "Answer with the whole changed policy as one JSON object, or with the contests."
+      : "Answer with the whole policy in one ```yaml block (unchanged if you only contest), then the json block if you contest.",
   ]);
 }
 
