@@ -208,7 +208,7 @@ describe("mentor formalize: the loop against a scripted endpoint", () => {
     assert.match(formalized.stdout, /outcome: agreed/);
     assert.equal(readFileSync(out, "utf8"), transcript.fixedPolicy);
     const report = readFileSync(join(directory, "travel.report.md"), "utf8");
-    assert.match(report, /\| 1 \| 2 \| yes \| 1 \| 0 \|/);
+    assert.match(report, /\| 1 \| 2 \| 1 \| yes \| 1 \| 0 \|/);
     assert.match(report, /c3: evaluator violation of P2, translator compliant .*\*\*translator\*\* wins/);
     const transcriptLines = readFileSync(join(directory, "travel.transcript.jsonl"), "utf8")
       .trim()
