@@ -10,6 +10,7 @@
  *   npm run bench:formalize -- --tiny                        # smoke test: a tiny random-weight model
  *   options: --domains travel,tau2-mock --iterations 3 --conversations 8 --max-tokens 2048
  *            --context-size 8192 --local-model NAME|PATH --data DIR --labeler endpoint|rules
+ *            --no-json-schema (no response_format: the translator's answers unconstrained)
  *
  * Sentence agreement: a conversation breaks a sentence under a policy when a rule or constraint
  * that formalizes it (by id, or by its sentence text) is broken (`verify`'s blocked calls and
@@ -55,6 +56,8 @@ const { values: args } = parseArgs({
     tiny: { type: "boolean", default: false },
     data: { type: "string" },
     labeler: { type: "string", default: "endpoint" },
+    // The agents' answers unconstrained, as before mentor's server decoded under response_format.
+    "no-json-schema": { type: "boolean", default: false },
   },
 });
 
@@ -190,7 +193,7 @@ const labelModel =
 console.log(`# mentor formalize benchmark`);
 console.log(`command: node ${process.argv.slice(1).join(" ")}`);
 console.log(
-  `agents: ${model} via ${configuration}; iterations ${args.iterations}, conversations ${args.conversations}, max tokens ${args["max-tokens"]}, labeler ${args.labeler}`,
+  `agents: ${model} via ${configuration}; iterations ${args.iterations}, conversations ${args.conversations}, max tokens ${args["max-tokens"]}, labeler ${args.labeler}, response_format ${args["no-json-schema"] ? "off" : "on"}`,
 );
 const rows: Record<string, unknown>[] = [];
 const solver = new SolverClient();
@@ -205,6 +208,7 @@ try {
       model: model as string,
       ...(args.key ? { key: args.key } : {}),
       maxTokens: Number(args["max-tokens"]),
+      jsonSchema: !args["no-json-schema"],
     });
     const result: FormalizeResult = await formalize({
       manual,
@@ -235,6 +239,11 @@ try {
         round.checked ? round.disagreements.length : null,
       ),
       candidates: result.rounds.reduce((sum, round) => sum + round.candidates.length, 0),
+      // Translator answers that load (parsePolicy, lint aside): issue 32 item 7 measured 0 of 8 on travel before the grammar.
+      candidatesLoading: result.rounds.reduce(
+        (sum, round) => sum + round.candidates.filter((candidate) => candidate.loaded).length,
+        0,
+      ),
       contests: result.rulings.length,
       seconds: Number(result.seconds.toFixed(1)),
       requests: result.agents,
@@ -253,13 +262,15 @@ try {
 
 console.log("");
 console.log(
-  "| domain | outcome | rounds (to agreement) | disagreements per round | sentences agreeing: references | generated | verdicts agreeing: references | generated | time (s) |",
+  "| domain | outcome | translator answers that load | rounds (to agreement) | disagreements per round | sentences agreeing: references | generated | verdicts agreeing: references | generated | time (s) |",
 );
-console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
 for (const row of rows as {
   domain: string;
   sentences: number;
   outcome: string;
+  candidates: number;
+  candidatesLoading: number;
   rounds: number;
   roundsToAgreement: number | null;
   disagreementsPerRound: (number | null)[];
@@ -268,7 +279,7 @@ for (const row of rows as {
   seconds: number;
 }[])
   console.log(
-    `| ${row.domain} | ${row.outcome} | ${row.rounds} (${row.roundsToAgreement ?? "—"}) | ${row.disagreementsPerRound.map((count) => count ?? "-").join(" ")} | ${share(row.onReferences, row.sentences)} | ${share(row.onGenerated, row.sentences)} | ${row.onReferences.verdictsAgreeing}/${row.onReferences.conversations} | ${row.onGenerated.verdictsAgreeing}/${row.onGenerated.conversations} | ${row.seconds} |`,
+    `| ${row.domain} | ${row.outcome} | ${row.candidatesLoading}/${row.candidates} | ${row.rounds} (${row.roundsToAgreement ?? "—"}) | ${row.disagreementsPerRound.map((count) => count ?? "-").join(" ")} | ${share(row.onReferences, row.sentences)} | ${share(row.onGenerated, row.sentences)} | ${row.onReferences.verdictsAgreeing}/${row.onReferences.conversations} | ${row.onGenerated.verdictsAgreeing}/${row.onGenerated.conversations} | ${row.seconds} |`,
   );
 const resultsDir = benchSource("results");
 

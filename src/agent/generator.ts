@@ -26,6 +26,11 @@ export interface GenerationRequest {
   topP?: number;
   maxTokens?: number;
   stop?: readonly string[];
+  /**
+   * `response_format`'s JSON Schema. The local engine decodes an answer that cannot call a tool
+   * under its grammar (`jsonSchemaGrammar`); an upstream endpoint gets it as `response_format`.
+   */
+  responseSchema?: Record<string, unknown>;
   signal?: AbortSignal;
 }
 
@@ -88,6 +93,10 @@ export class EngineGenerator implements TurnGenerator {
         toolChoice: request.toolChoice,
         parallelToolCalls: request.parallelToolCalls,
         shield: request.tokenShield ? { mode: "token", ...request.tokenShield } : { mode: "none" },
+        ...(request.responseSchema !== undefined &&
+        (request.tools.length === 0 || request.toolChoice === "none")
+          ? { responseSchema: request.responseSchema }
+          : {}),
         seed: request.seed,
         temperature: request.temperature,
         topP: request.topP,
@@ -208,6 +217,14 @@ export class UpstreamGenerator implements TurnGenerator {
         : {}),
       // llama.cpp's server and llama-cpp-python read it; others ignore a field they do not know.
       ...(grammar !== undefined ? { grammar } : {}),
+      ...(request.responseSchema !== undefined
+        ? {
+            response_format: {
+              type: "json_schema" as const,
+              json_schema: { name: "answer", schema: request.responseSchema },
+            },
+          }
+        : {}),
       // Undefined fields are left out of the JSON body.
       seed: request.seed,
       temperature: request.temperature,

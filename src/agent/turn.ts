@@ -72,6 +72,8 @@ export interface TurnOptions {
   topP?: number;
   maxTokens?: number;
   stop?: readonly string[];
+  /** `response_format`'s JSON Schema: an answer without tools follows it (`GenerationRequest.responseSchema`). */
+  responseSchema?: Record<string, unknown>;
   signal?: AbortSignal;
   /**
    * When the turn's answer is due (a `Date.now()` time: the server's request timeout). The
@@ -297,6 +299,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       topP: options.topP,
       maxTokens: options.maxTokens,
       stop: options.stop,
+      ...(options.responseSchema !== undefined ? { responseSchema: options.responseSchema } : {}),
       signal: options.signal,
     });
     record.usage.promptTokens += generation.usage.promptTokens;

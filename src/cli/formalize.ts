@@ -1,4 +1,4 @@
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
 import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
@@ -12,6 +12,7 @@ import {
 } from "../formalize/index.js";
 import { OpenAILabelModel } from "../labeler/index.js";
 import { SolverClient } from "../smt/index.js";
+import { readText } from "./input.js";
 import { integer } from "./options.js";
 
 interface FormalizeCommandOptions {
@@ -177,12 +178,4 @@ export function registerFormalizeCommand(program: Command): void {
       process.stdout.write(`${lines.join("\n")}\n`);
       process.exitCode = result.outcome === "agreed" ? 0 : result.outcome === "no-policy" ? 2 : 1;
     });
-}
-
-function readText(file: string, option: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (error) {
-    throw new MentorError("MNT_ERR_BAD_INPUT", `${option} ${file}: ${(error as Error).message}`);
-  }
 }

@@ -8,6 +8,15 @@ import {
   messagesSchema,
 } from "../openai/index.js";
 
+/** A text file an option names; a file that cannot be read is an error naming the option and the file. */
+export function readText(file: string, option: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (error) {
+    throw new MentorError("MNT_ERR_BAD_INPUT", `${option} ${file}: ${(error as Error).message}`);
+  }
+}
+
 /** A JSON file, refused (naming the place) where it nests deeper than the server reads a body. */
 export function readJsonFile(file: string): unknown {
   let value: unknown;

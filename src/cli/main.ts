@@ -5,6 +5,7 @@ import { registerChatCommands } from "./chat.js";
 import { registerDashboardCommand } from "./dashboard.js";
 import { registerFormalizeCommand } from "./formalize.js";
 import { registerGroundCommand } from "./ground.js";
+import { registerInitCommand } from "./init.js";
 import { registerLtlCommands } from "./ltl.js";
 import { registerModelCommands } from "./models.js";
 import { registerPolicyCommands } from "./policy.js";
@@ -17,6 +18,7 @@ const program = new Command()
   .showHelpAfterError();
 
 registerLtlCommands(program);
+registerInitCommand(program);
 registerPolicyCommands(program);
 registerGroundCommand(program);
 registerFormalizeCommand(program);

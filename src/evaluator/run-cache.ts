@@ -197,8 +197,7 @@ export class RunCache {
         // A malformed message: rebuilding from the whole history reports it as traceFromMessages does.
         return undefined;
       }
-      if (!("reread" in step))
-        state = this.stepped(node.state, step.reader, step.settled, step.task.length > 0);
+      if (!("reread" in step)) state = this.stepped(node.state, step.reader, step.settled, step.taskChanged);
     }
     const size = fieldSize(fields);
     const child = new PrefixNode(node, fields, size, state);

@@ -13,6 +13,13 @@ export function fencedBlocks(text: string): { language: string; body: string }[]
  */
 export function policyText(answer: string): string | undefined {
   const json = jsonValue(answer);
+  // A policy written as JSON (under the policy's grammar): its `policy` is the name.
+  if (
+    typeof json === "object" &&
+    json !== null &&
+    ["tools", "rules", "propositions"].some((key) => key in json)
+  )
+    return JSON.stringify(json, null, 2);
   if (typeof json === "object" && json !== null && typeof (json as { policy?: unknown }).policy === "string")
     return (json as { policy: string }).policy;
   const blocks = fencedBlocks(answer);

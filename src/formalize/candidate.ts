@@ -11,6 +11,8 @@ export interface CandidateCheck {
   problems: string[];
   /** Lint warnings (kept in the report; they do not go back). */
   warnings: string[];
+  /** Whether it loads (`parsePolicy`), lint errors or not. */
+  loaded: boolean;
 }
 
 /**
@@ -30,7 +32,7 @@ export async function checkCandidate(
     const problems = (error.problems.length > 0 ? error.problems : [error]).map(
       (problem) => `${problem.code}: ${problem.message}`,
     );
-    return { problems, warnings: [] };
+    return { problems, warnings: [], loaded: false };
   }
   let findings: LintFinding[];
   try {
@@ -38,11 +40,13 @@ export async function checkCandidate(
     if (solver) findings.push(...(await lintConstraints(policy, solver)));
   } catch (error) {
     if (!(error instanceof MentorError)) throw error;
-    return { problems: [`${error.code}: ${error.message}`], warnings: [] };
+    return { problems: [`${error.code}: ${error.message}`], warnings: [], loaded: true };
   }
   const line = (finding: LintFinding): string =>
     `${finding.severity} [${finding.kind}] ${finding.message}${finding.example ? ` (example: ${finding.example.join(" ; ")})` : ""}`;
   const problems = findings.filter((finding) => finding.severity === "error").map(line);
   const warnings = findings.filter((finding) => finding.severity === "warning").map(line);
-  return problems.length === 0 ? { policy, problems, warnings } : { problems, warnings };
+  return problems.length === 0
+    ? { policy, problems, warnings, loaded: true }
+    : { problems, warnings, loaded: true };
 }

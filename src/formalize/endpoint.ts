@@ -52,6 +52,11 @@ export class AgentEndpoint {
     });
   }
 
+  /** Whether requests still carry `response_format` (not turned off, not dropped after a 4xx). */
+  get structured(): boolean {
+    return this.useJsonSchema;
+  }
+
   /** The answer's text; with `schema`, structured output is asked for where the endpoint allows it. */
   async ask(agent: AgentName, prompt: AgentPrompt, schema?: Record<string, unknown>): Promise<string> {
     const started = performance.now();

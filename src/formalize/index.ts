@@ -37,3 +37,4 @@ export {
 export { formatExample, policyFormat } from "./prompts.js";
 export { reportData, reportMarkdown, type SuiteFile, suiteFile } from "./report.js";
 export { type ReviewEntry, reviewPolicy, ruleForReview } from "./review.js";
+export { policySkeleton } from "./skeleton.js";

@@ -1,6 +1,7 @@
 import type { LabelModel } from "../labeler/index.js";
 import type { ChatTool } from "../openai/index.js";
 import type { Policy } from "../policy/index.js";
+import { policyJsonSchema } from "../policy/index.js";
 import type { SolverClient } from "../smt/index.js";
 import { type Contest, jsonValue, policyText, contests as readContests } from "./answers.js";
 import { checkCandidate } from "./candidate.js";
@@ -9,6 +10,7 @@ import { type Label, labelText, readConversations, type TestConversation } from 
 import type { AgentEndpoint } from "./endpoint.js";
 import { type ManualSentence, manualText, quotesManual, splitManual, toolsSection } from "./manual.js";
 import {
+  contestsSchema,
   conversationsSchema,
   evaluatorPrompt,
   orchestratorPrompt,
@@ -62,8 +64,11 @@ export interface Ruling {
 
 export interface RoundRecord {
   round: number;
-  /** Each candidate of the round: its load and lint problems (none: it loaded clean). */
-  candidates: { problems: string[] }[];
+  /**
+   * Each translator answer of the round: whether it loads (`parsePolicy`, before lint), and its
+   * load and lint problems (none: it loaded clean).
+   */
+  candidates: { problems: string[]; loaded: boolean }[];
   /** Did a candidate of this round load clean? (If not, the last clean one was checked.) */
   loaded: boolean;
   /** Disagreements of the policy checked in this round (none checked: no policy yet). */
@@ -138,6 +143,9 @@ export async function formalize(options: FormalizeOptions): Promise<FormalizeRes
       contests: 0,
     };
     rounds.push(record);
+    // Where the endpoint takes a schema, the translator answers under the policy's (docs/formalize.md).
+    const json = endpoint.structured;
+    const contesting = good !== undefined && last !== undefined && suite !== undefined;
     let answer = await endpoint.ask(
       "translator",
       good && last && suite
@@ -146,8 +154,10 @@ export async function formalize(options: FormalizeOptions): Promise<FormalizeRes
             candidate: good.text,
             disagreements: last.disagreements,
             conversations: new Map(suite.map((conversation) => [conversation.id, conversation])),
+            json,
           })
-        : translatorFirst({ manual, tools, ...(task !== undefined ? { task } : {}) }),
+        : translatorFirst({ manual, tools, ...(task !== undefined ? { task } : {}), json }),
+      contesting ? { anyOf: [policyJsonSchema(), contestsSchema] } : policyJsonSchema(),
     );
     // Contests come with the answer to the disagreements; they are decided before the new check.
     let contested: Contest[] = [];
@@ -162,9 +172,9 @@ export async function formalize(options: FormalizeOptions): Promise<FormalizeRes
       const text = policyText(answer) ?? (attempt === 0 && contested.length > 0 ? good?.text : undefined);
       const check =
         text === undefined
-          ? { problems: ["the answer has no ```yaml block with the policy"], warnings: [] }
+          ? { problems: ["the answer has no ```yaml block with the policy"], warnings: [], loaded: false }
           : await checkCandidate(text, file, options.solver);
-      record.candidates.push({ problems: check.problems });
+      record.candidates.push({ problems: check.problems, loaded: check.loaded });
       if (text !== undefined && check.policy) {
         good = { text, policy: check.policy, warnings: check.warnings };
         record.loaded = true;
@@ -175,7 +185,13 @@ export async function formalize(options: FormalizeOptions): Promise<FormalizeRes
       if (attempt >= repairs) break;
       answer = await endpoint.ask(
         "translator",
-        translatorRepair({ manual, candidate: text ?? answer, problems: check.problems }),
+        translatorRepair({
+          manual,
+          candidate: text ?? answer,
+          problems: check.problems,
+          json: endpoint.structured,
+        }),
+        policyJsonSchema(),
       );
     }
     if (!good) continue;

@@ -155,7 +155,7 @@ export function toolsSection(tools: readonly ChatTool[]): string {
 const fieldTypes = ["string", "number", "integer", "boolean", "object", "array"];
 
 /** A JSON Schema property as a policy parameter: its type, enum, description and items only. */
-function policyParameter(schema: Record<string, unknown>): Record<string, unknown> {
+export function policyParameter(schema: Record<string, unknown>): Record<string, unknown> {
   const parameter: Record<string, unknown> = {};
   if (typeof schema.type === "string" && fieldTypes.includes(schema.type)) parameter.type = schema.type;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) parameter.enum = schema.enum;

@@ -59,15 +59,33 @@ export interface AgentPrompt {
   messages: OpenAI.ChatCompletionMessageParam[];
 }
 
-const translatorSystem = `You are the translator. You formalize a procedural manual into a mentor policy that a
+/**
+ * How the translator answers: a YAML block, or, where the endpoint decodes under the policy's
+ * grammar (`json`), the same policy as one JSON object (JSON is YAML; the loader reads both).
+ */
+function translatorSystem(json: boolean): string {
+  return `You are the translator. You formalize a procedural manual into a mentor policy that a
 runtime monitor enforces on an agent's tool calls.
 ${policyFormat}
-Answer with the whole policy in one \`\`\`yaml block.`;
+${json ? "Answer with the whole policy as one JSON object with the same fields (JSON is YAML)." : "Answer with the whole policy in one ```yaml block."}`;
+}
 
-export function translatorFirst(input: { manual: string; tools: string; task?: string }): AgentPrompt {
+/** The last line of a translator request: the policy in the form the answer takes. */
+function wholePolicy(json: boolean, what: string): string {
+  return json
+    ? `Answer with the whole ${what} as one JSON object.`
+    : `Answer with the whole ${what} in one \`\`\`yaml block.`;
+}
+
+export function translatorFirst(input: {
+  manual: string;
+  tools: string;
+  task?: string;
+  json?: boolean;
+}): AgentPrompt {
   return {
     messages: [
-      { role: "system", content: translatorSystem },
+      { role: "system", content: translatorSystem(input.json === true) },
       {
         role: "user",
         content: [
@@ -90,12 +108,13 @@ export function translatorRepair(input: {
   manual: string;
   candidate: string;
   problems: readonly string[];
+  json?: boolean;
 }): AgentPrompt {
   return translatorFollowUp(input, [
     "mentor could not use it:",
     ...input.problems.map((problem) => `- ${problem}`),
     "",
-    "Fix these problems. Answer with the whole corrected policy in one ```yaml block.",
+    `Fix these problems. ${wholePolicy(input.json === true, "corrected policy")}`,
   ]);
 }
 
@@ -105,6 +124,7 @@ export function translatorDisagreements(input: {
   candidate: string;
   disagreements: readonly Disagreement[];
   conversations: ReadonlyMap<string, TestConversation>;
+  json?: boolean;
 }): AgentPrompt {
   const cases = input.disagreements.flatMap((entry) => {
     const conversation = input.conversations.get(entry.conversation);
@@ -114,18 +134,25 @@ export function translatorDisagreements(input: {
     "An evaluator wrote test conversations from the manual and labelled them. Your policy disagrees on these:",
     ...cases,
     "For each one, either change the policy so that it agrees, or, if the label is wrong by the manual,",
-    "contest it: quote the manual sentence that shows it, word for word, in a ```json block:",
+    input.json === true
+      ? "contest it: quote the manual sentence that shows it, word for word, and answer with this JSON instead of a policy:"
+      : "contest it: quote the manual sentence that shows it, word for word, in a ```json block:",
     '{"contests": [{"conversation": "c3", "label": "compliant", "quote": "…", "reason": "…"}]}',
     '("label" is what the conversation should be: "compliant", or "violation" with "sentence": an id).',
-    "Answer with the whole policy in one ```yaml block (unchanged if you only contest), then the json block if you contest.",
+    input.json === true
+      ? "Answer with the whole changed policy as one JSON object, or with the contests."
+      : "Answer with the whole policy in one ```yaml block (unchanged if you only contest), then the json block if you contest.",
   ]);
 }
 
 /** A later translator turn: the manual, its last policy, and what to do about it. */
-function translatorFollowUp(input: { manual: string; candidate: string }, request: string[]): AgentPrompt {
+function translatorFollowUp(
+  input: { manual: string; candidate: string; json?: boolean },
+  request: string[],
+): AgentPrompt {
   return {
     messages: [
-      { role: "system", content: translatorSystem },
+      { role: "system", content: translatorSystem(input.json === true) },
       {
         role: "user",
         content: [
@@ -208,6 +235,30 @@ Answer with JSON only:
     ],
   };
 }
+
+/** A translator's contests (the answer to disagreements that changes no rule). */
+export const contestsSchema = {
+  type: "object",
+  properties: {
+    contests: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: {
+          conversation: { type: "string" },
+          label: { type: "string", enum: ["compliant", "violation"] },
+          sentence: { type: "string" },
+          quote: { type: "string" },
+          reason: { type: "string" },
+        },
+        required: ["conversation", "label", "quote", "reason"],
+        additionalProperties: false,
+      },
+    },
+  },
+  required: ["contests"],
+  additionalProperties: false,
+};
 
 export const rulingSchema = {
   type: "object",

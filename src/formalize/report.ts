@@ -79,12 +79,12 @@ export function reportMarkdown(result: FormalizeResult, settings: Record<string,
     "",
     "## Rounds",
     "",
-    "| round | candidates | loaded clean | disagreements | contests |",
-    "| --- | --- | --- | --- | --- |",
+    "| round | candidates | candidates that load | loaded clean | disagreements | contests |",
+    "| --- | --- | --- | --- | --- | --- |",
   );
   for (const round of result.rounds)
     lines.push(
-      `| ${round.round} | ${round.candidates.length} | ${round.loaded ? "yes" : "no"} | ${round.checked ? round.disagreements.length : "not checked"} | ${round.contests} |`,
+      `| ${round.round} | ${round.candidates.length} | ${round.candidates.filter((candidate) => candidate.loaded).length} | ${round.loaded ? "yes" : "no"} | ${round.checked ? round.disagreements.length : "not checked"} | ${round.contests} |`,
     );
   for (const round of result.rounds) {
     const failing = round.candidates.filter((candidate) => candidate.problems.length > 0);

@@ -8,7 +8,7 @@ import { contentText, type TaskCall } from "../run/index.js";
 import { type Parsed, parseCalls, parseLabel } from "./answer.js";
 import type { LabelModel, ModelRequest } from "./model.js";
 import { labelRequest, taskRequest } from "./prompt.js";
-import { applyFieldRules, distinct, groundByRules, labelByRules } from "./rules.js";
+import { applyFieldRules, distinct, groundByRules, labelByRules, withChanges } from "./rules.js";
 
 /** Grounds a conversation: task calls on user messages, labels on text tool outputs. */
 export interface Grounder {
@@ -194,6 +194,16 @@ export class Labeler implements Grounder {
    * nothing (`[]`); the first message is an error (reported, never guessed).
    */
   async groundTask(
+    text: string,
+    first: boolean,
+    signal?: AbortSignal,
+    budget?: GroundingBudget,
+  ): Promise<GroundingResult> {
+    const result = await this.groundCalls(text, first, signal, budget);
+    return first ? result : withChanges([...this.policy.taskCalls.values()], result, text);
+  }
+
+  private async groundCalls(
     text: string,
     first: boolean,
     signal?: AbortSignal,

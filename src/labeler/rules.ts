@@ -245,3 +245,31 @@ function readField(rule: FieldRule, parameter: Parameter, text: string): { found
     }
   }
 }
+
+/**
+ * A later message's task calls marked by the task's `amends` and `withdraws` words: a call of a
+ * task whose withdraw words occur withdraws (its arguments say which standing call), one whose
+ * amend words occur amends; where withdraw words occur and no call of that task was grounded, the
+ * latest standing call of it is withdrawn (`arguments: {}`). Other results are kept as they are.
+ */
+export function withChanges<R extends { value: unknown; source: string } | { error: string; source: string }>(
+  specs: readonly TaskCallSpec[],
+  result: R,
+  text: string,
+): R {
+  const calls = "value" in result && Array.isArray(result.value) ? (result.value as TaskCall[]) : [];
+  const grounding = (name: string) => specs.find((spec) => spec.name === name)?.grounding;
+  const marked = calls.map((call) =>
+    grounding(call.name)?.withdraws?.test(text)
+      ? { ...call, withdraws: true }
+      : grounding(call.name)?.amends?.test(text)
+        ? { ...call, amends: true }
+        : call,
+  );
+  const withdrawn = specs
+    .filter((spec) => spec.grounding?.withdraws?.test(text) && !calls.some((call) => call.name === spec.name))
+    .map((spec) => ({ name: spec.name, arguments: {}, withdraws: true }));
+  const changed = marked.some((call, index) => call !== calls[index]) || withdrawn.length > 0;
+  if (!changed) return result;
+  return { value: [...marked, ...withdrawn], source: "value" in result ? result.source : "rule" } as R;
+}

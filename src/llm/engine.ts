@@ -2,9 +2,11 @@ import {
   type ChatWrapper,
   getLlama,
   type Llama,
+  LlamaCompletion,
   type LlamaContext,
   type LlamaContextSequence,
   type LlamaGpuType,
+  type LlamaGrammar,
   type LlamaModel,
   LlamaText,
   resolveChatWrapper,
@@ -13,6 +15,7 @@ import {
 } from "node-llama-cpp";
 import PQueue from "p-queue";
 import { defaultContextSize, defaultMaxTokens, defaultSequences } from "../base/defaults.js";
+import { jsonSchemaGrammar } from "../base/json-grammar.js";
 import { MentorError } from "../errors/index.js";
 import { type ChatMessage, type ChatTool, messageText } from "../openai/index.js";
 import {
@@ -234,6 +237,8 @@ export class Engine {
   async generate(options: GenerateOptions): Promise<GenerationResult> {
     const started = performance.now();
     const tools = (options.tools ?? []).map((tool) => tool.function);
+    if (options.responseSchema !== undefined && (tools.length === 0 || options.toolChoice === "none"))
+      return this.generateUnder(options.responseSchema, options, started);
     const planned = planGeneration(options, tools, this.syntax);
     if (typeof planned === "string") {
       const stats = {
@@ -279,6 +284,71 @@ export class Engine {
       try {
         return await this.run(sequence, prompt, conversation.length, decoder, options, started);
       } finally {
+        this.idle.push(sequence);
+      }
+    })) as GenerationResult;
+  }
+
+  /** Grammars of `response_format` schemas, by the schema's JSON (a formalize run asks with one schema). */
+  private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
+
+  /**
+   * An answer without calls decoded under the grammar of a JSON Schema (`response_format`):
+   * every answer that ends within `maxTokens` is a JSON value the schema's shape admits.
+   */
+  private async generateUnder(
+    schema: Record<string, unknown>,
+    options: GenerateOptions,
+    started: number,
+  ): Promise<GenerationResult> {
+    const key = JSON.stringify(schema);
+    let grammar = this.grammars.get(key);
+    if (!grammar) {
+      grammar = this.model.llama.createGrammar({ grammar: jsonSchemaGrammar(schema) });
+      if (this.grammars.size >= 16) this.grammars.delete(this.grammars.keys().next().value as string);
+      this.grammars.set(key, grammar);
+    }
+    const prompt = this.renderPrompt(options.messages);
+    const maxTokens = options.maxTokens ?? defaultMaxTokens;
+    if (prompt.length + maxTokens * 2 > this.context.contextSize)
+      throw contextLengthError(`${prompt.length}`, maxTokens, this.context.contextSize);
+    const decoding = await grammar;
+    return (await this.queue.add(async () => {
+      if (options.signal?.aborted) throw cancelled();
+      const sequence = this.takeIdle(prompt);
+      const completion = new LlamaCompletion({ contextSequence: sequence });
+      try {
+        const { response, metadata } = await completion.generateCompletionWithMeta(prompt, {
+          grammar: decoding,
+          maxTokens,
+          temperature: options.temperature ?? 0.7,
+          seed: options.seed ?? 0,
+          ...(options.topP !== undefined ? { topP: options.topP } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+        if (metadata.stopReason === "abort") throw cancelled();
+        const tokens = Array.from(this.model.tokenize(response)) as number[];
+        return {
+          content: response,
+          toolCalls: [],
+          finishReason: metadata.stopReason === "maxTokens" ? "length" : "stop",
+          rawCalls: [],
+          tokens,
+          stats: {
+            sampled: tokens.length,
+            forced: 0,
+            vetoed: 0,
+            redirected: 0,
+            maskSteps: 0,
+            maskMs: 0,
+            promptTokens: prompt.length,
+            completionTokens: tokens.length,
+            reusedTokens: 0,
+            ms: performance.now() - started,
+          },
+        } satisfies GenerationResult;
+      } finally {
+        completion.dispose();
         this.idle.push(sequence);
       }
     })) as GenerationResult;

@@ -1,4 +1,5 @@
 export { argumentProblems, fitsParameterType } from "./argument-types.js";
+export { policyGrammar, policyJsonSchema } from "./json-schema.js";
 export { fieldValue } from "./labeling.js";
 export { loadPolicy, parsePolicy } from "./load.js";
 export { type AbstractMove, abstractMoves, holdsForMove, matchesForMove } from "./moves.js";

@@ -176,7 +176,13 @@ export function compileTaskGrounding(
       }
     }
   }
-  return { patterns, fields, llm: raw.llm };
+  return {
+    patterns,
+    fields,
+    llm: raw.llm,
+    amends: raw.amends ? keywordPattern(raw.amends) : undefined,
+    withdraws: raw.withdraws ? keywordPattern(raw.withdraws) : undefined,
+  };
 }
 
 function compileFieldRule(

@@ -9,6 +9,7 @@ import {
   checkExpression,
   type Expression,
   type FieldType,
+  type PathSegment,
   parseExpression,
 } from "../expression/index.js";
 import { atomsOf, declareTemplates, type Formula, parseFormula } from "../logic/index.js";
@@ -105,7 +106,7 @@ class PolicyCompiler extends PolicyProblems {
         return [name, { name, description: call.description, parameters, grounding }];
       }),
     );
-    const entities = this.compileEntities(raw, taskCalls);
+    const entities = this.compileEntities(raw, taskCalls, tools);
     const propositions = this.compilePropositions(raw, tools, taskCalls, entities);
     const rules = this.compileRules(raw, tools, propositions);
     const constraints = this.compileConstraints(raw, tools, taskCalls, entities, propositions);
@@ -202,36 +203,53 @@ class PolicyCompiler extends PolicyProblems {
     return tools;
   }
 
-  private compileEntities(raw: RawPolicy, taskCalls: Map<string, TaskCallSpec>): Map<string, EntitySpec> {
+  private compileEntities(
+    raw: RawPolicy,
+    taskCalls: Map<string, TaskCallSpec>,
+    tools: Map<string, ToolSpec>,
+  ): Map<string, EntitySpec> {
     const entities = new Map<string, EntitySpec>();
     const variableOwner = new Map<string, string>();
     for (const [name, entity] of Object.entries(raw.entities)) {
       const variables = new Set<string>();
       const sources: EntitySpec["sources"] = [];
-      for (const [taskCall, bind] of Object.entries(entity.from)) {
-        const call = taskCalls.get(taskCall);
-        if (!call) {
+      const outputs: EntitySpec["outputs"] = [];
+      for (const [source, bind] of Object.entries(entity.from)) {
+        const call = taskCalls.get(source);
+        const tool = call ? undefined : tools.get(source);
+        if (!call && !tool) {
           this.problem(
             "MNT_ERR_POLICY_REFERENCE",
-            `entity ${name} is bound from unknown task call ${taskCall}`,
-            ["entities", name, "from", taskCall],
+            `entity ${name} is bound from ${source}, which is neither a task call nor a tool`,
+            ["entities", name, "from", source],
             { key: true },
           );
           continue;
         }
+        const paths: Record<string, PathSegment[]> = {};
         for (const [variable, field] of Object.entries(bind)) {
           variables.add(variable);
-          if (!call.parameters.some((parameter) => parameter.name === field)) {
-            this.problem("MNT_ERR_POLICY_REFERENCE", `task call ${taskCall} has no field ${field}`, [
-              "entities",
-              name,
-              "from",
-              taskCall,
-              variable,
-            ]);
-          }
+          const where = ["entities", name, "from", source, variable];
+          if (call && !call.parameters.some((parameter) => parameter.name === field))
+            this.problem("MNT_ERR_POLICY_REFERENCE", `task call ${source} has no field ${field}`, where);
+          if (!tool) continue;
+          const path = /^o(?:\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(field) ? field.split(".").slice(1) : undefined;
+          if (tool.output !== "json")
+            this.problem(
+              "MNT_ERR_POLICY_REFERENCE",
+              `${source} has a text output: an entity is bound from a JSON output's fields`,
+              where,
+            );
+          else if (!path)
+            this.problem(
+              "MNT_ERR_POLICY_REFERENCE",
+              `a variable bound from tool ${source} is a field of its output, written o.<field> (o.transfer_id), not ${JSON.stringify(field)}`,
+              where,
+            );
+          else paths[variable] = path;
         }
-        sources.push({ taskCall, bind });
+        if (call) sources.push({ taskCall: source, bind });
+        else outputs.push({ tool: source, bind: paths });
       }
       for (const variable of variables) {
         const owner = variableOwner.get(variable);
@@ -245,7 +263,7 @@ class PolicyCompiler extends PolicyProblems {
         }
         variableOwner.set(variable, name);
       }
-      entities.set(name, { name, variables: [...variables], sources });
+      entities.set(name, { name, variables: [...variables], sources, outputs });
     }
     return entities;
   }
@@ -271,6 +289,8 @@ class PolicyCompiler extends PolicyProblems {
           variables[variable] = call?.parameters.find((parameter) => parameter.name === field)?.type ?? "any";
         }
       }
+      for (const output of entity?.outputs ?? [])
+        for (const variable in output.bind) variables[variable] ??= "any";
     }
     // Built once: per expression they would cost as much as the whole policy.
     this.fieldTypes ??= {

@@ -87,6 +87,10 @@ export const taskGroundingSchema = z
     fields: z.record(identifier, fieldRuleSchema).default({}),
     /** May the LLM labeler ground requests the patterns do not match? Default false. */
     llm: z.boolean().default(false),
+    /** A later message with one of these words that grounds this call replaces the standing one ("instead"). */
+    amends: z.array(z.string().min(1)).min(1).optional(),
+    /** A later message with one of these words withdraws the standing call ("cancel the transfer"). */
+    withdraws: z.array(z.string().min(1)).min(1).optional(),
   })
   .strict();
 
@@ -121,8 +125,11 @@ export const taskCallSchema = z
 
 export const entitySchema = z
   .object({
-    /** Task call → {variable: field}: each such call in the task introduces one binding. */
-    from: z.record(identifier, z.record(identifier, identifier)),
+    /**
+     * Task call → {variable: field}: each such call in the task introduces one binding; tool →
+     * {variable: `o.<path>`}: each output of the tool with those fields introduces one.
+     */
+    from: z.record(identifier, z.record(identifier, z.string())),
   })
   .strict();
 

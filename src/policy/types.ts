@@ -87,6 +87,10 @@ export interface TaskGrounding {
   fields: Record<string, FieldRule>;
   /** May the LLM labeler ground a request the patterns do not match? */
   llm: boolean;
+  /** In a later message: the call it grounds replaces the standing one (docs/policy.md, "Amended requests"). */
+  amends: TextPattern | undefined;
+  /** In a later message: the standing call is withdrawn. */
+  withdraws: TextPattern | undefined;
 }
 
 export interface TaskCallSpec {
@@ -102,6 +106,8 @@ export interface EntitySpec {
   variables: string[];
   /** Each call of `taskCall` in the task introduces one binding: variable ← field. */
   sources: { taskCall: string; bind: Record<string, string> }[];
+  /** Each JSON output of `tool` that has every path introduces one binding: variable ← the value there. */
+  outputs: { tool: string; bind: Record<string, PathSegment[]> }[];
 }
 
 export interface PropositionSpec {

@@ -1,6 +1,6 @@
 import type { Value } from "../expression/index.js";
-import type { PropositionSpec } from "../policy/index.js";
-import type { TaskCall } from "./trace.js";
+import type { Policy, PropositionSpec } from "../policy/index.js";
+import type { TaskCall, ToolCallEvent } from "./trace.js";
 
 /** One value assignment of an entity's variables: a route, an order, a patient. */
 export interface Binding {
@@ -63,6 +63,26 @@ export function patternValues(
   return Object.fromEntries(
     variables.map((variable) => [variable, readPath(args, proposition.bindingPattern[variable] ?? [])]),
   );
+}
+
+/**
+ * The bindings a made call's JSON output introduces (`entities.<e>.from: {tool: {t: o.field}}`):
+ * one per entity bound from the tool whose every path is in the output (the transfer id a send
+ * returned). A call whose output is not known introduces none.
+ */
+export function outputBindings(policy: Policy, call: ToolCallEvent): NewBinding[] {
+  if (call.outcome.kind !== "json") return [];
+  const output = call.outcome.value;
+  const found: NewBinding[] = [];
+  for (const entity of policy.entities.values())
+    for (const source of entity.outputs) {
+      if (source.tool !== call.name) continue;
+      const values = Object.fromEntries(
+        Object.entries(source.bind).map(([variable, path]) => [variable, readPath(output, path)]),
+      );
+      if (Object.values(values).every((value) => value !== null)) found.push({ entity: entity.name, values });
+    }
+  return found;
 }
 
 /** JSON with sorted keys, so equal values give equal text. */

@@ -1,9 +1,9 @@
 import type { Policy } from "../policy/index.js";
 import {
+  changedTask,
   contentText,
   type MessageFields,
   messagesError,
-  newTaskCalls,
   readCall,
   readOutcome,
   readTaskCalls,
@@ -32,8 +32,8 @@ export type ReadStep =
       reader: MessageReader;
       /** Entries the message settles, in order: from now on no later message changes them. */
       settled: TraceEntry[];
-      /** Task calls the message adds (a run starts from its task: the caller starts again). */
-      task: TaskCall[];
+      /** Whether the message changes the task (a run starts from its task: the caller starts again). */
+      taskChanged: boolean;
     }
   /** The message rewrites an entry already settled, or answers no call: read the whole history (`traceFromMessages`). */
   | { reread: string };
@@ -74,8 +74,9 @@ export class MessageReader {
     const open = [...this.open];
     const task =
       message.role === "user" && message.mentor?.task !== undefined
-        ? newTaskCalls(this.task, readTaskCalls(message.mentor.task, `${where}.mentor.task`, this.policy))
-        : [];
+        ? changedTask(this.task, readTaskCalls(message.mentor.task, `${where}.mentor.task`, this.policy))
+        : this.task;
+    const taskChanged = task !== this.task;
     if (message.role === "user" && message.mentor?.approve !== undefined) {
       const call = readCall(message.mentor.approve, `${where}.mentor.approve`, this.policy.tools, "tool");
       open.push({ kind: "approved", call });
@@ -117,14 +118,10 @@ export class MessageReader {
       else settled.push({ kind: entry.refused ? "refused" : "made", call: entry.event });
     }
     const reader =
-      task.length === 0 && first === 0 && open.length === this.open.length && !changed(this.open, open)
+      !taskChanged && first === 0 && open.length === this.open.length && !changed(this.open, open)
         ? this
-        : new MessageReader(
-            this.policy,
-            task.length > 0 ? [...this.task, ...task] : this.task,
-            open.slice(first),
-          );
-    return { reader, settled, task };
+        : new MessageReader(this.policy, task, open.slice(first));
+    return { reader, settled, taskChanged };
   }
 
   /** The open entries as the trace of the messages read so far has them. */

@@ -1,7 +1,7 @@
 import { listItems, type PersistentList, withItem } from "../base/persistent-list.js";
 import { holdsIn, type Scope, type Value, valuesEqual } from "../expression/index.js";
 import type { Policy, PropositionSpec } from "../policy/index.js";
-import { type Binding, BindingTable, type NewBinding, patternValues } from "./bindings.js";
+import { type Binding, BindingTable, type NewBinding, outputBindings, patternValues } from "./bindings.js";
 import { historyFunctions } from "./history.js";
 import {
   appliesTo,
@@ -504,18 +504,21 @@ export class Run {
     const known = this.introducedByCall.get(call);
     if (known) return known;
     const found: NewBinding[] = [];
+    const add = (binding: NewBinding): void => {
+      const seen =
+        this.parts.bindings.withValues(binding.entity, binding.values).length > 0 ||
+        found.some((other) => other.entity === binding.entity && valuesEqual(other.values, binding.values));
+      if (!seen) found.push(binding);
+    };
     for (const proposition of this.policy.propositions.values()) {
       if (proposition.tool !== call.name) continue;
       for (const entityName of proposition.entities) {
         const entity = this.policy.entities.get(entityName);
         if (!entity || !pinsEntity(proposition, entity.variables)) continue;
-        const values = patternValues(proposition, entity.variables, call.arguments);
-        const seen =
-          this.parts.bindings.withValues(entity.name, values).length > 0 ||
-          found.some((binding) => binding.entity === entity.name && valuesEqual(binding.values, values));
-        if (!seen) found.push({ entity: entity.name, values });
+        add({ entity: entity.name, values: patternValues(proposition, entity.variables, call.arguments) });
       }
     }
+    for (const binding of outputBindings(this.policy, call)) add(binding);
     this.introducedByCall.set(call, found);
     return found;
   }

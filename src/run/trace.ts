@@ -108,10 +108,9 @@ export interface MessageFields {
  */
 export function traceFromMessages(messages: unknown, policy: Policy): Trace {
   if (!Array.isArray(messages)) throw messagesError("messages must be an array");
-  const task: TaskCall[] = [];
-  // Calls, notes and the task calls each user message added, in message order; a call is refused
+  // Calls, notes and the task calls each user message gave, in message order; a call is refused
   // once its tool message says so.
-  const order: (ToolCallEvent | UnplacedNote | { kind: "task"; added: number })[] = [];
+  const order: (ToolCallEvent | UnplacedNote | { kind: "task"; changes: TaskChange[] })[] = [];
   const refused = new Set<ToolCallEvent>();
   const byId = new Map<string, ToolCallEvent>();
   messages.forEach((raw, index) => {
@@ -119,9 +118,7 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
     if (typeof raw !== "object" || raw === null) throw messagesError(`${where} must be an object`);
     const message = raw as MessageFields;
     if (message.role === "user" && message.mentor?.task !== undefined) {
-      const added = newTaskCalls(task, readTaskCalls(message.mentor.task, `${where}.mentor.task`, policy));
-      task.push(...added);
-      order.push({ kind: "task", added: added.length });
+      order.push({ kind: "task", changes: readTaskCalls(message.mentor.task, `${where}.mentor.task`, policy) });
     }
     if (message.role === "user" && message.mentor?.approve !== undefined) {
       const call = readCall(message.mentor.approve, `${where}.mentor.approve`, policy.tools, "tool");
@@ -153,25 +150,82 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
   });
   const calls: ToolCallEvent[] = [];
   const notes: TraceNote[] = [];
-  const taskAt: number[] = [];
+  // The standing task, and where each of its calls arrived (the calls made before its message).
+  let task: readonly TaskCall[] = [];
+  const arrivedAt = new Map<TaskCall, number>();
   for (const entry of order) {
     if (!("kind" in entry)) {
       if (refused.has(entry)) notes.push({ kind: "refused", position: calls.length, call: entry });
       else calls.push(entry);
-    } else if (entry.kind === "task") taskAt.push(...Array<number>(entry.added).fill(calls.length));
-    else notes.push({ ...entry, position: calls.length } as TraceNote);
+    } else if (entry.kind === "task") {
+      task = changedTask(task, entry.changes);
+      for (const call of task) if (!arrivedAt.has(call)) arrivedAt.set(call, calls.length);
+    } else notes.push({ ...entry, position: calls.length } as TraceNote);
   }
+  const taskAt = task.map((call) => arrivedAt.get(call) ?? 0);
   return {
-    task,
+    task: [...task],
     calls,
     ...(notes.length > 0 ? { notes } : {}),
     ...(taskAt.some((position) => position > 0) ? { taskAt } : {}),
   };
 }
 
-export function readTaskCalls(raw: unknown, where: string, policy: Policy): TaskCall[] {
+/**
+ * A task call as a user message gives it: a request (added unless it stands already), one that
+ * `amends` the standing call of its name (replaces the latest), or one that `withdraws` it.
+ */
+export interface TaskChange extends TaskCall {
+  change?: "amends" | "withdraws";
+}
+
+export function readTaskCalls(raw: unknown, where: string, policy: Policy): TaskChange[] {
   if (!Array.isArray(raw)) throw messagesError(`${where} must be an array of {name, arguments}`);
-  return raw.map((item, index) => readCall(item, `${where}[${index}]`, policy.taskCalls, "task call"));
+  return raw.map((item, index) => {
+    const call = readCall(item, `${where}[${index}]`, policy.taskCalls, "task call");
+    const { amends, withdraws } = item as { amends?: unknown; withdraws?: unknown };
+    for (const [key, flag] of Object.entries({ amends, withdraws }))
+      if (flag !== undefined && typeof flag !== "boolean")
+        throw messagesError(`${where}[${index}].${key} must be true or false`);
+    if (amends === true && withdraws === true)
+      throw messagesError(`${where}[${index}] cannot both amend and withdraw a request`);
+    return amends === true
+      ? { ...call, change: "amends" }
+      : withdraws === true
+        ? { ...call, change: "withdraws" }
+        : call;
+  });
+}
+
+/**
+ * The standing task after a message's task calls (docs/policy.md, "Amended requests"): a request
+ * is added unless it stands already; one that amends replaces the latest standing call of its
+ * name (or is added when there is none); one that withdraws removes the latest standing call of
+ * its name whose arguments include the given ones. The same array when nothing changes.
+ */
+export function changedTask(
+  standing: readonly TaskCall[],
+  changes: readonly TaskChange[],
+): readonly TaskCall[] {
+  let task = standing;
+  for (const { change, ...call } of changes) {
+    const ofName = (other: TaskCall): boolean => other.name === call.name;
+    if (change === "withdraws") {
+      const at = task.findLastIndex(
+        (other) =>
+          ofName(other) &&
+          Object.entries(call.arguments).every(([field, value]) =>
+            valuesEqual(other.arguments[field] ?? null, value),
+          ),
+      );
+      if (at >= 0) task = task.filter((_, index) => index !== at);
+      continue;
+    }
+    if (task.some((other) => ofName(other) && valuesEqual(other.arguments, call.arguments))) continue;
+    const replaced = change === "amends" ? task.findLastIndex(ofName) : -1;
+    task = replaced >= 0 ? task.with(replaced, call) : [...task, call];
+  }
+  return task;
 }
 
 /**

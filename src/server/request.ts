@@ -42,6 +42,11 @@ export interface ChatRequest {
   topP?: number;
   seed?: number;
   stop?: string[];
+  /**
+   * `response_format`: the JSON Schema the answer follows (`json_schema`; `json_object`: any
+   * object). The local engine decodes a turn without tools under its grammar.
+   */
+  responseSchema?: Record<string, unknown>;
 }
 
 /** A request error in OpenAI's shape: the offending field in `param`. */
@@ -121,6 +126,24 @@ const toolChoice = z
   )
   .nullish();
 
+const responseFormat = z
+  .discriminatedUnion(
+    "type",
+    [
+      z.looseObject({ type: z.literal("text") }),
+      z.looseObject({ type: z.literal("json_object") }),
+      z.looseObject({
+        type: z.literal("json_schema"),
+        json_schema: z.looseObject(
+          { schema: z.record(z.string(), z.unknown(), { error: "must be a JSON Schema object" }) },
+          { error: "must be an object {name, schema}" },
+        ),
+      }),
+    ],
+    { error: "must be {type: text | json_object | json_schema}" },
+  )
+  .nullish();
+
 const mentorField = z
   .looseObject(
     {
@@ -156,6 +179,7 @@ const chatBody = z
         })
         .nullish(),
       n: number({ integer: true, min: 1 }),
+      response_format: responseFormat,
       mentor: mentorField,
     },
     { error: "the body must be a JSON object" },
@@ -232,6 +256,9 @@ export function readChatRequest(body: unknown): ChatRequest {
   if (typeof raw.seed === "number") request.seed = raw.seed;
   if (raw.stop !== undefined && raw.stop !== null)
     request.stop = typeof raw.stop === "string" ? [raw.stop] : raw.stop;
+  const format = raw.response_format;
+  if (format?.type === "json_schema") request.responseSchema = format.json_schema.schema;
+  if (format?.type === "json_object") request.responseSchema = { type: "object" };
   const mentor = raw.mentor;
   if (mentor) {
     if (mentor.shield !== undefined) {

@@ -6,9 +6,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
 import { AgentEndpoint, type FormalizeResult, formalize, reviewPolicy } from "../../src/formalize/index.js";
 import type { ChatTool } from "../../src/openai/index.js";
-import { parsePolicy } from "../../src/policy/index.js";
+import { parsePolicy, policyJsonSchema } from "../../src/policy/index.js";
 import { reply, type Script, ScriptedEndpoint } from "../support/scripted-endpoint.js";
 import * as transcript from "./transcripts.js";
 
@@ -34,6 +35,12 @@ function answer(content: string): Script {
     model: "scripted",
     choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
   });
+}
+
+/** The system prompt of the i-th request the endpoint received. */
+function systemPrompt(index: number): string {
+  const messages = (endpoint.requests[index]?.body.messages ?? []) as { content: string }[];
+  return messages[0]?.content ?? "";
 }
 
 /** The text of the last message of the i-th request the endpoint received. */
@@ -201,7 +208,7 @@ describe("mentor formalize: the loop against a scripted endpoint", () => {
     assert.match(formalized.stdout, /outcome: agreed/);
     assert.equal(readFileSync(out, "utf8"), transcript.fixedPolicy);
     const report = readFileSync(join(directory, "travel.report.md"), "utf8");
-    assert.match(report, /\| 1 \| 2 \| yes \| 1 \| 0 \|/);
+    assert.match(report, /\| 1 \| 2 \| 1 \| yes \| 1 \| 0 \|/);
     assert.match(report, /c3: evaluator violation of P2, translator compliant .*\*\*translator\*\* wins/);
     const transcriptLines = readFileSync(join(directory, "travel.transcript.jsonl"), "utf8")
       .trim()
@@ -220,5 +227,51 @@ describe("mentor formalize: the loop against a scripted endpoint", () => {
     ]);
     assert.equal(verified.code, 0, verified.stdout);
     assert.deepEqual(JSON.parse(verified.stdout).disagreements, []);
+  });
+});
+
+describe("mentor formalize: the translator answers under the policy's schema", () => {
+  function runWith(jsonSchema: boolean): Promise<FormalizeResult> {
+    return formalize({
+      manual: transcript.manual,
+      tools: transcript.tools as ChatTool[],
+      endpoint: new AgentEndpoint({ url, model: "scripted", jsonSchema }),
+      file: "travel.yaml",
+      iterations: 1,
+    });
+  }
+
+  it("asks with the schema derived from the loader's, reads a policy written as JSON and counts the answers that load", async () => {
+    const asJson = JSON.stringify(parse(transcript.fixedPolicy));
+    endpoint.script = [
+      answer("policy: travel\nrules: [{"),
+      answer(asJson),
+      answer(transcript.evaluatorAnswer),
+    ];
+    const result = await runWith(true);
+    const format = endpoint.requests[0]?.body.response_format as { json_schema: { schema: unknown } };
+    assert.deepEqual(format.json_schema.schema, policyJsonSchema());
+    assert.match(systemPrompt(0), /as one JSON object/);
+    assert.deepEqual(
+      endpoint.requests[1]?.body.response_format,
+      endpoint.requests[0]?.body.response_format,
+      "the repair is asked under the schema too",
+    );
+    assert.deepEqual(
+      result.rounds[0]?.candidates.map((candidate) => [candidate.loaded, candidate.problems.length]),
+      [
+        [false, 1],
+        [true, 0],
+      ],
+    );
+    assert.ok(result.policyText && parsePolicy(result.policyText, "travel.yaml"));
+  });
+
+  it("with --no-json-schema asks for YAML, without response_format", async () => {
+    endpoint.script = [answer(transcript.translatorFixAnswer), answer(transcript.evaluatorAnswer)];
+    const result = await runWith(false);
+    assert.equal(endpoint.requests[0]?.body.response_format, undefined);
+    assert.match(systemPrompt(0), /```yaml block/);
+    assert.equal(result.rounds[0]?.candidates[0]?.loaded, true);
   });
 });

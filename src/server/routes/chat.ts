@@ -101,6 +101,7 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
           topP: chat.topP,
           maxTokens: chat.maxTokens,
           stop: chat.stop,
+          ...(chat.responseSchema !== undefined ? { responseSchema: chat.responseSchema } : {}),
           signal: controller.signal,
           deadline,
           maxRegenerations: settings.maxRegenerations,

@@ -121,6 +121,11 @@ export interface GenerateOptions {
    * after each call's suffix. Above 1 only with parallel calls. Default 0.
    */
   minToolCalls?: number;
+  /**
+   * A JSON Schema the answer follows (`response_format`): with no call possible, the text is
+   * decoded under its grammar (`Engine.generate`). Ignored where a call may be written.
+   */
+  responseSchema?: Record<string, unknown>;
 }
 
 /**
