@@ -14,6 +14,7 @@ export {
   type AssistantMessage,
   type AttemptCall,
   runTurn,
+  turnRecordOf,
   type ShieldMode,
   shieldModes,
   type TurnAttempt,

@@ -15,11 +15,14 @@ import {
   policyPage,
   type RunFilter,
   rulePage,
-  runPage,
   runRows,
   runsPage,
 } from "./pages.js";
-import { conversations, type Outcome, RecordStore } from "./records.js";
+import {
+  type ConversationPlace,
+  conversations,
+  countsOf, type FlightRecord, type Outcome, outcomeNames, RecordStore } from "./records.js";
+import { runPage } from "./run-page.js";
 import { type RunView, runView } from "./run-view.js";
 
 export interface DashboardOptions {
@@ -51,7 +54,6 @@ export function dashboardKey(request: FastifyRequest): string | undefined {
   return match?.[1] !== undefined ? decodeURIComponent(match[1]) : undefined;
 }
 
-const outcomes: readonly Outcome[] = ["blocked", "refused", "exhausted", "error", "ok"];
 
 /**
  * The dashboard's pages and their JSON, under the prefix it is registered with (`/dashboard`):
@@ -109,19 +111,31 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     if (query.policy) filter.policy = query.policy;
     if (query.mode) filter.mode = query.mode;
     if (query.outcome) {
-      if (!outcomes.includes(query.outcome as Outcome))
-        throw new MentorError("MNT_ERR_BAD_INPUT", `outcome must be one of ${outcomes.join(", ")}`);
+      if (!outcomeNames.includes(query.outcome as Outcome))
+        throw new MentorError("MNT_ERR_BAD_INPUT", `outcome must be one of ${outcomeNames.join(", ")}`);
       filter.outcome = query.outcome as Outcome;
     }
     if (query.latest) filter.latest = true;
     return filter;
   };
-  const listed = (filter: RunFilter) => {
+  // The conversations, grouped again only when records were added.
+  let grouped: { size: number; places: Map<string, ConversationPlace> } = { size: -1, places: new Map() };
+  const placesNow = () => {
     store?.refresh();
     const all = store?.newestFirst() ?? [];
-    const places = conversations(all.map((stored) => stored.record));
+    if (grouped.size !== all.length)
+      grouped = { size: all.length, places: conversations(all.map((one) => one.record)) };
+    return { all, places: grouped.places };
+  };
+  /** The requests of the record's conversation, first to last. */
+  const conversationOf = (id: string): FlightRecord[] => {
+    const ids = placesNow().places.get(id)?.requests ?? [id];
+    return ids.map((one) => store?.get(one)?.record).filter((one) => one !== undefined);
+  };
+  const listed = (filter: RunFilter) => {
+    const { all, places } = placesNow();
     const records = all.filter((stored) =>
-      matchesFilter(stored.record, filter, places.get(stored.record.id)),
+      matchesFilter(stored.record, filter, places.get(stored.record.id), conversationOf(stored.record.id)),
     );
     return { records, places };
   };
@@ -131,23 +145,25 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     if (!found) throw new MentorError("MNT_ERR_NOT_FOUND", `no flight record ${id}`);
     return found;
   };
-  /** The run view of a record, or why there is none (its policy not loaded, no policy). */
+  /** The run view of a record's conversation, or why there is none (its policy not loaded, no policy). */
   const viewOf = (id: string): { view?: RunView; why?: string } => {
     const { record } = stored(id);
     const name = record.policy;
     if (!name) return { why: "the request used no policy: there are no rules to show" };
     const policy = policies.get(name);
     if (!policy) return { why: `policy ${name} is not loaded here (start the dashboard with --policy FILE)` };
-    let view = views.get(id);
+    const conversation = conversationOf(id);
+    const key = conversation.map((one) => one.id).join(" ");
+    let view = views.get(key);
     if (!view) {
       try {
-        view = runView(policy, record);
+        view = runView(policy, conversation);
       } catch (error) {
         // A conversation the policy cannot read (a tool or task call it does not know): say so on the page.
         if (!(error instanceof MentorError)) throw error;
         return { why: `the run cannot be rebuilt with policy ${name}: ${error.code}: ${error.message}` };
       }
-      views.set(id, view);
+      views.set(key, view);
     }
     return { view };
   };
@@ -165,7 +181,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     const query = request.query as Record<string, string | undefined>;
     const filter = filterOf(query);
     const { records, places } = listed(filter);
-    if (query.rows) return html(reply, runRows(records, places));
+    if (query.rows) return html(reply, runRows(records, places, conversationOf));
     return html(
       reply,
       runsPage({
@@ -175,6 +191,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
         policies: [...policies.keys()],
         directory: options.recorderDirectory,
         problems: store?.problems ?? [],
+        conversationOf,
       }),
     );
   });
@@ -192,6 +209,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
         blocked: record.mentor?.blocked ?? 0,
         doneRefusals: record.mentor?.doneRefusals ?? 0,
         exhausted: record.mentor?.exhausted ?? false,
+        run: countsOf(conversationOf(record.id)),
         file,
         line,
       })),
@@ -208,7 +226,13 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
   app.get("/run/:id", async (request, reply) => {
     const { id } = request.params as { id: string };
     const { view, why } = viewOf(id);
-    return html(reply, runPage(stored(id).record, view, why));
+    return html(reply, runPage({ record: stored(id).record, conversation: conversationOf(id), view, why }));
+  });
+
+  app.get("/api/conversation/:id", async (request) => {
+    const { id } = request.params as { id: string };
+    stored(id);
+    return { requests: conversationOf(id).map((one) => one.id) };
   });
 
   app.get("/events", (request, reply) => {

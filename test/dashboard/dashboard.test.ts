@@ -69,7 +69,7 @@ describe("flight records", () => {
     const places = conversations(records);
     assert.deepEqual(
       ids.map((id) => places.get(id)),
-      [1, 2, 3].map((position) => ({ position, count: 3, latest: ids[2] })),
+      [1, 2, 3].map((position) => ({ position, count: 3, latest: ids[2], requests: ids })),
     );
     // The same task run again (a benchmark's next run) is a conversation of its own.
     const again = await recordTravelRuns();
@@ -79,7 +79,7 @@ describe("flight records", () => {
       const both = conversations([...records, ...more.newestFirst().map((stored) => stored.record)]);
       assert.deepEqual(
         again.ids.map((id) => both.get(id)),
-        [1, 2, 3].map((position) => ({ position, count: 3, latest: again.ids[2] })),
+        [1, 2, 3].map((position) => ({ position, count: 3, latest: again.ids[2], requests: again.ids })),
       );
       assert.equal(both.get(ids[0] as string)?.latest, ids[2]);
     } finally {
@@ -158,7 +158,7 @@ describe("a run's rules × calls matrix", () => {
       view.columns.map((column) => [column.kind, column.call?.name, column.verdict, column.outcome]),
       [
         ["made", "check_distance", "allow", "label: long"],
-        ["proposed", "book_flight", "block", "pending"],
+        ["proposed", "book_flight", "block", "not made"],
         ["proposed", "check_seats", "allow", "pending"],
       ],
     );
@@ -304,13 +304,15 @@ describe("the dashboard's routes", () => {
   });
 
   it("A run: the matrix with the blocked call's cell marked, the grounding and the open duties", async () => {
+    // Every request's page shows the whole run: the first request's blocked business flight (1),
+    // the distance check (2), the second request's blocked economy flight (3), …
     const page = await dashboard.inject(`/dashboard/run/${ids[1]}`);
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /<table class="matrix" id="matrix">/);
-    assert.match(page.body, /<th class="column proposed blocked" data-column="1"[^>]*>2\. book_flight/);
+    assert.match(page.body, /<th class="column proposed blocked[^"]*" data-column="2"[^>]*>3\. book_flight/);
     assert.match(
       page.body,
-      /<td class="cell PERM_VIOL broken" style="background:#e53e3e" data-row="3" data-column="1"/,
+      /<td class="cell PERM_VIOL broken[^"]*" style="background:#9b2c2c" data-row="3" data-column="2"/,
     );
     assert.match(page.body, /<table id="grounding">/);
     assert.match(page.body, /<ul id="duties"><li><b>P4<\/b>/);
@@ -326,22 +328,23 @@ describe("the dashboard's routes", () => {
   });
 
   it("A rule: its automaton drawn by Graphviz, the run's path highlighted", async () => {
-    const view = runView(policy, recordOf(ids[1] as string));
+    // The run page's view: the whole conversation (the distance check is its column 1).
+    const view = runView(policy, ids.map((id) => recordOf(id)));
     const p1 = row(view, `P1 for ${route}`);
-    const page = await dashboard.inject(`/dashboard/policy/travel/rule/P1?run=${ids[1]}&row=${p1}&column=0`);
+    const page = await dashboard.inject(`/dashboard/policy/travel/rule/P1?run=${ids[1]}&row=${p1}&column=1`);
     assert.equal(page.statusCode, 200);
     const states = policy.rules.find((rule) => rule.id === "P1")?.automaton.compile().stateCount as number;
     assert.equal(page.body.match(/<g id="state_\d+" class="node (?:visited|unvisited)">/g)?.length, states);
     // The path: the start state, then the state after the distance check.
-    const path = [view.start[p1]?.states[0], view.cells[p1]?.[0]?.states[0]];
+    const path = [view.start[p1]?.states[0], view.cells[p1]?.[1]?.states[0]];
     assert.match(page.body, new RegExp(`<p id="path">Path: .*: states ${path.join(" → ")}</p>`));
     assert.match(page.body, new RegExp(`<g id="edge_${path[0]}_${path[1]}" class="edge taken">`));
     // Up to the blocked flight: P5's last step (to false) is drawn dashed in red, not taken.
     const p5 = row(view, `P5 for ${route}`);
     const blocked = await dashboard.inject(
-      `/dashboard/policy/travel/rule/P5?run=${ids[1]}&row=${p5}&column=1`,
+      `/dashboard/policy/travel/rule/P5?run=${ids[1]}&row=${p5}&column=2`,
     );
-    const lost = view.cells[p5]?.[1]?.states[0] as number;
+    const lost = view.cells[p5]?.[2]?.states[0] as number;
     assert.equal(policy.rules.find((rule) => rule.id === "P5")?.automaton.colour(lost), "PERM_VIOL");
     assert.match(
       blocked.body,
