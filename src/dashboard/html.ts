@@ -70,7 +70,7 @@ ${(Object.keys(colourGlyph) as Colour[]).map((colour) => `td.cell.${colour}::aft
 table.matrix td.cell.broken::after{content:none}
 table.matrix td.cell.rearmed{box-shadow:inset 0 0 0 4px ${colourFill.PERM_VIOL}}
 table.matrix td.none{background:repeating-linear-gradient(45deg,#fff,#fff 3px,#edf2f7 3px,#edf2f7 6px)}
-table.matrix th.column{cursor:pointer;font-size:11px;writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;text-align:left;padding:6px 3px;max-height:190px;overflow:hidden;text-overflow:ellipsis}
+table.matrix th.column{cursor:pointer;font-size:11px;writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;text-align:left;padding:6px 3px;max-height:160px;overflow:hidden;text-overflow:ellipsis}
 table.matrix th.column.blocked{background:#fed7d7}
 table.matrix th.column.broke{background:#9b2c2c;color:#fff}
 table.matrix th.column.stopped{background:#1a202c;color:#fff}

@@ -51,8 +51,10 @@ function stopText(stop: NonNullable<RunView["stopped"]>): string {
   return `The run is stopped${by}${call}: ${resumeText}.`;
 }
 
-function requestNote(request: RunRequest, view: RunView): string {
+function requestNote(request: RunRequest, view: RunView, record: FlightRecord | undefined): string {
   const parts: string[] = [];
+  if (record && !request.error)
+    parts.push(`${outcomeBadges(record)} <span class="clip" style="max-width:420px" title="${escapeHtml(endText(record))}">${escapeHtml(endText(record))}</span>`);
   if (request.error)
     parts.push(
       `<span class="problems">${escapeHtml(request.error.code ?? "")}: ${escapeHtml(request.error.message ?? "")}</span>`,
@@ -115,9 +117,16 @@ export function runPage(options: {
       .map((request, index) => {
         const own = request.id === record.id ? ' class="current"' : "";
         const range = request.to > request.from ? `${request.from + 1}–${request.to}` : "–";
-        return `<tr${own} data-request="${index}"><td>${index + 1}</td><td><a href="/dashboard/run/${encodeURIComponent(request.id)}">${escapeHtml(request.id)}</a></td><td>${escapeHtml(request.mode ?? "–")}</td><td>${request.status}</td><td>${range}</td><td>${requestNote(request, view)}</td></tr>`;
+        return `<tr${own} data-request="${index}"><td>${index + 1}</td><td><a href="/dashboard/run/${encodeURIComponent(request.id)}">${escapeHtml(request.id)}</a></td><td>${escapeHtml(request.mode ?? "–")}</td><td>${request.status}</td><td>${range}</td><td>${requestNote(request, view, conversation[index])}</td></tr>`;
       })
       .join("")}</table>`,
+  );
+  parts.push("<h2>Rules × calls</h2>", colourLegend());
+  parts.push(
+    "<p>Columns: the calls in order, by the request that proposed them; blue-topped: proposed, not made (on red: blocked); dark red: made although it broke a rule; black: stopped the run; violet: held for a person. Cells: the rule's colour after the call, per binding. Click a call or a cell.</p>",
+  );
+  parts.push(
+    `<div class="run-grid"><div class="frame" id="frame">${matrixTable(record, view)}</div><div id="details"><p>Click a call to see its verdict, the rules it breaks and every rule after it.</p></div></div>`,
   );
   parts.push("<h2>Grounding</h2>");
   parts.push(
@@ -134,13 +143,6 @@ export function runPage(options: {
         )
         .join("")}</table></details>`,
     );
-  parts.push("<h2>Rules × calls</h2>", colourLegend());
-  parts.push(
-    "<p>Each column is a call, in order, grouped by the request that proposed it: made in the conversation, or proposed and not made (blue-topped; blocked ones on red). Dark red: made although it broke a rule; black: stopped the run; violet: held for a person. Each cell is the rule's colour after the call, for one binding. Click a call or a cell.</p>",
-  );
-  parts.push(
-    `<div class="run-grid"><div class="frame" id="frame">${matrixTable(record, view)}</div><div id="details"><p>Click a call to see its verdict, the rules it breaks and every rule after it.</p></div></div>`,
-  );
   parts.push("<h2>Open duties at the end</h2>");
   const waiting = view.stopped ? "<p>They wait for the run to be resumed.</p>" : "";
   parts.push(
@@ -182,8 +184,8 @@ function matrixTable(record: FlightRecord, view: RunView): string {
               .map((value) => (typeof value === "string" ? value : JSON.stringify(value)))
               .join(", ")})`;
       const classes = ["column", column.kind, columnClass(column), firstOf.has(index) ? "first" : ""].join(" ");
-      const mark = verdict === "allow" ? "" : ` [${verdict}]`;
-      return `<th class="${classes}" data-column="${index}" title="${escapeHtml(`${index + 1}. ${label} — ${verdict}, request ${column.request + 1}`)}">${index + 1}. ${escapeHtml(short.length > 34 ? `${short.slice(0, 33)}…` : short)}${escapeHtml(mark)}</th>`;
+      const mark = verdict === "allow" ? "" : `[${verdict}] `;
+      return `<th class="${classes}" data-column="${index}" title="${escapeHtml(`${index + 1}. ${label} — ${verdict}, request ${column.request + 1}`)}">${index + 1}. ${escapeHtml(mark)}${escapeHtml(short.length > 30 ? `${short.slice(0, 29)}…` : short)}</th>`;
     })
     .join("");
   const cellHtml = (cell: RunView["start"][number], row: number, column: number | "start") => {

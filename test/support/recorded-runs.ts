@@ -157,6 +157,8 @@ export function recordTravelRuns(directory?: string): Promise<{ directory: strin
   });
 }
 
+export const longCity = "Llanfairpwllgwyngyllgogerychwyrndrobwllllantysiliogogogoch";
+
 /** The travel policy with P5 (seats checked before a flight) of severity `stop`, as `travel_stop`. */
 export function writeTravelStopPolicy(directory: string): string {
   const text = readFileSync(travelPolicyFile, "utf8")
@@ -184,7 +186,7 @@ const madeCall = (id: string, name: string, args: Record<string, unknown>, resul
 /**
  * What an operator investigates (issue 33), recorded by one real server (scripted generator,
  * policies travel and travel_stop): `travel`, the three requests of `recordTravelRuns` (earlier
- * denials); `unshielded`, a business flight Montreal–Boston booked with shield none (breaks P1, P3
+ * denials); `unshielded`, a business flight from `longCity` to Boston booked with shield none (breaks P1, P3
  * and P5) then an answer; `stopped`, a flight Paris–Lyon that travel_stop's P5 stops, then the
  * client's next request, refused (409 MNT_ERR_RUN_STOPPED); `nothing`, a request for Toronto–Boston
  * offering only book_flight with tool_choice required (422 MNT_ERR_NOTHING_ALLOWED).
@@ -196,10 +198,11 @@ export async function recordOperatorRuns(): Promise<{
 }> {
   const directory = mkdtempSync(join(tmpdir(), "mentor-dashboard-"));
   const policyFile = writeTravelStopPolicy(mkdtempSync(join(tmpdir(), "mentor-policy-")));
-  const montreal = { origin: "Montreal", destination: "Boston" };
+  // A long city name: the page must hold it (truncated labels, the matrix scrolling in its frame).
+  const montreal = { origin: longCity, destination: "Boston" };
   const paris = { origin: "Paris", destination: "Lyon" };
   const business = { ...montreal, travel_class: "business" };
-  const unshielded = user("Book a flight from Montreal to Boston.");
+  const unshielded = user(`Book a flight from ${longCity} to Boston.`);
   const stopped = user("Book a flight from Paris to Lyon, economy class please.");
   const afterBooking = [...unshielded, ...madeCall("call_b", "book_flight", business, "Booking confirmed.")];
   const stopText = { role: "assistant" as const, content: "" };
