@@ -85,7 +85,7 @@ export function runsPage(options: {
   const body = `${source}
 <form method="get" action="/dashboard/">${select("policy", options.policies, filter.policy)} ${select("mode", ["none", "prompt", "token"], filter.mode)} ${select("outcome", outcomeNames, filter.outcome)} <label><input type="checkbox" name="latest" value="1"${filter.latest ? " checked" : ""}> latest request of each conversation</label> <button>filter</button></form>
 ${problems}
-<table id="runs"><colgroup><col style="width:11%"><col style="width:16%"><col style="width:9%"><col style="width:6%"><col style="width:6%"><col style="width:10%"><col style="width:6%"><col style="width:16%"><col style="width:15%"><col style="width:5%"></colgroup><thead><tr><th>time</th><th>request</th><th>conversation</th><th>policy</th><th>mode</th><th>outcome</th><th title="generations · calls blocked in this request">gen. · blocked</th><th>the whole run</th><th>ended with</th><th>ms</th></tr></thead>
+<table id="runs"><colgroup><col style="width:10%"><col style="width:14%"><col style="width:8%"><col style="width:7%"><col style="width:6%"><col style="width:10%"><col style="width:6%"><col style="width:19%"><col style="width:15%"><col style="width:5%"></colgroup><thead><tr><th>time</th><th>request</th><th>conversation</th><th>policy</th><th>mode</th><th>outcome</th><th title="generations · calls blocked in this request">gen. · blocked</th><th title="calls blocked · calls made although they broke a block rule (no shield) · stops">the whole run</th><th>ended with</th><th>ms</th></tr></thead>
 <tbody>${runRows(options.records, options.places, options.conversationOf)}</tbody></table>
 <p>A conversation is the requests of one agent run: each continues the one before (its messages, then the answer it got). Every request's page shows the whole run, request by request; "the whole run" counts its blocked calls, the calls made although they broke a block rule (no shield), and its stops. With "latest request of each conversation", the outcome filter looks at the whole run.</p>`;
   // New records arrive as server-sent events; the table is fetched again with the same filter.
@@ -208,7 +208,7 @@ export function comparePage(
     body += `<p>Agent <b>${escapeHtml(String(meta.agent ?? "?"))}</b>, model <b>${escapeHtml(String(meta.model ?? "?"))}</b>, ${escapeHtml(String(meta.runs ?? "?"))} run(s) per task; command <code>${escapeHtml(String(meta.command ?? ""))}</code>. The same charts and tables as the benchmark's report.html.</p>`;
     const tables = benchmarkTables(entry.results);
     body += benchmarkSections(entry.results).join("\n");
-    body += `<h2>Summary</h2>${tables.summary}<h2>Per task</h2>${tables.tasks}<p>Each cell: passing runs / runs · mean calls proposed · mean calls blocked; hover a cell for the first failure's reason.</p>`;
+    body += `<h2>Summary</h2>${tables.summary}<h2>Per task</h2>${tables.tasks}<p>Each cell: passing runs / runs · mean calls proposed · mean calls blocked · mean calls that broke a block rule; hover a cell for the first failure's reason.</p>`;
   }
   return page("Compare", body);
 }

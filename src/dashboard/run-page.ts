@@ -14,10 +14,10 @@ export function endText(record: FlightRecord): string {
   return content.length > 80 ? `“${content.slice(0, 79)}…”` : `“${content}”`;
 }
 
-/** A run's blocks, calls that broke a block rule, and stops, as the Runs list and the run page say them. */
+/** A run's blocked calls, calls made although they broke a block rule ("broke"), and stops. */
 export function countsText(records: readonly FlightRecord[]): string {
   const counts = countsOf(records);
-  return `${counts.blocked} blocked · ${counts.broke} broke a rule · ${counts.stopped} stopped`;
+  return `${counts.blocked} blocked · ${counts.broke} broke · ${counts.stopped} stopped`;
 }
 
 export function outcomeBadges(records: FlightRecord | readonly FlightRecord[]): string {

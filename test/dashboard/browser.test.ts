@@ -254,10 +254,10 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
     assert.equal(await page.locator("tr.run").count(), 4);
     const counts = (id: string) => text(runRow(id).locator("td.run-counts"));
     const { travel, unshielded, stopped, nothing } = recorded.runs;
-    assert.equal(await counts(travel[2] as string), "2 blocked · 0 broke a rule · 0 stopped");
-    assert.equal(await counts(unshielded[1] as string), "0 blocked · 1 broke a rule · 0 stopped");
-    assert.equal(await counts(stopped[1] as string), "1 blocked · 0 broke a rule · 1 stopped");
-    assert.equal(await counts(nothing[0] as string), "0 blocked · 0 broke a rule · 0 stopped");
+    assert.equal(await counts(travel[2] as string), "2 blocked · 0 broke · 0 stopped");
+    assert.equal(await counts(unshielded[1] as string), "0 blocked · 1 broke · 0 stopped");
+    assert.equal(await counts(stopped[1] as string), "1 blocked · 0 broke · 1 stopped");
+    assert.equal(await counts(nothing[0] as string), "0 blocked · 0 broke · 0 stopped");
     await fits("runs");
     // The latest request of the travel run blocked nothing itself: the run did, twice.
     await page.goto(`${base}/dashboard/?latest=1&outcome=blocked`);
@@ -307,7 +307,7 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
     );
     assert.equal(await page.locator("#previous").count(), 0);
     assert.equal(await page.locator("#next").getAttribute("href"), `/dashboard/run/${travel[1]}`);
-    assert.equal(await text(page.locator("#run-counts")), "The whole run: blockedrefused 2 blocked · 0 broke a rule · 0 stopped");
+    assert.equal(await text(page.locator("#run-counts")), "The whole run: blockedrefused 2 blocked · 0 broke · 0 stopped");
   });
 
   it("an unshielded violation: made, broke P1, P3, P5 — its own mark; the broken rules stay dark red after re-arming", async () => {

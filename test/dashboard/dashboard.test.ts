@@ -393,7 +393,12 @@ rules:
       ["none", "token"].map((condition) =>
         runRecord(
           { condition, run },
-          { pass: condition === "token" || run === 0, blocked: condition === "token" ? 1 : 0 },
+          // Under none the violating calls are made (2 in run 0); under token they are blocked.
+          {
+            pass: condition === "token" || run === 0,
+            blocked: condition === "token" ? 1 : 0,
+            violations: condition === "token" ? 1 : 2 * (1 - run),
+          },
         ),
       ),
     );
@@ -417,6 +422,13 @@ rules:
         assert.ok(table(page, id).length > 100, id);
         assert.equal(table(page, id), table(report, id), id);
       }
+      // The calls that broke a block rule, per condition: the violations not blocked.
+      const summary = table(page, "summary");
+      assert.match(summary, /<th[^>]*>calls that broke a block rule<\/th>/);
+      assert.match(summary, /<td>none<\/td>(<td>[^<]*<\/td>){7}<td class="broke">2 in 1\/2 runs<\/td>/);
+      assert.match(summary, /<td>token<\/td>(<td>[^<]*<\/td>){7}<td class="broke">0 in 0\/2 runs<\/td>/);
+      assert.match(section(page), /Calls that broke a block rule/);
+      assert.match(table(page, "tasks"), /1\/2 · 3\.00 calls · 0 blocked · 1\.00 broke/);
       const missing = (await app.inject("/dashboard/compare?file=1")).body;
       assert.match(missing, /results\.json\.missing: ENOENT/);
     } finally {
