@@ -86,7 +86,9 @@ table.matrix thead th{position:sticky;top:0;z-index:2}
 .badge.ask,.badge.asked{background:#e9d8fd;color:#44337a}
 #runs{table-layout:fixed;width:100%}#runs td{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 #details{border:1px solid #cbd5e0;padding:8px 12px;margin:10px 0;background:#f7fafc;overflow-wrap:anywhere}
-.automaton svg{max-width:100%;height:auto;border:1px solid #e2e8f0}
+.automaton{overflow:auto;max-height:75vh;max-width:100%;border:1px solid #e2e8f0;cursor:grab}
+.automaton svg{max-width:none;height:auto;display:block}
+.zoom button{min-width:32px}
 `;
 
 /** A dashboard page: the navigation, the title, the body (already HTML). */

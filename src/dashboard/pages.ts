@@ -150,35 +150,6 @@ export function policyPage(policy: Policy, findings: readonly LintFinding[] | st
   return page(`Policy ${policy.name}`, body);
 }
 
-export function rulePage(options: {
-  policy: Policy;
-  rule: RuleSpec;
-  view: AutomatonView;
-  svg: string | undefined;
-  path: readonly number[];
-  /** Where the path comes from: `P1 for route(…)` in run X, up to call N. */
-  pathNote: string | undefined;
-}): string {
-  const { rule, view, path } = options;
-  const states = view.states
-    .map(
-      (state) =>
-        `<tr${path.includes(state.state) ? ' class="visited"' : ""}><td>${state.state}${state.state === path.at(-1) ? " ◀" : ""}</td><td><i class="chip" style="background:${colourFill[state.colour]}"></i>${state.colour}</td><td>${state.accepting ? "yes" : ""}</td><td><code>${escapeHtml(state.residual)}</code></td></tr>`,
-    )
-    .join("");
-  const drawing =
-    options.svg !== undefined
-      ? `<div class="automaton" id="automaton">${options.svg}</div>`
-      : `<p>${view.states.length} states: too many to draw; listed below.</p>`;
-  const body = `<p>${escapeHtml(rule.sentence)}</p>
-<p>Formula: <code>${escapeHtml(view.formula)}</code> · mode ${escapeHtml(rule.mode)} · applies to ${escapeHtml(rule.appliesTo)} · ${rule.entities.length > 0 ? `one instance per ${escapeHtml(rule.entities.join(", "))}` : "one instance"} · ${view.states.length} states over the policy's letters</p>
-${options.pathNote ? `<p id="path">Path: ${escapeHtml(options.pathNote)}: states ${path.join(" → ")}</p>` : "<p>Open it from a run's matrix to see the run's path.</p>"}
-${colourLegend()}
-${drawing}
-<h2>States</h2><table id="states"><tr><th>state</th><th>colour</th><th>accepting</th><th>residual formula</th></tr>${states}</table>`;
-  return page(`Rule ${rule.id} of ${options.policy.name}`, body);
-}
-
 export function comparePage(
   files: readonly {
     file: string;

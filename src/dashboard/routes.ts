@@ -14,7 +14,6 @@ import {
   policiesPage,
   policyPage,
   type RunFilter,
-  rulePage,
   runRows,
   runsPage,
 } from "./pages.js";
@@ -22,6 +21,7 @@ import {
   type ConversationPlace,
   conversations,
   countsOf, type FlightRecord, type Outcome, outcomeNames, RecordStore } from "./records.js";
+import { type RulebookDrawing, rulebookPage, rulePage } from "./automaton-page.js";
 import { runPage } from "./run-page.js";
 import { type RunView, runView } from "./run-view.js";
 
@@ -306,7 +306,45 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
       view.states.length <= MAX_DRAWN_STATES
         ? await renderer.render(automatonDot(view, path, { blockedLast }))
         : undefined;
-    return html(reply, rulePage({ policy, rule, view, svg, path, pathNote }));
+    return html(
+      reply,
+      rulePage({ policy, rule, view, svg, path, pathNote, ...(query.run !== undefined ? { run: query.run } : {}) }),
+    );
+  });
+
+  app.get("/policy/:name/automata", async (request, reply) => {
+    const policy = policyNamed((request.params as { name: string }).name);
+    const run = (request.query as Record<string, string | undefined>).run;
+    const runView = run !== undefined ? viewOf(run) : undefined;
+    if (runView && !runView.view)
+      throw new MentorError("MNT_ERR_BAD_INPUT", `run ${run} cannot be drawn: ${runView.why}`);
+    const drawings: RulebookDrawing[] = [];
+    for (const rule of policy.rules) {
+      const automaton = automatonView(rule);
+      const draw = async (path: number[]) =>
+        automaton.states.length <= MAX_DRAWN_STATES
+          ? await renderer.render(automatonDot(automaton, path))
+          : undefined;
+      const view = runView?.view;
+      const rows = view ? view.rows.flatMap((row, index) => (row.rule === rule.id ? [index] : [])) : [];
+      if (rows.length === 0) {
+        drawings.push({ rule, states: automaton.states.length, path: [], svg: await draw([]) });
+        continue;
+      }
+      // The run's end: its last made (or returned) call; a blocked call is not a step.
+      const end = (view as RunView).columns.findLastIndex((column) => column.kind === "made" || column.returned);
+      for (const row of rows) {
+        const path = pathOf(view as RunView, row, end);
+        drawings.push({
+          rule,
+          key: (view as RunView).rows[row]?.key as string,
+          states: automaton.states.length,
+          path,
+          svg: await draw(path),
+        });
+      }
+    }
+    return html(reply, rulebookPage({ policy, run, drawings }));
   });
 
   const resultFiles = (options.results ?? []).map((file) => ({ file, ...readChartResults(file) }));

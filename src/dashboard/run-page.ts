@@ -121,7 +121,10 @@ export function runPage(options: {
       })
       .join("")}</table>`,
   );
-  parts.push("<h2>Rules × calls</h2>", colourLegend());
+  parts.push(
+    `<h2>Rules × calls</h2><p><a id="rulebook" href="/dashboard/policy/${encodeURIComponent(view.policy)}/automata?run=${encodeURIComponent(record.id)}">Every rule's automaton in this run</a> (each instance's path and current state).</p>`,
+    colourLegend(),
+  );
   parts.push(
     "<p>Columns: the calls in order, by the request that proposed them; blue-topped: proposed, not made (on red: blocked); dark red: made although it broke a rule; black: stopped the run; violet: held for a person. Cells: the rule's colour after the call, per binding. Click a call or a cell.</p>",
   );

@@ -353,6 +353,30 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
     await fits("run-stopped");
   });
 
+  it("the rulebook: every rule's automaton with the run's path and state; drawings at their natural size, zoomed by buttons", async () => {
+    const { travel } = recorded.runs;
+    await page.goto(`${base}/dashboard/run/${travel[2]}`);
+    await page.locator("#rulebook").click();
+    await page.waitForSelector(".automaton svg");
+    const sections = page.locator("section.rulebook");
+    // One drawing per rule instance of the run (the rows of its matrix), each with where it is now.
+    const instances = await sections.count();
+    assert.ok(instances >= 6, `${instances} drawings`);
+    const p5 = sections.filter({ hasText: "P5 for route" }).first();
+    assert.match(await text(p5.locator("h3")), /^P5 for route\(x="Toronto", y="Chicago"\) · now in state \d+ \(path \d+ → \d+/);
+    assert.ok((await p5.locator("svg g.edge.taken").count()) >= 1, "the path is drawn");
+    // A state's whole residual is its tooltip (Graphviz's <title> of the node's link).
+    assert.match((await p5.locator("svg g.node a").first().getAttribute("xlink:title")) ?? "", /^state \d+ \((PERM|CURR)_/);
+    const svg = p5.locator("svg");
+    const natural = Number.parseFloat((await svg.getAttribute("width")) ?? "0") * (4 / 3);
+    const width = async () => (await svg.boundingBox())?.width ?? 0;
+    assert.ok(Math.abs((await width()) - natural) < 2, "drawn at its natural size, not shrunk to the page");
+    await p5.locator('button[data-zoom="1.25"]').click();
+    assert.ok((await width()) > natural * 1.2, "zoomed in");
+    assert.match(await text(page.locator("#drawing-legend")), /\{\}: a call where none holds/);
+    await fits("rulebook");
+  });
+
   it("a 422 (nothing allowed): the task grounded, and which rules made each tool unsafe", async () => {
     const { nothing } = recorded.runs;
     await page.goto(`${base}/dashboard/run/${nothing[0]}`);
