@@ -309,7 +309,7 @@ describe("the dashboard's routes", () => {
     const page = await dashboard.inject(`/dashboard/run/${ids[1]}`);
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /<table class="matrix" id="matrix">/);
-    assert.match(page.body, /<th class="column proposed blocked[^"]*" data-column="2"[^>]*>3\. book_flight/);
+    assert.match(page.body, /<th class="column proposed blocked[^"]*" data-column="2"[^>]*>3\. \[block\] book_flight/);
     assert.match(
       page.body,
       /<td class="cell PERM_VIOL broken[^"]*" style="background:#9b2c2c" data-row="3" data-column="2"/,
