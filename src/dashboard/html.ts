@@ -89,6 +89,7 @@ table.matrix thead th{position:sticky;top:0;z-index:2}
 .automaton{overflow:auto;max-height:75vh;max-width:100%;border:1px solid #e2e8f0;cursor:grab}
 .automaton svg{max-width:none;height:auto;display:block}
 .zoom button{min-width:32px}
+.side-by-side{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:16px}
 `;
 
 /** A dashboard page: the navigation, the title, the body (already HTML). */

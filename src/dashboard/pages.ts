@@ -150,36 +150,66 @@ export function policyPage(policy: Policy, findings: readonly LintFinding[] | st
   return page(`Policy ${policy.name}`, body);
 }
 
-export function comparePage(
-  files: readonly {
-    file: string;
-    results?: ChartResults & { meta?: Record<string, unknown> };
-    error?: string;
-  }[],
-  chosen: number,
-): string {
+type CompareEntry = {
+  file: string;
+  results?: ChartResults & { meta?: Record<string, unknown> };
+  error?: string;
+};
+
+/**
+ * A results.json as its report.html shows it; with `against`, two side by side (their summary
+ * and per-task tables: two shards, two models, two builds).
+ */
+export function comparePage(files: readonly CompareEntry[], chosen: number, against?: number): string {
   if (files.length === 0)
     return page(
       "Compare",
       "<p>No results file: start with <code>--results FILE</code> (a benchmark's results.json).</p>",
     );
   const tabs = files
-    .map((entry, index) =>
-      index === chosen
-        ? `<b>${escapeHtml(entry.file)}</b>`
-        : `<a href="/dashboard/compare?file=${index}">${escapeHtml(entry.file)}</a>`,
-    )
+    .map((entry, index) => {
+      const name =
+        index === chosen
+          ? `<b>${escapeHtml(entry.file)}</b>`
+          : `<a href="/dashboard/compare?file=${index}">${escapeHtml(entry.file)}</a>`;
+      const beside =
+        index === chosen || index === against
+          ? ""
+          : ` (<a href="/dashboard/compare?file=${chosen}&amp;with=${index}" class="beside">beside it</a>)`;
+      return `${name}${beside}`;
+    })
     .join(" · ");
-  const entry = files[chosen];
+  const intro = (entry: CompareEntry, results: ChartResults & { meta?: Record<string, unknown> }) => {
+    const meta = results.meta ?? {};
+    return `<p><code>${escapeHtml(entry.file)}</code>: agent <b>${escapeHtml(String(meta.agent ?? "?"))}</b>, model <b>${escapeHtml(String(meta.model ?? "?"))}</b>, ${escapeHtml(String(meta.runs ?? "?"))} run(s) per task; command <code>${escapeHtml(String(meta.command ?? ""))}</code>.</p>`;
+  };
+  const problem = (entry: CompareEntry | undefined) =>
+    !entry
+      ? '<p class="problems">no such file</p>'
+      : entry.error !== undefined
+        ? `<p class="problems">${escapeHtml(entry.error)}</p>`
+        : undefined;
+  const legend =
+    "<p>Each cell: passing runs / runs · mean calls proposed · mean calls blocked · mean calls that broke a block rule; hover a cell for the first failure's reason.</p>";
   let body = `<p>${tabs}</p>`;
-  if (!entry) body += '<p class="problems">no such file</p>';
-  else if (entry.error !== undefined) body += `<p class="problems">${escapeHtml(entry.error)}</p>`;
-  else if (entry.results) {
-    const meta = entry.results.meta ?? {};
-    body += `<p>Agent <b>${escapeHtml(String(meta.agent ?? "?"))}</b>, model <b>${escapeHtml(String(meta.model ?? "?"))}</b>, ${escapeHtml(String(meta.runs ?? "?"))} run(s) per task; command <code>${escapeHtml(String(meta.command ?? ""))}</code>. The same charts and tables as the benchmark's report.html.</p>`;
-    const tables = benchmarkTables(entry.results);
-    body += benchmarkSections(entry.results).join("\n");
-    body += `<h2>Summary</h2>${tables.summary}<h2>Per task</h2>${tables.tasks}<p>Each cell: passing runs / runs · mean calls proposed · mean calls blocked · mean calls that broke a block rule; hover a cell for the first failure's reason.</p>`;
+  const entry = files[chosen];
+  if (against !== undefined) {
+    const halves = [entry, files[against]].map((one) => {
+      const wrong = problem(one);
+      if (wrong || !one?.results) return `<div class="half">${wrong ?? ""}</div>`;
+      const tables = benchmarkTables(one.results);
+      return `<div class="half">${intro(one, one.results)}<h2>Summary</h2><div class="frame">${tables.summary}</div><h2>Per task</h2><div class="frame">${tables.tasks}</div></div>`;
+    });
+    body += `<div class="side-by-side" id="side-by-side">${halves.join("")}</div>${legend}`;
+  } else {
+    const wrong = problem(entry);
+    if (wrong) body += wrong;
+    else if (entry?.results) {
+      const tables = benchmarkTables(entry.results);
+      body += `${intro(entry, entry.results)}<p>The same charts and tables as the benchmark's report.html.</p>`;
+      body += benchmarkSections(entry.results).join("\n");
+      body += `<h2>Summary</h2>${tables.summary}<h2>Per task</h2>${tables.tasks}${legend}`;
+    }
   }
   return page("Compare", body);
 }

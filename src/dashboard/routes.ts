@@ -349,8 +349,17 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
 
   const resultFiles = (options.results ?? []).map((file) => ({ file, ...readChartResults(file) }));
   app.get("/compare", async (request, reply) => {
-    const chosen = Number((request.query as { file?: string }).file ?? 0);
-    return html(reply, comparePage(resultFiles, Number.isInteger(chosen) ? chosen : 0));
+    const query = request.query as { file?: string; with?: string };
+    const chosen = Number(query.file ?? 0);
+    const against = query.with !== undefined ? Number(query.with) : undefined;
+    return html(
+      reply,
+      comparePage(
+        resultFiles,
+        Number.isInteger(chosen) ? chosen : 0,
+        against !== undefined && Number.isInteger(against) ? against : undefined,
+      ),
+    );
   });
 };
 

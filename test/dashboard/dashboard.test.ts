@@ -405,7 +405,10 @@ rules:
     const results = benchResults(runs, 2);
     const file = join(mkdtempSync(join(tmpdir(), "mentor-results-")), "results.json");
     writeFileSync(file, JSON.stringify(results));
-    const app = await buildDashboard({ policies: [], results: [file, `${file}.missing`] });
+    // A second shard: the same runs under another model's name.
+    const other = join(mkdtempSync(join(tmpdir(), "mentor-results-")), "results.json");
+    writeFileSync(other, JSON.stringify(benchResults(runs.slice(0, 2), 2, { model: "other-model" })));
+    const app = await buildDashboard({ policies: [], results: [file, `${file}.missing`, other] });
     try {
       const page = (await app.inject("/dashboard/compare")).body;
       const section = (html: string) =>
@@ -429,6 +432,12 @@ rules:
       assert.match(summary, /<td>token<\/td>(<td>[^<]*<\/td>){7}<td class="broke">0 in 0\/2 runs<\/td>/);
       assert.match(section(page), /Calls that broke a block rule/);
       assert.match(table(page, "tasks"), /1\/2 · 3\.00 calls · 0 blocked · 1\.00 broke/);
+      // Two shards side by side: each one's summary and per-task tables.
+      const beside = (await app.inject("/dashboard/compare?file=0&with=2")).body;
+      const halves = beside.slice(beside.indexOf('id="side-by-side"')).split('<div class="half">').slice(1);
+      assert.equal(halves.length, 2);
+      assert.match(halves[0] as string, /model <b>m<\/b>[\s\S]*<table id="summary">[\s\S]*<td class="broke">2 in 1\/2 runs/);
+      assert.match(halves[1] as string, /model <b>other-model<\/b>[\s\S]*<table id="summary">[\s\S]*<td class="broke">2 in 1\/1 runs/);
       const missing = (await app.inject("/dashboard/compare?file=1")).body;
       assert.match(missing, /results\.json\.missing: ENOENT/);
     } finally {
