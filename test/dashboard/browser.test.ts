@@ -9,7 +9,13 @@ import { type Browser, chromium, type Locator, type Page } from "playwright-core
 import { buildDashboard } from "../../src/dashboard/index.js";
 import { colourFill, colourGlyph } from "../../src/dashboard/html.js";
 import { loadPolicy } from "../../src/policy/index.js";
-import { longCity, recordOperatorRuns, recordTravelRuns } from "../support/recorded-runs.js";
+import {
+  longCity,
+  recordOperatorRuns,
+  recordRuns,
+  recordTravelRuns,
+  thirdRequestMessages,
+} from "../support/recorded-runs.js";
 import { missingTool } from "../support/system-tools.js";
 import { travelPolicyFile } from "../support/tiny-travel.js";
 
@@ -389,5 +395,41 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
     );
     assert.match(await text(page.locator("#requests")), /MNT_ERR_NOTHING_ALLOWED: a tool call is required, but the policy allows none of the offered tools now \(book_flight\)/);
     await fits("run-nothing-allowed");
+  });
+
+  it("live: the run page shows the conversation's next request once it is written", async () => {
+    const { travel } = recorded.runs;
+    await page.goto(`${base}/dashboard/run/${travel[0]}`);
+    assert.equal(await page.locator("#requests tr[data-request]").count(), 3);
+    // The agent goes on: the booking made (confirmed), then the model's answer, recorded by another server.
+    const booked = [
+      ...thirdRequestMessages,
+      {
+        role: "assistant" as const,
+        content: null,
+        tool_calls: [
+          {
+            id: "call_3",
+            type: "function" as const,
+            function: {
+              name: "book_flight",
+              arguments: JSON.stringify({ origin: "Toronto", destination: "Chicago", travel_class: "economy" }),
+            },
+          },
+        ],
+      },
+      { role: "tool" as const, tool_call_id: "call_3", content: JSON.stringify({ status: "confirmed" }) },
+    ];
+    await recordRuns({
+      steps: ["Your flight is booked."],
+      requests: [{ messages: booked, toolChoice: "auto" }],
+      directory: recorded.directory,
+    });
+    await page.locator('#requests tr[data-request="3"]').waitFor({ timeout: 10_000 });
+    // The booking the third request returned is now made, with its outcome (6); the answer is allowed: P4 holds (7).
+    const headers = await page.locator("#matrix th.column[data-column]:not([data-column=start])").allTextContents();
+    assert.deepEqual(headers.slice(5).map((one) => one.replace(/\(.*/, "")), ["6. book_flight", "7. answer"]);
+    assert.match((await page.locator('#matrix th.column[data-column="5"]').getAttribute("class")) ?? "", /\bmade\b/);
+    assert.match(await text(page.locator("#duties")), /^None: the run may end here\.$/);
   });
 });
