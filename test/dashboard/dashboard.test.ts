@@ -8,6 +8,7 @@ import { renderReport } from "../../bench/report.js";
 import {
   buildDashboard,
   conversations,
+  countsOf,
   type FlightRecord,
   RecordStore,
   type RunView,
@@ -18,7 +19,12 @@ import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 import { describeInstance, Run, traceFromMessages } from "../../src/run/index.js";
 import { buildServer } from "../../src/server/index.js";
 import { benchResults, runRecord } from "../support/bench-results.js";
-import { recordRuns, recordTravelRuns, secondRequestMessages } from "../support/recorded-runs.js";
+import {
+  recordOperatorRuns,
+  recordRuns,
+  recordTravelRuns,
+  secondRequestMessages,
+} from "../support/recorded-runs.js";
 import { ScriptedGenerator } from "../support/scripted-generator.js";
 import { travelPolicyFile } from "../support/tiny-travel.js";
 
@@ -520,6 +526,61 @@ rules:
       assert.equal((await on.inject({ url: "/v1/models", headers: { cookie } })).statusCode, 401);
     } finally {
       await on.close();
+    }
+  });
+});
+
+describe("a whole agent run's records (issue 33)", () => {
+  it("a refused turn keeps what it judged; the views explain the 422, the stop and the unshielded violation", async () => {
+    const recorded = await recordOperatorRuns();
+    try {
+      const store = new RecordStore(recorded.directory);
+      store.refresh();
+      const records = (ids: string[]) => ids.map((id) => store.get(id)?.record as FlightRecord);
+      const stopPolicy = loadPolicy(recorded.policyFile);
+      // 422: the record has the turn's grounding, so the task and the unsafe tools can be shown.
+      const [nothing] = records(recorded.runs.nothing);
+      assert.equal(nothing?.status, 422);
+      assert.equal(nothing?.mentor?.grounding[0]?.kind, "task");
+      const refused = runView(policy, records(recorded.runs.nothing));
+      assert.equal(refused.task[0]?.arguments.destination, "Boston");
+      assert.deepEqual(
+        refused.requests[0]?.unsafe?.map((tool) => [tool.tool, tool.calls.map((call) => call.rules)]),
+        [
+          ["book_train", [["P1"]]],
+          ["book_flight", [["P1", "P5", "P3"]]],
+        ],
+      );
+      // The stop: the turn that stopped the run, then the client's request refused (409).
+      const stopped = runView(stopPolicy, records(recorded.runs.stopped));
+      assert.deepEqual(stopped.stopped?.rules, ["P5"]);
+      assert.deepEqual(
+        stopped.columns.map((column) => [column.kind, column.action]),
+        [["proposed", "stop"]],
+      );
+      assert.equal(stopped.requests[1]?.error?.code, "MNT_ERR_RUN_STOPPED");
+      // Unshielded: the booking made breaks P1, P5, P3; the next column keeps P1 broken, re-armed.
+      const unshielded = runView(policy, records(recorded.runs.unshielded));
+      assert.deepEqual(
+        unshielded.columns.map((column) => [column.kind, column.broke ?? false, column.request]),
+        [
+          ["made", true, 0],
+          ["answer", false, 1],
+        ],
+      );
+      const p1 = unshielded.rows.findIndex((one) => one.key.startsWith("P1 for"));
+      assert.deepEqual(unshielded.cells[p1]?.[1]?.rearmed, { by: 0, now: "CURR_SAT" });
+      assert.equal(unshielded.cells[p1]?.[1]?.colour, "PERM_VIOL");
+      assert.deepEqual(countsOf(records(recorded.runs.unshielded)), {
+        blocked: 0,
+        broke: 1,
+        stopped: 0,
+        doneRefusals: 0,
+        exhausted: 0,
+        errors: 0,
+      });
+    } finally {
+      rmSync(recorded.directory, { recursive: true, force: true });
     }
   });
 });
