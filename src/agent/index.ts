@@ -14,11 +14,11 @@ export {
   type AssistantMessage,
   type AttemptCall,
   runTurn,
-  turnRecordOf,
   type ShieldMode,
   shieldModes,
   type TurnAttempt,
   type TurnOptions,
   type TurnRecord,
   type TurnResult,
+  turnRecordOf,
 } from "./turn.js";

@@ -1,9 +1,8 @@
 import type { LintFinding } from "../game/index.js";
 import { formatFormula } from "../logic/index.js";
-import type { Policy, RuleSpec } from "../policy/index.js";
-import type { AutomatonView } from "./automaton-view.js";
+import type { Policy } from "../policy/index.js";
 import { benchmarkSections, benchmarkTables, type ChartResults } from "./charts.js";
-import { callText, colourFill, colourLegend, embeddedJson, escapeHtml, page } from "./html.js";
+import { escapeHtml, page } from "./html.js";
 import {
   type ConversationPlace,
   type FlightRecord,
@@ -32,7 +31,8 @@ export function matchesFilter(
   if (filter.latest && place && place.latest !== record.id) return false;
   if (filter.policy && (record.policy ?? "") !== filter.policy) return false;
   if (filter.mode && record.mode !== filter.mode) return false;
-  if (filter.outcome && !outcomesOf(filter.latest ? conversation : record).includes(filter.outcome)) return false;
+  if (filter.outcome && !outcomesOf(filter.latest ? conversation : record).includes(filter.outcome))
+    return false;
   return true;
 }
 

@@ -5,6 +5,7 @@ import { MentorError } from "../errors/index.js";
 import { type LintFinding, lintConstraints, lintPolicy } from "../game/index.js";
 import type { Policy } from "../policy/index.js";
 import { SolverClient } from "../smt/index.js";
+import { type RulebookDrawing, rulebookPage, rulePage } from "./automaton-page.js";
 import { automatonDot, automatonView, MAX_DRAWN_STATES, SvgRenderer } from "./automaton-view.js";
 import type { ChartResults } from "./charts.js";
 import { escapeHtml, page } from "./html.js";
@@ -20,8 +21,12 @@ import {
 import {
   type ConversationPlace,
   conversations,
-  countsOf, type FlightRecord, type Outcome, outcomeNames, RecordStore } from "./records.js";
-import { type RulebookDrawing, rulebookPage, rulePage } from "./automaton-page.js";
+  countsOf,
+  type FlightRecord,
+  type Outcome,
+  outcomeNames,
+  RecordStore,
+} from "./records.js";
 import { runPage } from "./run-page.js";
 import { type RunView, runView } from "./run-view.js";
 
@@ -53,7 +58,6 @@ export function dashboardKey(request: FastifyRequest): string | undefined {
   const match = new RegExp(`(?:^|;\\s*)${DASHBOARD_KEY_COOKIE}=([^;]*)`).exec(cookie);
   return match?.[1] !== undefined ? decodeURIComponent(match[1]) : undefined;
 }
-
 
 /**
  * The dashboard's pages and their JSON, under the prefix it is registered with (`/dashboard`):
@@ -308,7 +312,15 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
         : undefined;
     return html(
       reply,
-      rulePage({ policy, rule, view, svg, path, pathNote, ...(query.run !== undefined ? { run: query.run } : {}) }),
+      rulePage({
+        policy,
+        rule,
+        view,
+        svg,
+        path,
+        pathNote,
+        ...(query.run !== undefined ? { run: query.run } : {}),
+      }),
     );
   });
 
@@ -332,7 +344,9 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
         continue;
       }
       // The run's end: its last made (or returned) call; a blocked call is not a step.
-      const end = (view as RunView).columns.findLastIndex((column) => column.kind === "made" || column.returned);
+      const end = (view as RunView).columns.findLastIndex(
+        (column) => column.kind === "made" || column.returned,
+      );
       for (const row of rows) {
         const path = pathOf(view as RunView, row, end);
         drawings.push({

@@ -33,7 +33,8 @@ const resumeText =
 /** What a column is: `block`, `stop`, `ask`, `retry`, `refused`, `made, broke P1, P5`, `warn`, `allow`. */
 export function columnVerdict(column: MatrixColumn): string {
   if (column.refused) return "refused";
-  if (column.broke) return `${column.kind === "made" ? "made" : "returned"}, broke ${column.rules.join(", ")}`;
+  if (column.broke)
+    return `${column.kind === "made" ? "made" : "returned"}, broke ${column.rules.join(", ")}`;
   if (column.verdict === "block") return column.action === "block" ? "block" : column.action;
   return column.warnings.length > 0 ? "warn" : "allow";
 }
@@ -54,7 +55,9 @@ function stopText(stop: NonNullable<RunView["stopped"]>): string {
 function requestNote(request: RunRequest, view: RunView, record: FlightRecord | undefined): string {
   const parts: string[] = [];
   if (record && !request.error)
-    parts.push(`${outcomeBadges(record)} <span class="clip" style="max-width:420px" title="${escapeHtml(endText(record))}">${escapeHtml(endText(record))}</span>`);
+    parts.push(
+      `${outcomeBadges(record)} <span class="clip" style="max-width:420px" title="${escapeHtml(endText(record))}">${escapeHtml(endText(record))}</span>`,
+    );
   if (request.error)
     parts.push(
       `<span class="problems">${escapeHtml(request.error.code ?? "")}: ${escapeHtml(request.error.message ?? "")}</span>`,
@@ -177,8 +180,7 @@ function matrixTable(record: FlightRecord, view: RunView): string {
     .map((column, index) => {
       const call = column.call as { name: string; arguments: Record<string, unknown> };
       const verdict = columnVerdict(column);
-      const label =
-        column.kind === "answer" ? `answer${column.refused ? " (refused)" : ""}` : callText(call);
+      const label = column.kind === "answer" ? `answer${column.refused ? " (refused)" : ""}` : callText(call);
       // The header names the call and its values; the whole call and its verdict are the tooltip.
       const short =
         column.kind === "answer"
@@ -186,7 +188,9 @@ function matrixTable(record: FlightRecord, view: RunView): string {
           : `${call.name}(${Object.values(call.arguments)
               .map((value) => (typeof value === "string" ? value : JSON.stringify(value)))
               .join(", ")})`;
-      const classes = ["column", column.kind, columnClass(column), firstOf.has(index) ? "first" : ""].join(" ");
+      const classes = ["column", column.kind, columnClass(column), firstOf.has(index) ? "first" : ""].join(
+        " ",
+      );
       const mark = verdict === "allow" ? "" : `[${verdict}] `;
       return `<th class="${classes}" data-column="${index}" title="${escapeHtml(`${index + 1}. ${label} — ${verdict}, request ${column.request + 1}`)}">${index + 1}. ${escapeHtml(mark)}${escapeHtml(short.length > 30 ? `${short.slice(0, 29)}…` : short)}</th>`;
     })

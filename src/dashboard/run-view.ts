@@ -148,7 +148,10 @@ export function runView(policy: Policy, records: FlightRecord | readonly FlightR
 
   const pushMade = (index: number, request: number) => {
     const call = made[index] as ToolCallEvent;
-    const decision = evaluator.decide({ task, calls: made.slice(0, index) }, { name: call.name, arguments: call.arguments });
+    const decision = evaluator.decide(
+      { task, calls: made.slice(0, index) },
+      { name: call.name, arguments: call.arguments },
+    );
     madeColumn.push(columns.length);
     position.set(columns.length, index);
     columns.push({
@@ -197,7 +200,9 @@ export function runView(policy: Policy, records: FlightRecord | readonly FlightR
       from,
       to: columns.length,
       ...(record.mode !== undefined ? { mode: record.mode } : {}),
-      ...(record.error ? { error: { code: record.error.code ?? null, message: record.error.message ?? "" } } : {}),
+      ...(record.error
+        ? { error: { code: record.error.code ?? null, message: record.error.message ?? "" } }
+        : {}),
       ...(stopped ? { stopped: stopRules(stopped, severityOf) } : {}),
     };
     if (record.error?.code === "MNT_ERR_NOTHING_ALLOWED")
@@ -242,9 +247,11 @@ export function runView(policy: Policy, records: FlightRecord | readonly FlightR
   // Stops are read from the messages (the shield's stop text); the last request's own stop is in its record.
   // (The messages do not say which rules stopped the run: the request that stopped it does.)
   const stillStopped =
-    (last.messages !== undefined ? evaluator.monitorOf(withGrounding(last.messages, grounding)).stopped : undefined) ??
-    last.mentor?.stopped;
-  const stopped = stillStopped && (requests.findLast((record) => record.mentor?.stopped)?.mentor?.stopped ?? stillStopped);
+    (last.messages !== undefined
+      ? evaluator.monitorOf(withGrounding(last.messages, grounding)).stopped
+      : undefined) ?? last.mentor?.stopped;
+  const stopped =
+    stillStopped && (requests.findLast((record) => record.mentor?.stopped)?.mentor?.stopped ?? stillStopped);
   return {
     policy: policy.name,
     task,
@@ -355,7 +362,10 @@ function mergedGrounding(records: readonly FlightRecord[]): GroundingNote[] {
 }
 
 /** The tools the policy counts unsafe after `trace`, with the rules each of their calls breaks. */
-function unsafeTools(evaluator: Evaluator, trace: { task: TaskCall[]; calls: ToolCallEvent[] }): UnsafeTool[] {
+function unsafeTools(
+  evaluator: Evaluator,
+  trace: { task: TaskCall[]; calls: ToolCallEvent[] },
+): UnsafeTool[] {
   const next = evaluator.next(trace);
   return next.tools
     .filter((tool) => tool.class === "unsafe")

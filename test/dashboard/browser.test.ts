@@ -6,8 +6,8 @@ import { after, before, describe, it } from "node:test";
 import { inflateSync } from "node:zlib";
 import type { FastifyInstance } from "fastify";
 import { type Browser, chromium, type Locator, type Page } from "playwright-core";
-import { buildDashboard } from "../../src/dashboard/index.js";
 import { colourFill, colourGlyph } from "../../src/dashboard/html.js";
+import { buildDashboard } from "../../src/dashboard/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import {
   longCity,
@@ -123,7 +123,11 @@ describe("the dashboard in headless Chromium", { skip: missing }, () => {
       "P5 permanently violated by the blocked flight",
     );
     assert.equal(await text(cell(p5, 2)), "✕");
-    assert.equal(await background(p1, 2), "rgb(104, 211, 145)", "P1 holds for good: the distance was checked");
+    assert.equal(
+      await background(p1, 2),
+      "rgb(104, 211, 145)",
+      "P1 holds for good: the distance was checked",
+    );
     assert.equal(await text(cell(p1, 2)), "");
     assert.equal(await glyph(cell(p1, 2)), '"✓"', "PERM_SAT's glyph, the second cue");
 
@@ -186,13 +190,24 @@ function luminance(hex: string, matrix?: readonly (readonly number[])[]): number
     return value <= 0.04045 ? value / 12.92 : ((value + 0.055) / 1.055) ** 2.4;
   });
   const [r, g, b] = matrix
-    ? matrix.map((row) => Math.min(1, Math.max(0, row.reduce((sum, weight, index) => sum + weight * (linear[index] as number), 0))))
+    ? matrix.map((row) =>
+        Math.min(
+          1,
+          Math.max(
+            0,
+            row.reduce((sum, weight, index) => sum + weight * (linear[index] as number), 0),
+          ),
+        ),
+      )
     : linear;
   return 0.2126 * (r as number) + 0.7152 * (g as number) + 0.0722 * (b as number);
 }
 
 function contrast(left: string, right: string, matrix?: readonly (readonly number[])[]): number {
-  const [light, dark] = [luminance(left, matrix), luminance(right, matrix)].sort((a, b) => b - a) as [number, number];
+  const [light, dark] = [luminance(left, matrix), luminance(right, matrix)].sort((a, b) => b - a) as [
+    number,
+    number,
+  ];
   return (light + 0.05) / (dark + 0.05);
 }
 
@@ -249,7 +264,10 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
       };
       return { scroll: window.document.scrollingElement.scrollWidth, inner: window.innerWidth };
     });
-    assert.ok(widths.scroll <= widths.inner, `${name}: the page is ${widths.scroll} px wide at ${widths.inner}`);
+    assert.ok(
+      widths.scroll <= widths.inner,
+      `${name}: the page is ${widths.scroll} px wide at ${widths.inner}`,
+    );
     const png = await page.screenshot({ path: join(shots, `${name}.png`) });
     assert.ok(pngLooksDrawn(png), `${name}: the screenshot is not blank`);
   }
@@ -268,7 +286,13 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
     // The latest request of the travel run blocked nothing itself: the run did, twice.
     await page.goto(`${base}/dashboard/?latest=1&outcome=blocked`);
     assert.deepEqual(
-      (await page.locator("tr.run").evaluateAll((rows) => rows.map((row) => (row as unknown as { dataset: { id: string } }).dataset.id))).sort(),
+      (
+        await page
+          .locator("tr.run")
+          .evaluateAll((rows) =>
+            rows.map((row) => (row as unknown as { dataset: { id: string } }).dataset.id),
+          )
+      ).sort(),
       [travel[2], stopped[1]].sort(),
     );
     await page.goto(`${base}/dashboard/?latest=1&outcome=broke`);
@@ -281,7 +305,10 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
     await page.goto(`${base}/dashboard/?latest=1`);
     const started = performance.now();
     let clicks = 0;
-    await runRow(travel[2] as string).locator("a").first().click();
+    await runRow(travel[2] as string)
+      .locator("a")
+      .first()
+      .click();
     clicks++;
     await page.locator('#matrix th.column[data-column="2"]').click();
     clicks++;
@@ -292,7 +319,10 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
     assert.equal(await text(page.locator("#verdict")), "block");
     assert.equal(breaks, "P5: Check seat availability for a flight before booking it.");
     assert.equal(advice, 'Advice (prerequisite): check_seats(origin="Toronto", destination="Chicago")');
-    assert.match(await text(page.locator("#details")), /Request 2 of 3 · proposed in generation 1 · outcome: not made/);
+    assert.match(
+      await text(page.locator("#details")),
+      /Request 2 of 3 · proposed in generation 1 · outcome: not made/,
+    );
     process.stdout.write(`# walkthrough: ${clicks} clicks, ${seconds.toFixed(2)} s in headless Chromium\n`);
     // The details are beside the matrix, in view without scrolling.
     const box = await page.locator("#details").boundingBox();
@@ -305,15 +335,24 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
     await page.goto(`${base}/dashboard/run/${travel[0]}`);
     assert.equal(await page.locator("#requests tr[data-request]").count(), 3);
     assert.equal(await page.locator("#matrix th.column[data-column]:not([data-column=start])").count(), 6);
-    assert.deepEqual(await page.locator("#matrix th.request").allTextContents(), ["request 1", "request 2", "request 3"]);
+    assert.deepEqual(await page.locator("#matrix th.request").allTextContents(), [
+      "request 1",
+      "request 2",
+      "request 3",
+    ]);
     // The two flights blocked in the first and second requests, and the answer refused in the third.
     assert.deepEqual(
-      (await page.locator("#matrix th.column.blocked").allTextContents()).map((one) => one.replace(/\(.*/, "")),
+      (await page.locator("#matrix th.column.blocked").allTextContents()).map((one) =>
+        one.replace(/\(.*/, ""),
+      ),
       ["1. [block] book_flight", "3. [block] book_flight", "5. [refused] answer "],
     );
     assert.equal(await page.locator("#previous").count(), 0);
     assert.equal(await page.locator("#next").getAttribute("href"), `/dashboard/run/${travel[1]}`);
-    assert.equal(await text(page.locator("#run-counts")), "The whole run: blockedrefused 2 blocked · 0 broke · 0 stopped");
+    assert.equal(
+      await text(page.locator("#run-counts")),
+      "The whole run: blockedrefused 2 blocked · 0 broke · 0 stopped",
+    );
   });
 
   it("an unshielded violation: made, broke P1, P3, P5 — its own mark; the broken rules stay dark red after re-arming", async () => {
@@ -330,7 +369,10 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
     const later = page.locator(`#matrix td.cell[data-row="${p1}"][data-column="1"]`);
     assert.match((await later.getAttribute("class")) ?? "", /\bPERM_VIOL\b.*\brearmed\b/);
     assert.equal(await text(later), "↺");
-    assert.match((await later.getAttribute("title")) ?? "", /broken by call 1, then re-armed by the monitor to judge later calls: now CURR_SAT/);
+    assert.match(
+      (await later.getAttribute("title")) ?? "",
+      /broken by call 1, then re-armed by the monitor to judge later calls: now CURR_SAT/,
+    );
     // The long city name is cut in the row label, whole on hover.
     const label = page.locator(`#matrix tbody tr td.row`).nth(p1);
     assert.match((await label.getAttribute("title")) ?? "", new RegExp(longCity));
@@ -369,10 +411,16 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
     const instances = await sections.count();
     assert.ok(instances >= 6, `${instances} drawings`);
     const p5 = sections.filter({ hasText: "P5 for route" }).first();
-    assert.match(await text(p5.locator("h3")), /^P5 for route\(x="Toronto", y="Chicago"\) · now in state \d+ \(path \d+ → \d+/);
+    assert.match(
+      await text(p5.locator("h3")),
+      /^P5 for route\(x="Toronto", y="Chicago"\) · now in state \d+ \(path \d+ → \d+/,
+    );
     assert.ok((await p5.locator("svg g.edge.taken").count()) >= 1, "the path is drawn");
     // A state's whole residual is its tooltip (Graphviz's <title> of the node's link).
-    assert.match((await p5.locator("svg g.node a").first().getAttribute("xlink:title")) ?? "", /^state \d+ \((PERM|CURR)_/);
+    assert.match(
+      (await p5.locator("svg g.node a").first().getAttribute("xlink:title")) ?? "",
+      /^state \d+ \((PERM|CURR)_/,
+    );
     const svg = p5.locator("svg");
     const natural = Number.parseFloat((await svg.getAttribute("width")) ?? "0") * (4 / 3);
     const width = async () => (await svg.boundingBox())?.width ?? 0;
@@ -386,14 +434,20 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
   it("a 422 (nothing allowed): the task grounded, and which rules made each tool unsafe", async () => {
     const { nothing } = recorded.runs;
     await page.goto(`${base}/dashboard/run/${nothing[0]}`);
-    assert.match(await text(page.locator("main")), /Task: request_travel\(origin="Toronto", destination="Boston"/);
+    assert.match(
+      await text(page.locator("main")),
+      /Task: request_travel\(origin="Toronto", destination="Boston"/,
+    );
     const unsafe = await text(page.locator("#requests .unsafe"));
     assert.match(unsafe, /MNT_ERR_NOTHING_ALLOWED|Nothing the request allowed was safe/);
     assert.match(
       unsafe,
       /book_flight is unsafe:book_flight\(origin="Toronto", destination="Boston"\) breaks P1: Check the distance of a route before any booking for it\.; P5: Check seat availability/,
     );
-    assert.match(await text(page.locator("#requests")), /MNT_ERR_NOTHING_ALLOWED: a tool call is required, but the policy allows none of the offered tools now \(book_flight\)/);
+    assert.match(
+      await text(page.locator("#requests")),
+      /MNT_ERR_NOTHING_ALLOWED: a tool call is required, but the policy allows none of the offered tools now \(book_flight\)/,
+    );
     await fits("run-nothing-allowed");
   });
 
@@ -413,7 +467,11 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
             type: "function" as const,
             function: {
               name: "book_flight",
-              arguments: JSON.stringify({ origin: "Toronto", destination: "Chicago", travel_class: "economy" }),
+              arguments: JSON.stringify({
+                origin: "Toronto",
+                destination: "Chicago",
+                travel_class: "economy",
+              }),
             },
           },
         ],
@@ -427,9 +485,17 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
     });
     await page.locator('#requests tr[data-request="3"]').waitFor({ timeout: 10_000 });
     // The booking the third request returned is now made, with its outcome (6); the answer is allowed: P4 holds (7).
-    const headers = await page.locator("#matrix th.column[data-column]:not([data-column=start])").allTextContents();
-    assert.deepEqual(headers.slice(5).map((one) => one.replace(/\(.*/, "")), ["6. book_flight", "7. answer"]);
-    assert.match((await page.locator('#matrix th.column[data-column="5"]').getAttribute("class")) ?? "", /\bmade\b/);
+    const headers = await page
+      .locator("#matrix th.column[data-column]:not([data-column=start])")
+      .allTextContents();
+    assert.deepEqual(
+      headers.slice(5).map((one) => one.replace(/\(.*/, "")),
+      ["6. book_flight", "7. answer"],
+    );
+    assert.match(
+      (await page.locator('#matrix th.column[data-column="5"]').getAttribute("class")) ?? "",
+      /\bmade\b/,
+    );
     assert.match(await text(page.locator("#duties")), /^None: the run may end here\.$/);
   });
 });

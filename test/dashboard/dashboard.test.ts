@@ -315,7 +315,10 @@ describe("the dashboard's routes", () => {
     const page = await dashboard.inject(`/dashboard/run/${ids[1]}`);
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /<table class="matrix" id="matrix">/);
-    assert.match(page.body, /<th class="column proposed blocked[^"]*" data-column="2"[^>]*>3\. \[block\] book_flight/);
+    assert.match(
+      page.body,
+      /<th class="column proposed blocked[^"]*" data-column="2"[^>]*>3\. \[block\] book_flight/,
+    );
     assert.match(
       page.body,
       /<td class="cell PERM_VIOL broken[^"]*" style="background:#9b2c2c" data-row="3" data-column="2"/,
@@ -335,7 +338,10 @@ describe("the dashboard's routes", () => {
 
   it("A rule: its automaton drawn by Graphviz, the run's path highlighted", async () => {
     // The run page's view: the whole conversation (the distance check is its column 1).
-    const view = runView(policy, ids.map((id) => recordOf(id)));
+    const view = runView(
+      policy,
+      ids.map((id) => recordOf(id)),
+    );
     const p1 = row(view, `P1 for ${route}`);
     const page = await dashboard.inject(`/dashboard/policy/travel/rule/P1?run=${ids[1]}&row=${p1}&column=1`);
     assert.equal(page.statusCode, 200);
@@ -442,8 +448,14 @@ rules:
       const beside = (await app.inject("/dashboard/compare?file=0&with=2")).body;
       const halves = beside.slice(beside.indexOf('id="side-by-side"')).split('<div class="half">').slice(1);
       assert.equal(halves.length, 2);
-      assert.match(halves[0] as string, /model <b>m<\/b>[\s\S]*<table id="summary">[\s\S]*<td class="broke">2 in 1\/2 runs/);
-      assert.match(halves[1] as string, /model <b>other-model<\/b>[\s\S]*<table id="summary">[\s\S]*<td class="broke">2 in 1\/1 runs/);
+      assert.match(
+        halves[0] as string,
+        /model <b>m<\/b>[\s\S]*<table id="summary">[\s\S]*<td class="broke">2 in 1\/2 runs/,
+      );
+      assert.match(
+        halves[1] as string,
+        /model <b>other-model<\/b>[\s\S]*<table id="summary">[\s\S]*<td class="broke">2 in 1\/1 runs/,
+      );
       const missing = (await app.inject("/dashboard/compare?file=1")).body;
       assert.match(missing, /results\.json\.missing: ENOENT/);
     } finally {

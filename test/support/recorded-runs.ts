@@ -111,7 +111,11 @@ export async function recordRuns(options: {
       if (response.statusCode !== (request.status ?? 200))
         throw new Error(`recording a run failed: ${response.statusCode} ${response.body}`);
       // An error's body has no id: the record's is the file's last line.
-      ids.push(response.statusCode === 200 ? (response.json() as { id: string }).id : lastRecordId(directory, earlier));
+      ids.push(
+        response.statusCode === 200
+          ? (response.json() as { id: string }).id
+          : lastRecordId(directory, earlier),
+      );
       options.onAnswer?.(index, response.json());
     }
   } finally {
@@ -167,7 +171,8 @@ export function writeTravelStopPolicy(directory: string): string {
       '{id: P5, template: precedence, a: "seats_checked(route)", b: "flight(route)"}',
       '{id: P5, template: precedence, a: "seats_checked(route)", b: "flight(route)", severity: stop}',
     );
-  if (!text.includes("severity: stop")) throw new Error("the travel policy's P5 line changed: update writeTravelStopPolicy");
+  if (!text.includes("severity: stop"))
+    throw new Error("the travel policy's P5 line changed: update writeTravelStopPolicy");
   const file = join(directory, "travel_stop.yaml");
   writeFileSync(file, text);
   return file;
@@ -238,7 +243,9 @@ export async function recordOperatorRuns(): Promise<{
     directory,
     policies: ["travel", policyFile],
     onAnswer: (index, body) => {
-      if (index === 5) stopText.content = (body as { choices: { message: { content: string } }[] }).choices[0]?.message.content ?? "";
+      if (index === 5)
+        stopText.content =
+          (body as { choices: { message: { content: string } }[] }).choices[0]?.message.content ?? "";
     },
   });
   return {
