@@ -14,7 +14,7 @@ const travelPolicy = fileURLToPath(new URL("../../policies/travel/policy.yaml", 
 /**
  * docs/dashboard.md's picture of the dashboard: a real server records the travel runs of the dashboard's
  * tests (scripted generator, prompt shield), the dashboard serves them, and headless Chromium
- * takes the run page's matrix with the blocked flight selected.
+ * takes the run page's matrix with the blocked flight selected, its details beside it.
  */
 export async function screenshotDashboard(
   png: string,
@@ -33,7 +33,8 @@ export async function screenshotDashboard(
     const base = await app.listen({ host: "127.0.0.1", port: 0 });
     const page = await browser.newPage({ viewport: { width: options.width ?? 1000, height: 860 } });
     await page.goto(`${base}/dashboard/run/${ids[1]}`);
-    await page.locator('#matrix th.column[data-column="1"]').click();
+    // The whole run's third call: the second request's economy flight, blocked by P5.
+    await page.locator('#matrix th.column[data-column="2"]').click();
     await page.locator("#details #verdict").waitFor();
     // The matrix and the selected call's details, at the top of the picture.
     await page

@@ -79,7 +79,7 @@ table.matrix th.column.proposed{border-top:3px solid #2b6cb0}
 table.matrix th.request{font-size:11px;text-align:center;background:#e2e8f0;border-left:3px solid #4a5568}
 table.matrix .first{border-left:3px solid #4a5568}
 table.matrix .selected{outline:3px solid #2b6cb0;outline-offset:-2px}
-table.matrix td.row{white-space:nowrap;max-width:260px;overflow:hidden;text-overflow:ellipsis;position:sticky;left:0;background:#fff;z-index:1}
+table.matrix td.row{display:table-cell;white-space:nowrap;max-width:260px;overflow:hidden;text-overflow:ellipsis;position:sticky;left:0;background:#fff;z-index:1}
 table.matrix thead th{position:sticky;top:0;z-index:2}
 .stop{border:2px solid #1a202c;background:#fff5f5;padding:6px 10px}
 .badge.broke{background:#9b2c2c;color:#fff}.badge.stopped,.badge.stop{background:#1a202c;color:#fff}
@@ -89,6 +89,7 @@ table.matrix thead th{position:sticky;top:0;z-index:2}
 .automaton{overflow:auto;max-height:75vh;max-width:100%;border:1px solid #e2e8f0;cursor:grab}
 .automaton svg{max-width:none;height:auto;display:block}
 .zoom button{min-width:32px}
+#after{table-layout:fixed;width:100%}#after td,#after th{overflow-wrap:normal}#after th:first-child{width:50%}#after th:nth-child(2){width:34%}
 .side-by-side{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:16px}
 `;
 
