@@ -31,7 +31,7 @@ export async function screenshotDashboard(
   const browser = await chromium.launch({ executablePath: executable, headless: true });
   try {
     const base = await app.listen({ host: "127.0.0.1", port: 0 });
-    const page = await browser.newPage({ viewport: { width: options.width ?? 1000, height: 860 } });
+    const page = await browser.newPage({ viewport: { width: options.width ?? 1280, height: 860 } });
     await page.goto(`${base}/dashboard/run/${ids[1]}`);
     // The whole run's third call: the second request's economy flight, blocked by P5.
     await page.locator('#matrix th.column[data-column="2"]').click();
@@ -54,7 +54,7 @@ async function main(argv: string[]): Promise<void> {
       `The dashboard's run page as a PNG, in headless Chromium (MENTOR_CHROMIUM, else ${defaultChromium})`,
     )
     .argument("[png]", "the PNG to write", "docs/dashboard.png")
-    .option("--width <px>", "viewport width", "1000");
+    .option("--width <px>", "viewport width", "1280");
   program.parse(argv);
   const [png] = program.processedArgs as [string];
   const width = Number(program.opts().width);
