@@ -14,7 +14,7 @@ const travelPolicy = fileURLToPath(new URL("../../policies/travel/policy.yaml", 
 /**
  * docs/dashboard.md's picture of the dashboard: a real server records the travel runs of the dashboard's
  * tests (scripted generator, prompt shield), the dashboard serves them, and headless Chromium
- * takes the run page's matrix with the blocked flight selected.
+ * takes the run page's matrix with the blocked flight selected, its details beside it.
  */
 export async function screenshotDashboard(
   png: string,
@@ -31,9 +31,10 @@ export async function screenshotDashboard(
   const browser = await chromium.launch({ executablePath: executable, headless: true });
   try {
     const base = await app.listen({ host: "127.0.0.1", port: 0 });
-    const page = await browser.newPage({ viewport: { width: options.width ?? 1000, height: 860 } });
+    const page = await browser.newPage({ viewport: { width: options.width ?? 1280, height: 860 } });
     await page.goto(`${base}/dashboard/run/${ids[1]}`);
-    await page.locator('#matrix th.column[data-column="1"]').click();
+    // The whole run's third call: the second request's economy flight, blocked by P5.
+    await page.locator('#matrix th.column[data-column="2"]').click();
     await page.locator("#details #verdict").waitFor();
     // The matrix and the selected call's details, at the top of the picture.
     await page
@@ -53,7 +54,7 @@ async function main(argv: string[]): Promise<void> {
       `The dashboard's run page as a PNG, in headless Chromium (MENTOR_CHROMIUM, else ${defaultChromium})`,
     )
     .argument("[png]", "the PNG to write", "docs/dashboard.png")
-    .option("--width <px>", "viewport width", "1000");
+    .option("--width <px>", "viewport width", "1280");
   program.parse(argv);
   const [png] = program.processedArgs as [string];
   const width = Number(program.opts().width);

@@ -83,7 +83,7 @@ ${tables.summary}
 <p>Pass estimates are unbiased over n runs per task (Pass^k = C(c,k)/C(n,k), Pass@k = 1 − C(n−c,k)/C(n,k)), averaged over the solvable tasks, ± one standard error over tasks. Overhead = s/call minus that of condition <code>none</code> of the same domain. In the per-task charts, <code>done</code> refusals are answers without a tool call that the shield refused while duties were open.</p>
 <h2>Per task</h2>
 ${tables.tasks}
-<p>Each cell: passing runs / runs · mean calls proposed · mean calls blocked; hover a cell for the first failure's reason. The traces are in results.json.</p>
+<p>Each cell: passing runs / runs · mean calls proposed · mean calls blocked · mean calls that broke a block rule (made although the policy's evaluator judged them <code>block</code>: under <code>none</code>, every violation); hover a cell for the first failure's reason. The traces are in results.json.</p>
 </body></html>
 `;
 }

@@ -20,4 +20,5 @@ export {
   type TurnOptions,
   type TurnRecord,
   type TurnResult,
+  turnRecordOf,
 } from "./turn.js";

@@ -231,7 +231,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
 
   if (shielded) {
     const monitor = (evaluator as Evaluator).monitorOf(history);
-    if (monitor.stopped) throw stoppedError(monitor.stopped);
+    if (monitor.stopped) throw withTurnRecord(stoppedError(monitor.stopped), record);
     const approved = approvedCall(history);
     const decision = approved && monitor.decide(approved);
     if (approved && decision?.verdict === "allow") {
@@ -262,7 +262,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
         }
       : {}),
   });
-  if (turn.refusal !== undefined) throw new MentorError("MNT_ERR_NOTHING_ALLOWED", turn.refusal);
+  if (turn.refusal !== undefined)
+    throw withTurnRecord(new MentorError("MNT_ERR_NOTHING_ALLOWED", turn.refusal), record);
   const working: ChatMessage[] = shielded
     ? withReminder(history, evaluator, next as NextAnswer, budget())
     : [...history];
@@ -338,7 +339,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       return true;
     };
     if (generation.finishReason === "refused")
-      throw new MentorError("MNT_ERR_NOTHING_ALLOWED", generation.refusal ?? "the shield allows nothing");
+      throw withTurnRecord(
+        new MentorError("MNT_ERR_NOTHING_ALLOWED", generation.refusal ?? "the shield allows nothing"),
+        record,
+      );
 
     if (generation.toolCalls.length > 0) {
       // Severities that count refusals (escalate, override) read this turn's refusals too.
@@ -384,7 +388,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
         return finish({ role: "assistant", content: stop.feedback as string }, "stop");
       }
       const ask = blocked.find((call) => call.action === "ask");
-      if (ask) throw approvalError(ask);
+      if (ask) throw withTurnRecord(approvalError(ask), record);
       for (const call of blocked) if (call.advice?.kind === "repair") record.repairs.push(call.advice);
       // The model sees its blocked calls answered by the shield; allowed calls of the same
       // message are dropped with them (it proposes again with the feedback in view: the allowed
@@ -509,6 +513,19 @@ function approvalError(ask: AttemptCall): MentorError {
   );
   error.details = { pending: { name: ask.call.name, arguments: ask.call.arguments, rules: ask.rules } };
   return error;
+}
+
+/** What the turn had done when it was refused (its grounding, duties, generations): for the flight record. */
+const refusedTurns = new WeakMap<MentorError, TurnRecord>();
+
+function withTurnRecord(error: MentorError, record: TurnRecord): MentorError {
+  refusedTurns.set(error, record);
+  return error;
+}
+
+/** The turn record of a turn that ended in this error (a refusal: nothing allowed, the run stopped), if any. */
+export function turnRecordOf(error: unknown): TurnRecord | undefined {
+  return error instanceof MentorError ? refusedTurns.get(error) : undefined;
 }
 
 function stoppedError(stop: Stop): MentorError {

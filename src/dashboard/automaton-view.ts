@@ -1,6 +1,6 @@
 import { type Colour, formatFormula } from "../logic/index.js";
 import type { RuleSpec } from "../policy/index.js";
-import { colourFill } from "./html.js";
+import { colourFill, colourGlyph, colourInk } from "./html.js";
 
 /** Automata with more states are listed as a table, not drawn (Graphviz would need seconds, and nobody reads it). */
 export const MAX_DRAWN_STATES = 60;
@@ -74,8 +74,9 @@ export function automatonDot(
   ];
   for (const state of view.states) {
     const attributes = [
-      `label=${quote(`${state.state}: ${shorten(state.residual, 48)}`)}`,
+      `label=${quote(`${state.state} ${colourGlyph[state.colour]} ${shorten(state.residual, 48)}`)}`,
       `fillcolor=${quote(colourFill[state.colour])}`,
+      `fontcolor=${quote(colourInk[state.colour])}`,
       `tooltip=${quote(`state ${state.state} (${state.colour}${state.accepting ? ", accepting" : ""}): ${state.residual}`)}`,
       `id=${quote(`state_${state.state}`)}`,
       `class=${quote(visited.has(state.state) ? "visited" : "unvisited")}`,
@@ -119,6 +120,9 @@ function quote(text: string): string {
   return `"${text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
 }
 
+/** Cut in the middle: residuals of one rule often share their beginning, so both ends tell them apart. */
 function shorten(text: string, length: number): string {
-  return text.length > length ? `${text.slice(0, length - 1)}…` : text;
+  if (text.length <= length) return text;
+  const head = Math.ceil((length - 1) / 2);
+  return `${text.slice(0, head)}…${text.slice(text.length - (length - 1 - head))}`;
 }

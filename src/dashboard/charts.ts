@@ -46,8 +46,25 @@ export interface ChartResults {
     error?: string;
     proposed: number;
     blocked: number;
+    /** Proposed calls the evaluator judged `block` (blocked, or under `none` made); older files lack it. */
+    violations?: number;
     doneRefusals: number;
   }[];
+}
+
+/**
+ * Calls of a run that were made although they broke a block rule: the violations not blocked
+ * (under `none` every one; bench/RESULTS.md counts these as "executed calls that break a block rule").
+ */
+export function brokeOf(run: ChartResults["runs"][number]): number {
+  return Math.max(0, (run.violations ?? 0) - run.blocked);
+}
+
+/** The calls that broke a block rule, over runs: how many, and in how many runs. */
+function brokeText(runs: readonly ChartResults["runs"][number][]): string {
+  if (runs.every((run) => run.violations === undefined)) return "–";
+  const calls = runs.reduce((sum, run) => sum + brokeOf(run), 0);
+  return `${calls} in ${runs.filter((run) => brokeOf(run) > 0).length}/${runs.length} runs`;
 }
 
 /** Colours by position; the report gives each condition its own, the same in every chart. */
@@ -363,22 +380,23 @@ export function benchmarkSections(results: ChartResults): string[] {
     });
     const ofDomain = runs.filter((run) => run.domain === domain);
     const tasks = [...new Set(ofDomain.map((run) => run.task))];
-    const perTask = (field: "proposed" | "blocked" | "doneRefusals") =>
+    const perTask = (value: (run: ChartResults["runs"][number]) => number) =>
       conditions.map((condition) => ({
         name: condition,
         color: colorOf(condition),
         values: tasks.map((task) => {
           const group = ofDomain.filter((run) => run.task === task && run.condition === condition);
-          return group.length > 0 ? meanWithError(group.map((run) => run[field])) : Number.NaN;
+          return group.length > 0 ? meanWithError(group.map(value)) : Number.NaN;
         }),
       }));
     const taskChart = multiPanelChart({
       title: `${domain}: per task, mean per run (±1 SE over runs)`,
       groups: tasks,
       panels: [
-        { title: "Tool calls proposed", unit: "calls", series: perTask("proposed") },
-        { title: "Calls blocked", unit: "calls", series: perTask("blocked") },
-        { title: "done refusals", unit: "refusals", series: perTask("doneRefusals") },
+        { title: "Tool calls proposed", unit: "calls", series: perTask((run) => run.proposed) },
+        { title: "Calls blocked", unit: "calls", series: perTask((run) => run.blocked) },
+        { title: "Calls that broke a block rule", unit: "calls", series: perTask(brokeOf) },
+        { title: "done refusals", unit: "refusals", series: perTask((run) => run.doneRefusals) },
       ],
     });
     const unscored = tasks.filter((task) => ofDomain.some((run) => run.task === task && !run.solvable));
@@ -401,7 +419,7 @@ export function benchmarkTables(results: ChartResults): { summary: string; tasks
   const conditions = [...new Set(summary.map((row) => row.condition))];
   const summaryRows = summary.map(
     (row) =>
-      `<tr><td>${escapeHtml(row.domain)}</td><td>${escapeHtml(row.condition)}</td><td>${row.tasks}</td><td>${row.runs}</td><td>${estimateText(row.passAt1)}</td><td>${estimateText(row.passAtK)}</td><td>${estimateText(row.passHatK)}</td><td>${estimateText(row.proposedPerTask)}</td><td>${estimateText(row.blockedPerTask)}</td><td>${estimateText(row.repairedPerTask)}</td><td>${formatNumber(row.secondsPerCall)}</td><td>${formatNumber(row.overheadPerCall)}</td><td>${formatNumber(row.shieldSecondsPerCall)}</td></tr>`,
+      `<tr><td>${escapeHtml(row.domain)}</td><td>${escapeHtml(row.condition)}</td><td>${row.tasks}</td><td>${row.runs}</td><td>${estimateText(row.passAt1)}</td><td>${estimateText(row.passAtK)}</td><td>${estimateText(row.passHatK)}</td><td>${estimateText(row.proposedPerTask)}</td><td>${estimateText(row.blockedPerTask)}</td><td class="broke">${brokeText(runs.filter((run) => run.domain === row.domain && run.condition === row.condition))}</td><td>${estimateText(row.repairedPerTask)}</td><td>${formatNumber(row.secondsPerCall)}</td><td>${formatNumber(row.overheadPerCall)}</td><td>${formatNumber(row.shieldSecondsPerCall)}</td></tr>`,
   );
   const taskRows: string[] = [];
   const taskKeys = [...new Set(runs.map((run) => `${run.domain}\u0000${run.task}`))];
@@ -415,10 +433,11 @@ export function benchmarkTables(results: ChartResults): { summary: string; tasks
       const passes = group.filter((run) => run.pass).length;
       const proposed = group.reduce((sum, run) => sum + run.proposed, 0) / group.length;
       const blocked = group.reduce((sum, run) => sum + run.blocked, 0) / group.length;
+      const broke = group.reduce((sum, run) => sum + brokeOf(run), 0) / group.length;
       const failure = group.find((run) => !run.pass);
       const why = failure ? (failure.error ?? failure.reasons[0] ?? "") : "";
       const css = passes === group.length ? "pass" : passes === 0 ? "fail" : "mixed";
-      return `<td class="${css}" title="${escapeHtml(why)}">${passes}/${group.length} · ${formatNumber(proposed)} calls · ${formatNumber(blocked)} blocked</td>`;
+      return `<td class="${css}" title="${escapeHtml(why)}">${passes}/${group.length} · ${formatNumber(proposed)} calls · ${formatNumber(blocked)} blocked${broke > 0 ? ` · ${formatNumber(broke)} broke` : ""}</td>`;
     });
     const note = first.solvable
       ? ""
@@ -428,7 +447,7 @@ export function benchmarkTables(results: ChartResults): { summary: string; tasks
     );
   }
   return {
-    summary: `<table id="summary"><tr><th>domain</th><th>condition</th><th>tasks</th><th>runs</th><th>Pass@1</th><th>Pass@k</th><th>Pass^k</th><th>calls/task</th><th>blocked/task</th><th>repaired/task</th><th>s/call</th><th>overhead s/call</th><th>shield s/call</th></tr>
+    summary: `<table id="summary"><tr><th>domain</th><th>condition</th><th>tasks</th><th>runs</th><th>Pass@1</th><th>Pass@k</th><th>Pass^k</th><th>calls/task</th><th>blocked/task</th><th title="calls made although they broke a block rule (the violations not blocked)">calls that broke a block rule</th><th>repaired/task</th><th>s/call</th><th>overhead s/call</th><th>shield s/call</th></tr>
 ${summaryRows.join("\n")}
 </table>`,
     tasks: `<table id="tasks"><tr><th>domain</th><th>task</th>${conditions.map((condition) => `<th>${escapeHtml(condition)}</th>`).join("")}</tr>

@@ -2,6 +2,7 @@ export { buildDashboard } from "./dashboard.js";
 export {
   type ConversationPlace,
   conversations,
+  countsOf,
   type FlightRecord,
   outcomesOf,
   RecordStore,

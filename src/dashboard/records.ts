@@ -23,15 +23,57 @@ export interface FlightRecord {
 }
 
 /** What a record is listed as on the Runs page (the filter's outcomes). */
-export type Outcome = "blocked" | "refused" | "exhausted" | "error" | "ok";
+export type Outcome = "blocked" | "broke" | "stopped" | "refused" | "exhausted" | "error" | "ok";
 
-/** The outcomes a record has: a turn can block calls, refuse an answer and run out of regenerations at once. */
-export function outcomesOf(record: FlightRecord): Outcome[] {
+export const outcomeNames: readonly Outcome[] = [
+  "blocked",
+  "broke",
+  "stopped",
+  "refused",
+  "exhausted",
+  "error",
+  "ok",
+];
+
+/** What the shield did in records (one request, or every request of a run). */
+export interface RecordCounts {
+  /** Calls refused (never returned). */
+  blocked: number;
+  /** Calls returned to the client although they broke a block rule (no shield). */
+  broke: number;
+  /** Turns a `stop` rule stopped (the requests refused after it, 409, are errors). */
+  stopped: number;
+  doneRefusals: number;
+  exhausted: number;
+  errors: number;
+}
+
+export function countsOf(records: readonly FlightRecord[]): RecordCounts {
+  const counts: RecordCounts = { blocked: 0, broke: 0, stopped: 0, doneRefusals: 0, exhausted: 0, errors: 0 };
+  for (const record of records) {
+    const mentor = record.mentor;
+    counts.blocked += mentor?.blocked ?? 0;
+    counts.doneRefusals += mentor?.doneRefusals ?? 0;
+    if (mentor?.exhausted) counts.exhausted += 1;
+    if (mentor?.stopped) counts.stopped += 1;
+    if (record.status !== 200) counts.errors += 1;
+    // Unshielded, the last generation's calls were returned whatever their verdicts.
+    if (mentor?.mode === "none" && record.status === 200)
+      counts.broke += (mentor.attempts.at(-1)?.calls ?? []).filter((call) => call.verdict === "block").length;
+  }
+  return counts;
+}
+
+/** The outcomes of records: a turn can block calls, refuse an answer and run out of regenerations at once. */
+export function outcomesOf(records: FlightRecord | readonly FlightRecord[]): Outcome[] {
+  const counts = countsOf(Array.isArray(records) ? records : [records as FlightRecord]);
   const outcomes: Outcome[] = [];
-  if (record.status !== 200) outcomes.push("error");
-  if ((record.mentor?.blocked ?? 0) > 0) outcomes.push("blocked");
-  if ((record.mentor?.doneRefusals ?? 0) > 0) outcomes.push("refused");
-  if (record.mentor?.exhausted) outcomes.push("exhausted");
+  if (counts.errors > 0) outcomes.push("error");
+  if (counts.blocked > 0) outcomes.push("blocked");
+  if (counts.broke > 0) outcomes.push("broke");
+  if (counts.stopped > 0) outcomes.push("stopped");
+  if (counts.doneRefusals > 0) outcomes.push("refused");
+  if (counts.exhausted > 0) outcomes.push("exhausted");
   if (outcomes.length === 0) outcomes.push("ok");
   return outcomes;
 }
@@ -156,8 +198,10 @@ export interface ConversationPlace {
   /** 1 for the conversation's first request. */
   position: number;
   count: number;
-  /** The id of the conversation's last request (its run page shows the whole conversation). */
+  /** The id of the conversation's last request. */
   latest: string;
+  /** The ids of the conversation's requests, first to last. */
+  requests: readonly string[];
 }
 
 /**
@@ -193,7 +237,7 @@ export function conversations(records: readonly FlightRecord[]): Map<string, Con
     while (next.has(chain.at(-1) as string)) chain.push(next.get(chain.at(-1) as string) as string);
     const latest = chain.at(-1) as string;
     chain.forEach((id, index) => {
-      places.set(id, { position: index + 1, count: chain.length, latest });
+      places.set(id, { position: index + 1, count: chain.length, latest, requests: chain });
     });
   }
   return places;

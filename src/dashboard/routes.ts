@@ -5,6 +5,7 @@ import { MentorError } from "../errors/index.js";
 import { type LintFinding, lintConstraints, lintPolicy } from "../game/index.js";
 import type { Policy } from "../policy/index.js";
 import { SolverClient } from "../smt/index.js";
+import { type RulebookDrawing, rulebookPage, rulePage } from "./automaton-page.js";
 import { automatonDot, automatonView, MAX_DRAWN_STATES, SvgRenderer } from "./automaton-view.js";
 import type { ChartResults } from "./charts.js";
 import { escapeHtml, page } from "./html.js";
@@ -14,12 +15,19 @@ import {
   policiesPage,
   policyPage,
   type RunFilter,
-  rulePage,
-  runPage,
   runRows,
   runsPage,
 } from "./pages.js";
-import { conversations, type Outcome, RecordStore } from "./records.js";
+import {
+  type ConversationPlace,
+  conversations,
+  countsOf,
+  type FlightRecord,
+  type Outcome,
+  outcomeNames,
+  RecordStore,
+} from "./records.js";
+import { runPage } from "./run-page.js";
 import { type RunView, runView } from "./run-view.js";
 
 export interface DashboardOptions {
@@ -50,8 +58,6 @@ export function dashboardKey(request: FastifyRequest): string | undefined {
   const match = new RegExp(`(?:^|;\\s*)${DASHBOARD_KEY_COOKIE}=([^;]*)`).exec(cookie);
   return match?.[1] !== undefined ? decodeURIComponent(match[1]) : undefined;
 }
-
-const outcomes: readonly Outcome[] = ["blocked", "refused", "exhausted", "error", "ok"];
 
 /**
  * The dashboard's pages and their JSON, under the prefix it is registered with (`/dashboard`):
@@ -109,19 +115,31 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     if (query.policy) filter.policy = query.policy;
     if (query.mode) filter.mode = query.mode;
     if (query.outcome) {
-      if (!outcomes.includes(query.outcome as Outcome))
-        throw new MentorError("MNT_ERR_BAD_INPUT", `outcome must be one of ${outcomes.join(", ")}`);
+      if (!outcomeNames.includes(query.outcome as Outcome))
+        throw new MentorError("MNT_ERR_BAD_INPUT", `outcome must be one of ${outcomeNames.join(", ")}`);
       filter.outcome = query.outcome as Outcome;
     }
     if (query.latest) filter.latest = true;
     return filter;
   };
-  const listed = (filter: RunFilter) => {
+  // The conversations, grouped again only when records were added.
+  let grouped: { size: number; places: Map<string, ConversationPlace> } = { size: -1, places: new Map() };
+  const placesNow = () => {
     store?.refresh();
     const all = store?.newestFirst() ?? [];
-    const places = conversations(all.map((stored) => stored.record));
+    if (grouped.size !== all.length)
+      grouped = { size: all.length, places: conversations(all.map((one) => one.record)) };
+    return { all, places: grouped.places };
+  };
+  /** The requests of the record's conversation, first to last. */
+  const conversationOf = (id: string): FlightRecord[] => {
+    const ids = placesNow().places.get(id)?.requests ?? [id];
+    return ids.map((one) => store?.get(one)?.record).filter((one) => one !== undefined);
+  };
+  const listed = (filter: RunFilter) => {
+    const { all, places } = placesNow();
     const records = all.filter((stored) =>
-      matchesFilter(stored.record, filter, places.get(stored.record.id)),
+      matchesFilter(stored.record, filter, places.get(stored.record.id), conversationOf(stored.record.id)),
     );
     return { records, places };
   };
@@ -131,23 +149,25 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     if (!found) throw new MentorError("MNT_ERR_NOT_FOUND", `no flight record ${id}`);
     return found;
   };
-  /** The run view of a record, or why there is none (its policy not loaded, no policy). */
+  /** The run view of a record's conversation, or why there is none (its policy not loaded, no policy). */
   const viewOf = (id: string): { view?: RunView; why?: string } => {
     const { record } = stored(id);
     const name = record.policy;
     if (!name) return { why: "the request used no policy: there are no rules to show" };
     const policy = policies.get(name);
     if (!policy) return { why: `policy ${name} is not loaded here (start the dashboard with --policy FILE)` };
-    let view = views.get(id);
+    const conversation = conversationOf(id);
+    const key = conversation.map((one) => one.id).join(" ");
+    let view = views.get(key);
     if (!view) {
       try {
-        view = runView(policy, record);
+        view = runView(policy, conversation);
       } catch (error) {
         // A conversation the policy cannot read (a tool or task call it does not know): say so on the page.
         if (!(error instanceof MentorError)) throw error;
         return { why: `the run cannot be rebuilt with policy ${name}: ${error.code}: ${error.message}` };
       }
-      views.set(id, view);
+      views.set(key, view);
     }
     return { view };
   };
@@ -165,7 +185,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     const query = request.query as Record<string, string | undefined>;
     const filter = filterOf(query);
     const { records, places } = listed(filter);
-    if (query.rows) return html(reply, runRows(records, places));
+    if (query.rows) return html(reply, runRows(records, places, conversationOf));
     return html(
       reply,
       runsPage({
@@ -175,6 +195,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
         policies: [...policies.keys()],
         directory: options.recorderDirectory,
         problems: store?.problems ?? [],
+        conversationOf,
       }),
     );
   });
@@ -192,6 +213,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
         blocked: record.mentor?.blocked ?? 0,
         doneRefusals: record.mentor?.doneRefusals ?? 0,
         exhausted: record.mentor?.exhausted ?? false,
+        run: countsOf(conversationOf(record.id)),
         file,
         line,
       })),
@@ -208,7 +230,13 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
   app.get("/run/:id", async (request, reply) => {
     const { id } = request.params as { id: string };
     const { view, why } = viewOf(id);
-    return html(reply, runPage(stored(id).record, view, why));
+    return html(reply, runPage({ record: stored(id).record, conversation: conversationOf(id), view, why }));
+  });
+
+  app.get("/api/conversation/:id", async (request) => {
+    const { id } = request.params as { id: string };
+    stored(id);
+    return { requests: conversationOf(id).map((one) => one.id) };
   });
 
   app.get("/events", (request, reply) => {
@@ -282,13 +310,70 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
       view.states.length <= MAX_DRAWN_STATES
         ? await renderer.render(automatonDot(view, path, { blockedLast }))
         : undefined;
-    return html(reply, rulePage({ policy, rule, view, svg, path, pathNote }));
+    return html(
+      reply,
+      rulePage({
+        policy,
+        rule,
+        view,
+        svg,
+        path,
+        pathNote,
+        ...(query.run !== undefined ? { run: query.run } : {}),
+      }),
+    );
+  });
+
+  app.get("/policy/:name/automata", async (request, reply) => {
+    const policy = policyNamed((request.params as { name: string }).name);
+    const run = (request.query as Record<string, string | undefined>).run;
+    const runView = run !== undefined ? viewOf(run) : undefined;
+    if (runView && !runView.view)
+      throw new MentorError("MNT_ERR_BAD_INPUT", `run ${run} cannot be drawn: ${runView.why}`);
+    const drawings: RulebookDrawing[] = [];
+    for (const rule of policy.rules) {
+      const automaton = automatonView(rule);
+      const draw = async (path: number[]) =>
+        automaton.states.length <= MAX_DRAWN_STATES
+          ? await renderer.render(automatonDot(automaton, path))
+          : undefined;
+      const view = runView?.view;
+      const rows = view ? view.rows.flatMap((row, index) => (row.rule === rule.id ? [index] : [])) : [];
+      if (rows.length === 0) {
+        drawings.push({ rule, states: automaton.states.length, path: [], svg: await draw([]) });
+        continue;
+      }
+      // The run's end: its last made (or returned) call; a blocked call is not a step.
+      const end = (view as RunView).columns.findLastIndex(
+        (column) => column.kind === "made" || column.returned,
+      );
+      for (const row of rows) {
+        const path = pathOf(view as RunView, row, end);
+        drawings.push({
+          rule,
+          key: (view as RunView).rows[row]?.key as string,
+          states: automaton.states.length,
+          path,
+          svg: await draw(path),
+        });
+      }
+    }
+    return html(reply, rulebookPage({ policy, run, drawings }));
   });
 
   const resultFiles = (options.results ?? []).map((file) => ({ file, ...readChartResults(file) }));
   app.get("/compare", async (request, reply) => {
-    const chosen = Number((request.query as { file?: string }).file ?? 0);
-    return html(reply, comparePage(resultFiles, Number.isInteger(chosen) ? chosen : 0));
+    const query = request.query as { file?: string; with?: string };
+    const chosen = Number(query.file ?? 0);
+    const against = query.with !== undefined ? Number(query.with) : undefined;
+    return html(
+      reply,
+      comparePage(
+        resultFiles,
+        Number.isInteger(chosen) ? chosen : 0,
+        against !== undefined && Number.isInteger(against) ? against : undefined,
+      ),
+    );
   });
 };
 

@@ -262,7 +262,8 @@ describe("benchmark runner", () => {
     assert.match(html, /travel: Pass\^1 \(±1 SE over tasks\)/);
     assert.equal(html.match(/<svg /g)?.length, 3);
     // A bar per condition: Pass^1 (none's is 0: a sliver), 2 × seconds per call, 3 × the task's panels.
-    assert.equal(html.match(/<rect [^>]*><title>/g)?.length, 2 * (1 + 2 + 3));
+    // Pass (1 group), seconds (2), per task (4 panels: calls, blocked, broke a block rule, done refusals).
+    assert.equal(html.match(/<rect [^>]*><title>/g)?.length, 2 * (1 + 2 + 4));
     assert.match(summaryTable(results.summary), /\| travel \| token \| 1 \| 2 \| 1\.00 ± 0 /);
   });
 });
@@ -325,18 +326,23 @@ describe("the report's charts", () => {
     assert.equal(mock.match(/class="se"/g), null, "one scored task: SE 0");
   });
 
-  test("the per-task chart: each task id along x, calls, blocks and done refusals per condition", () => {
+  test("the per-task chart: each task id along x, calls, blocks, calls that broke a block rule and done refusals per condition", () => {
     const perTask = chart(sections[0] ?? "", /aria-label="travel: per task/);
     for (const id of ["t01", "t02", "a&lt;b&gt;&amp;c"]) {
-      assert.equal(perTask.match(new RegExp(`<title>${id}</title>${id}</text>`, "g"))?.length, 3, id);
+      assert.equal(perTask.match(new RegExp(`<title>${id}</title>${id}</text>`, "g"))?.length, 4, id);
     }
-    for (const panel of ["Tool calls proposed", "Calls blocked", "done refusals"])
+    for (const panel of [
+      "Tool calls proposed",
+      "Calls blocked",
+      "Calls that broke a block rule",
+      "done refusals",
+    ])
       assert.match(perTask, new RegExp(panel));
     // Means over the two runs, ± SE over runs.
     assert.match(perTask, /<title>t01 · none: 3\.00 ± 1\.00 calls<\/title>/);
     assert.match(perTask, /<title>a&lt;b&gt;&amp;c · token: 2\.00 calls<\/title>/);
     assert.match(perTask, /<title>t02 · token: 1\.50 ± 0\.50 refusals<\/title>/);
-    assert.equal(perTask.match(/<rect [^>]*><title>/g)?.length, 3 * 3 * 2);
+    assert.equal(perTask.match(/<rect [^>]*><title>/g)?.length, 3 * 4 * 2);
     const mockTasks = chart(sections[1] ?? "", /aria-label="tau2-mock: per task/);
     assert.match(mockTasks, /<title>m2<\/title>m2<\/text>/);
     assert.doesNotMatch(mockTasks, /<title>t01</);

@@ -8,6 +8,7 @@ import { renderReport } from "../../bench/report.js";
 import {
   buildDashboard,
   conversations,
+  countsOf,
   type FlightRecord,
   RecordStore,
   type RunView,
@@ -18,7 +19,12 @@ import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 import { describeInstance, Run, traceFromMessages } from "../../src/run/index.js";
 import { buildServer } from "../../src/server/index.js";
 import { benchResults, runRecord } from "../support/bench-results.js";
-import { recordRuns, recordTravelRuns, secondRequestMessages } from "../support/recorded-runs.js";
+import {
+  recordOperatorRuns,
+  recordRuns,
+  recordTravelRuns,
+  secondRequestMessages,
+} from "../support/recorded-runs.js";
 import { ScriptedGenerator } from "../support/scripted-generator.js";
 import { travelPolicyFile } from "../support/tiny-travel.js";
 
@@ -69,7 +75,7 @@ describe("flight records", () => {
     const places = conversations(records);
     assert.deepEqual(
       ids.map((id) => places.get(id)),
-      [1, 2, 3].map((position) => ({ position, count: 3, latest: ids[2] })),
+      [1, 2, 3].map((position) => ({ position, count: 3, latest: ids[2], requests: ids })),
     );
     // The same task run again (a benchmark's next run) is a conversation of its own.
     const again = await recordTravelRuns();
@@ -79,7 +85,7 @@ describe("flight records", () => {
       const both = conversations([...records, ...more.newestFirst().map((stored) => stored.record)]);
       assert.deepEqual(
         again.ids.map((id) => both.get(id)),
-        [1, 2, 3].map((position) => ({ position, count: 3, latest: again.ids[2] })),
+        [1, 2, 3].map((position) => ({ position, count: 3, latest: again.ids[2], requests: again.ids })),
       );
       assert.equal(both.get(ids[0] as string)?.latest, ids[2]);
     } finally {
@@ -158,7 +164,7 @@ describe("a run's rules × calls matrix", () => {
       view.columns.map((column) => [column.kind, column.call?.name, column.verdict, column.outcome]),
       [
         ["made", "check_distance", "allow", "label: long"],
-        ["proposed", "book_flight", "block", "pending"],
+        ["proposed", "book_flight", "block", "not made"],
         ["proposed", "check_seats", "allow", "pending"],
       ],
     );
@@ -304,13 +310,18 @@ describe("the dashboard's routes", () => {
   });
 
   it("A run: the matrix with the blocked call's cell marked, the grounding and the open duties", async () => {
+    // Every request's page shows the whole run: the first request's blocked business flight (1),
+    // the distance check (2), the second request's blocked economy flight (3), …
     const page = await dashboard.inject(`/dashboard/run/${ids[1]}`);
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /<table class="matrix" id="matrix">/);
-    assert.match(page.body, /<th class="column proposed blocked" data-column="1"[^>]*>2\. book_flight/);
     assert.match(
       page.body,
-      /<td class="cell PERM_VIOL broken" style="background:#e53e3e" data-row="3" data-column="1"/,
+      /<th class="column proposed blocked[^"]*" data-column="2"[^>]*>3\. \[block\] book_flight/,
+    );
+    assert.match(
+      page.body,
+      /<td class="cell PERM_VIOL broken[^"]*" style="background:#9b2c2c" data-row="3" data-column="2"/,
     );
     assert.match(page.body, /<table id="grounding">/);
     assert.match(page.body, /<ul id="duties"><li><b>P4<\/b>/);
@@ -326,22 +337,26 @@ describe("the dashboard's routes", () => {
   });
 
   it("A rule: its automaton drawn by Graphviz, the run's path highlighted", async () => {
-    const view = runView(policy, recordOf(ids[1] as string));
+    // The run page's view: the whole conversation (the distance check is its column 1).
+    const view = runView(
+      policy,
+      ids.map((id) => recordOf(id)),
+    );
     const p1 = row(view, `P1 for ${route}`);
-    const page = await dashboard.inject(`/dashboard/policy/travel/rule/P1?run=${ids[1]}&row=${p1}&column=0`);
+    const page = await dashboard.inject(`/dashboard/policy/travel/rule/P1?run=${ids[1]}&row=${p1}&column=1`);
     assert.equal(page.statusCode, 200);
     const states = policy.rules.find((rule) => rule.id === "P1")?.automaton.compile().stateCount as number;
     assert.equal(page.body.match(/<g id="state_\d+" class="node (?:visited|unvisited)">/g)?.length, states);
     // The path: the start state, then the state after the distance check.
-    const path = [view.start[p1]?.states[0], view.cells[p1]?.[0]?.states[0]];
+    const path = [view.start[p1]?.states[0], view.cells[p1]?.[1]?.states[0]];
     assert.match(page.body, new RegExp(`<p id="path">Path: .*: states ${path.join(" → ")}</p>`));
     assert.match(page.body, new RegExp(`<g id="edge_${path[0]}_${path[1]}" class="edge taken">`));
     // Up to the blocked flight: P5's last step (to false) is drawn dashed in red, not taken.
     const p5 = row(view, `P5 for ${route}`);
     const blocked = await dashboard.inject(
-      `/dashboard/policy/travel/rule/P5?run=${ids[1]}&row=${p5}&column=1`,
+      `/dashboard/policy/travel/rule/P5?run=${ids[1]}&row=${p5}&column=2`,
     );
-    const lost = view.cells[p5]?.[1]?.states[0] as number;
+    const lost = view.cells[p5]?.[2]?.states[0] as number;
     assert.equal(policy.rules.find((rule) => rule.id === "P5")?.automaton.colour(lost), "PERM_VIOL");
     assert.match(
       blocked.body,
@@ -390,14 +405,22 @@ rules:
       ["none", "token"].map((condition) =>
         runRecord(
           { condition, run },
-          { pass: condition === "token" || run === 0, blocked: condition === "token" ? 1 : 0 },
+          // Under none the violating calls are made (2 in run 0); under token they are blocked.
+          {
+            pass: condition === "token" || run === 0,
+            blocked: condition === "token" ? 1 : 0,
+            violations: condition === "token" ? 1 : 2 * (1 - run),
+          },
         ),
       ),
     );
     const results = benchResults(runs, 2);
     const file = join(mkdtempSync(join(tmpdir(), "mentor-results-")), "results.json");
     writeFileSync(file, JSON.stringify(results));
-    const app = await buildDashboard({ policies: [], results: [file, `${file}.missing`] });
+    // A second shard: the same runs under another model's name.
+    const other = join(mkdtempSync(join(tmpdir(), "mentor-results-")), "results.json");
+    writeFileSync(other, JSON.stringify(benchResults(runs.slice(0, 2), 2, { model: "other-model" })));
+    const app = await buildDashboard({ policies: [], results: [file, `${file}.missing`, other] });
     try {
       const page = (await app.inject("/dashboard/compare")).body;
       const section = (html: string) =>
@@ -414,6 +437,25 @@ rules:
         assert.ok(table(page, id).length > 100, id);
         assert.equal(table(page, id), table(report, id), id);
       }
+      // The calls that broke a block rule, per condition: the violations not blocked.
+      const summary = table(page, "summary");
+      assert.match(summary, /<th[^>]*>calls that broke a block rule<\/th>/);
+      assert.match(summary, /<td>none<\/td>(<td>[^<]*<\/td>){7}<td class="broke">2 in 1\/2 runs<\/td>/);
+      assert.match(summary, /<td>token<\/td>(<td>[^<]*<\/td>){7}<td class="broke">0 in 0\/2 runs<\/td>/);
+      assert.match(section(page), /Calls that broke a block rule/);
+      assert.match(table(page, "tasks"), /1\/2 · 3\.00 calls · 0 blocked · 1\.00 broke/);
+      // Two shards side by side: each one's summary and per-task tables.
+      const beside = (await app.inject("/dashboard/compare?file=0&with=2")).body;
+      const halves = beside.slice(beside.indexOf('id="side-by-side"')).split('<div class="half">').slice(1);
+      assert.equal(halves.length, 2);
+      assert.match(
+        halves[0] as string,
+        /model <b>m<\/b>[\s\S]*<table id="summary">[\s\S]*<td class="broke">2 in 1\/2 runs/,
+      );
+      assert.match(
+        halves[1] as string,
+        /model <b>other-model<\/b>[\s\S]*<table id="summary">[\s\S]*<td class="broke">2 in 1\/1 runs/,
+      );
       const missing = (await app.inject("/dashboard/compare?file=1")).body;
       assert.match(missing, /results\.json\.missing: ENOENT/);
     } finally {
@@ -496,6 +538,61 @@ rules:
       assert.equal((await on.inject({ url: "/v1/models", headers: { cookie } })).statusCode, 401);
     } finally {
       await on.close();
+    }
+  });
+});
+
+describe("a whole agent run's records (issue 33)", () => {
+  it("a refused turn keeps what it judged; the views explain the 422, the stop and the unshielded violation", async () => {
+    const recorded = await recordOperatorRuns();
+    try {
+      const store = new RecordStore(recorded.directory);
+      store.refresh();
+      const records = (ids: string[]) => ids.map((id) => store.get(id)?.record as FlightRecord);
+      const stopPolicy = loadPolicy(recorded.policyFile);
+      // 422: the record has the turn's grounding, so the task and the unsafe tools can be shown.
+      const [nothing] = records(recorded.runs.nothing);
+      assert.equal(nothing?.status, 422);
+      assert.equal(nothing?.mentor?.grounding[0]?.kind, "task");
+      const refused = runView(policy, records(recorded.runs.nothing));
+      assert.equal(refused.task[0]?.arguments.destination, "Boston");
+      assert.deepEqual(
+        refused.requests[0]?.unsafe?.map((tool) => [tool.tool, tool.calls.map((call) => call.rules)]),
+        [
+          ["book_train", [["P1"]]],
+          ["book_flight", [["P1", "P5", "P3"]]],
+        ],
+      );
+      // The stop: the turn that stopped the run, then the client's request refused (409).
+      const stopped = runView(stopPolicy, records(recorded.runs.stopped));
+      assert.deepEqual(stopped.stopped?.rules, ["P5"]);
+      assert.deepEqual(
+        stopped.columns.map((column) => [column.kind, column.action]),
+        [["proposed", "stop"]],
+      );
+      assert.equal(stopped.requests[1]?.error?.code, "MNT_ERR_RUN_STOPPED");
+      // Unshielded: the booking made breaks P1, P5, P3; the next column keeps P1 broken, re-armed.
+      const unshielded = runView(policy, records(recorded.runs.unshielded));
+      assert.deepEqual(
+        unshielded.columns.map((column) => [column.kind, column.broke ?? false, column.request]),
+        [
+          ["made", true, 0],
+          ["answer", false, 1],
+        ],
+      );
+      const p1 = unshielded.rows.findIndex((one) => one.key.startsWith("P1 for"));
+      assert.deepEqual(unshielded.cells[p1]?.[1]?.rearmed, { by: 0, now: "CURR_SAT" });
+      assert.equal(unshielded.cells[p1]?.[1]?.colour, "PERM_VIOL");
+      assert.deepEqual(countsOf(records(recorded.runs.unshielded)), {
+        blocked: 0,
+        broke: 1,
+        stopped: 0,
+        doneRefusals: 0,
+        exhausted: 0,
+        errors: 0,
+      });
+    } finally {
+      rmSync(recorded.directory, { recursive: true, force: true });
     }
   });
 });

@@ -56,7 +56,12 @@ describe("an embedded monitor's flight records", () => {
     const last = trip.at(-1)?.id as string;
     assert.deepEqual(
       trip.map((record) => places.get(record.id)),
-      [1, 2, 3, 4, 5].map((position) => ({ position, count: 5, latest: last })),
+      [1, 2, 3, 4, 5].map((position) => ({
+        position,
+        count: 5,
+        latest: last,
+        requests: trip.map((record) => record.id),
+      })),
     );
     // The run view rebuilds the run from the record's messages: the refusal is not a made call,
     // the check's label is read back, the booking is the record's proposed call.

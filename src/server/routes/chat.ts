@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { FastifyPluginAsync } from "fastify";
-import { givenGrounding, runTurn, type TurnResult } from "../../agent/index.js";
+import { givenGrounding, runTurn, type TurnResult, turnRecordOf } from "../../agent/index.js";
 import { MentorError } from "../../errors/index.js";
 import type { ServerContext } from "../context.js";
 import { errorResponse } from "../errors.js";
@@ -138,6 +138,9 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
       const error = controller.signal.aborted && reason instanceof MentorError ? reason : caught;
       const { status, body } = errorResponse(error);
       Object.assign(flight, { status, error: body.error });
+      // A refused turn (nothing allowed, the run stopped, a call held for a person): what it had judged.
+      const refused = turnRecordOf(caught);
+      if (refused) flight.mentor = refused;
       record();
       if (stream?.opened) {
         stream.fail(body);
