@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -39,8 +40,14 @@ test("the walk-through's commands print what the page shows", () => {
   for (const command of ["init", "ground", "lint", "verify"])
     assert.ok(ran.includes(command), `no mentor ${command}`);
   for (const block of commands) {
-    // mentor init's output is the folder's skeleton.yaml (shown below); its command is tested with init.
-    if (block.first.startsWith("$ mentor init ")) continue;
+    if (block.first.startsWith("$ mentor init ")) {
+      // Written to a fresh folder (the example's has its policy.yaml): the folder's skeleton.yaml, shown below.
+      const out = mkdtempSync(join(tmpdir(), "mentor-init-"));
+      const result = run(`${block.first} --out ${out}`);
+      assert.equal(result.status, 0, `${block.first}: ${result.stderr}`);
+      assert.equal(readFileSync(join(out, "policy.yaml"), "utf8"), readFileSync(join(folder, "skeleton.yaml"), "utf8"));
+      continue;
+    }
     const result = run(block.first);
     assert.ok(result.status === 0 || result.status === 1, `${block.first}: ${result.stderr}`);
     assert.equal(result.stdout, block.body, `${block.first} now prints:\n${result.stdout}`);
