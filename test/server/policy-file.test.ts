@@ -14,8 +14,14 @@ const ids = readdirSync(shipped, { withFileTypes: true })
   .sort();
 
 describe("shipped policies", () => {
-  it("are travel and the three tau2 domains", () => {
-    assert.deepEqual(ids, ["tau2-airline", "tau2-mock", "tau2-retail", "travel"]);
+  it("are travel, the three tau2 domains and the SOPBench domains", () => {
+    assert.deepEqual(ids, [
+      "sopbench-library",
+      "tau2-airline",
+      "tau2-mock",
+      "tau2-retail",
+      "travel",
+    ]);
   });
 
   for (const id of ids)
