@@ -19,7 +19,7 @@ interface Suite {
   conversations: { id: string; expected: { compliant: boolean; sentence?: string } }[];
 }
 
-for (const id of ["sopbench-library"]) {
+for (const id of ["sopbench-library", "sopbench-online_market", "sopbench-university"]) {
   const policy = join(policies, id, "policy.yaml");
   const suiteFile = join(policies, id, "suite.json");
   const suite = JSON.parse(readFileSync(suiteFile, "utf8")) as Suite;

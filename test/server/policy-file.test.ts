@@ -17,6 +17,8 @@ describe("shipped policies", () => {
   it("are travel, the three tau2 domains and the SOPBench domains", () => {
     assert.deepEqual(ids, [
       "sopbench-library",
+      "sopbench-online_market",
+      "sopbench-university",
       "tau2-airline",
       "tau2-mock",
       "tau2-retail",
