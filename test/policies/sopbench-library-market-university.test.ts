@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+// No model. The SOPBench policies written from the library, online market and university SOPs:
+// each lints clean and agrees with its suite of labelled conversations (policies/<id>/suite.json).
+const mentor = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+const policies = fileURLToPath(new URL("../../../policies/", import.meta.url));
+
+function run(args: string[]): { stdout: string; status: number | null } {
+  const result = spawnSync(process.execPath, [mentor, ...args], { encoding: "utf8" });
+  return { stdout: result.stdout, status: result.status };
+}
+
+interface Suite {
+  conversations: { id: string; expected: { compliant: boolean; sentence?: string } }[];
+}
+
+for (const id of ["sopbench-library", "sopbench-online_market", "sopbench-university"]) {
+  const policy = join(policies, id, "policy.yaml");
+  const suiteFile = join(policies, id, "suite.json");
+  const suite = JSON.parse(readFileSync(suiteFile, "utf8")) as Suite;
+
+  describe(`policies/${id}`, () => {
+    test("lints clean", () => {
+      const result = run(["lint", policy]);
+      assert.equal(result.status, 0, result.stdout);
+      assert.match(result.stdout, /0 error\(s\), 0 warning\(s\)/);
+    });
+
+    test("its suite has compliant and violating conversations, and the policy agrees with every label", () => {
+      const verdicts = suite.conversations.map((conversation) => conversation.expected.compliant);
+      assert.ok(suite.conversations.length >= 6);
+      assert.ok(verdicts.includes(true) && verdicts.includes(false));
+      const result = run(["verify", "--policy", policy, "--suite", suiteFile]);
+      const answer = JSON.parse(result.stdout) as { agree: number; disagreements: unknown[] };
+      assert.deepEqual(answer.disagreements, []);
+      assert.equal(answer.agree, suite.conversations.length);
+      assert.equal(result.status, 0);
+    });
+  });
+}
