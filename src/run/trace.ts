@@ -118,7 +118,10 @@ export function traceFromMessages(messages: unknown, policy: Policy): Trace {
     if (typeof raw !== "object" || raw === null) throw messagesError(`${where} must be an object`);
     const message = raw as MessageFields;
     if (message.role === "user" && message.mentor?.task !== undefined) {
-      order.push({ kind: "task", changes: readTaskCalls(message.mentor.task, `${where}.mentor.task`, policy) });
+      order.push({
+        kind: "task",
+        changes: readTaskCalls(message.mentor.task, `${where}.mentor.task`, policy),
+      });
     }
     if (message.role === "user" && message.mentor?.approve !== undefined) {
       const call = readCall(message.mentor.approve, `${where}.mentor.approve`, policy.tools, "tool");

@@ -45,7 +45,10 @@ test("the walk-through's commands print what the page shows", () => {
       const out = mkdtempSync(join(tmpdir(), "mentor-init-"));
       const result = run(`${block.first} --out ${out}`);
       assert.equal(result.status, 0, `${block.first}: ${result.stderr}`);
-      assert.equal(readFileSync(join(out, "policy.yaml"), "utf8"), readFileSync(join(folder, "skeleton.yaml"), "utf8"));
+      assert.equal(
+        readFileSync(join(out, "policy.yaml"), "utf8"),
+        readFileSync(join(folder, "skeleton.yaml"), "utf8"),
+      );
       continue;
     }
     const result = run(block.first);
