@@ -37,27 +37,36 @@ export function mergeResults(files: readonly { path: string; results: BenchResul
         runs.push(run);
       }
     }
-  const metas = files.map(({ results }) => results.meta);
-  const union = (pick: (meta: BenchResults["meta"]) => string[]) => [...new Set(metas.flatMap(pick))];
   const merged: BenchResults = {
-    meta: {
-      ...first.results.meta,
-      command: metas.map((meta) => meta.command).join(" && "),
-      started: metas.map((meta) => meta.started).sort()[0] as string,
-      finished: metas
-        .map((meta) => meta.finished)
-        .sort()
-        .at(-1) as string,
-      domains: union((meta) => meta.domains),
-      conditions: union((meta) => meta.conditions),
-      ...(metas.some((meta) => meta.build)
-        ? { build: union((meta) => (meta.build ? [meta.build] : [])).join(", ") }
-        : {}),
-    },
+    meta: mergedMeta(files.map(({ results }) => results.meta)),
     summary: summarize(runs, first.results.meta.runs),
     runs,
   };
   return { merged, duplicates };
+}
+
+/**
+ * The settings of several results files as one: the first file's, with the commands joined, the
+ * earliest start, the latest finish, and the domains, conditions and builds of all.
+ */
+export function mergedMeta(metas: readonly BenchResults["meta"][]): BenchResults["meta"] {
+  const [first] = metas;
+  if (!first) throw new MentorError("MNT_ERR_BENCH_INPUT", "merge needs at least one results file");
+  const union = (pick: (meta: BenchResults["meta"]) => string[]) => [...new Set(metas.flatMap(pick))];
+  return {
+    ...first,
+    command: metas.map((meta) => meta.command).join(" && "),
+    started: metas.map((meta) => meta.started).sort()[0] as string,
+    finished: metas
+      .map((meta) => meta.finished)
+      .sort()
+      .at(-1) as string,
+    domains: union((meta) => meta.domains),
+    conditions: union((meta) => meta.conditions),
+    ...(metas.some((meta) => meta.build)
+      ? { build: union((meta) => (meta.build ? [meta.build] : [])).join(", ") }
+      : {}),
+  };
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Command } from "commander";
 import { MentorError } from "../../src/errors/index.js";
-import type { BenchResults } from "../report.js";
+import { mergedMeta } from "../merge.js";
 import { readResults } from "../results-file.js";
 import { summaryTable } from "../run.js";
 import { readRuns, saveResults } from "./results.js";
@@ -30,25 +30,11 @@ async function main(argv: string[]): Promise<void> {
     return true;
   });
   const metas = dirs.map((dir) => readResults(join(dir, "results.json")).meta);
-  const first = metas[0];
-  if (first === undefined) throw new MentorError("MNT_ERR_BENCH_INPUT", "give at least one folder");
   const out = resolve(program.opts().out);
   mkdirSync(out, { recursive: true });
-  const union = (pick: (meta: BenchResults["meta"]) => string[]) => [...new Set(metas.flatMap(pick))];
   const results = saveResults(out, runs, {
-    ...first,
-    command: metas.map((meta) => meta.command).join(" && "),
-    started: metas.map((meta) => meta.started).sort()[0] as string,
-    finished: metas
-      .map((meta) => meta.finished)
-      .sort()
-      .at(-1) as string,
-    domains: union((meta) => meta.domains),
-    conditions: union((meta) => meta.conditions),
+    ...mergedMeta(metas),
     runs: Math.max(...metas.map((meta) => meta.runs)),
-    ...(metas.some((meta) => meta.build)
-      ? { build: union((meta) => (meta.build ? [meta.build] : [])).join(", ") }
-      : {}),
   });
   process.stdout.write(
     `${summaryTable(results.summary)}\n\nresults: ${join(out, "results.json")}\nreport:  ${join(out, "report.html")}\n`,
