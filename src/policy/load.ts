@@ -9,12 +9,12 @@ import {
   checkExpression,
   type Expression,
   type FieldType,
-  type PathSegment,
   parseExpression,
 } from "../expression/index.js";
 import { atomsOf, declareTemplates, type Formula, parseFormula } from "../logic/index.js";
 import { agentltlRuleFormula, isAgentltlTemplate } from "./agentltl-rules.js";
 import { bindingPatternOf } from "./binding-pattern.js";
+import { compileEntities } from "./entities.js";
 import { compileOutputLabeler, compileTaskGrounding } from "./labeling.js";
 import { compileLtlHarnessRulebook, isLtlHarnessRulebook } from "./ltl-harness.js";
 import { ruleAutomaton } from "./moves.js";
@@ -106,7 +106,7 @@ class PolicyCompiler extends PolicyProblems {
         return [name, { name, description: call.description, parameters, grounding }];
       }),
     );
-    const entities = this.compileEntities(raw, taskCalls, tools);
+    const entities = compileEntities(raw, taskCalls, tools, this.report);
     const propositions = this.compilePropositions(raw, tools, taskCalls, entities);
     const rules = this.compileRules(raw, tools, propositions);
     const constraints = this.compileConstraints(raw, tools, taskCalls, entities, propositions);
@@ -201,71 +201,6 @@ class PolicyCompiler extends PolicyProblems {
       });
     }
     return tools;
-  }
-
-  private compileEntities(
-    raw: RawPolicy,
-    taskCalls: Map<string, TaskCallSpec>,
-    tools: Map<string, ToolSpec>,
-  ): Map<string, EntitySpec> {
-    const entities = new Map<string, EntitySpec>();
-    const variableOwner = new Map<string, string>();
-    for (const [name, entity] of Object.entries(raw.entities)) {
-      const variables = new Set<string>();
-      const sources: EntitySpec["sources"] = [];
-      const outputs: EntitySpec["outputs"] = [];
-      for (const [source, bind] of Object.entries(entity.from)) {
-        const call = taskCalls.get(source);
-        const tool = call ? undefined : tools.get(source);
-        if (!call && !tool) {
-          this.problem(
-            "MNT_ERR_POLICY_REFERENCE",
-            `entity ${name} is bound from ${source}, which is neither a task call nor a tool`,
-            ["entities", name, "from", source],
-            { key: true },
-          );
-          continue;
-        }
-        const paths: Record<string, PathSegment[]> = {};
-        for (const [variable, field] of Object.entries(bind)) {
-          variables.add(variable);
-          const where = ["entities", name, "from", source, variable];
-          if (call && !call.parameters.some((parameter) => parameter.name === field))
-            this.problem("MNT_ERR_POLICY_REFERENCE", `task call ${source} has no field ${field}`, where);
-          if (!tool) continue;
-          const path = /^o(?:\.[A-Za-z_][A-Za-z0-9_]*)+$/.test(field) ? field.split(".").slice(1) : undefined;
-          if (tool.output !== "json")
-            this.problem(
-              "MNT_ERR_POLICY_REFERENCE",
-              `${source} has a text output: an entity is bound from a JSON output's fields`,
-              where,
-            );
-          else if (!path)
-            this.problem(
-              "MNT_ERR_POLICY_REFERENCE",
-              `a variable bound from tool ${source} is a field of its output, written o.<field> (o.transfer_id), not ${JSON.stringify(field)}`,
-              where,
-            );
-          else paths[variable] = path;
-        }
-        if (call) sources.push({ taskCall: source, bind });
-        else outputs.push({ tool: source, bind: paths });
-      }
-      for (const variable of variables) {
-        const owner = variableOwner.get(variable);
-        if (owner !== undefined && owner !== name) {
-          this.problem(
-            "MNT_ERR_POLICY_DUPLICATE",
-            `variable ${variable} is used by entities ${owner} and ${name}`,
-            ["entities", name],
-            { key: true },
-          );
-        }
-        variableOwner.set(variable, name);
-      }
-      entities.set(name, { name, variables: [...variables], sources, outputs });
-    }
-    return entities;
   }
 
   /** The environment's task and tool field types: the same for every expression of the policy. */
