@@ -4,8 +4,7 @@ import { Command } from "commander";
 import { MentorError } from "../../src/errors/index.js";
 import { mergedMeta } from "../merge.js";
 import { readResults } from "../results-file.js";
-import { summaryTable } from "../run.js";
-import { readRuns, saveResults } from "./results.js";
+import { readRuns, savedSummary, saveResults } from "./results.js";
 
 /**
  * The runs saved under several `--out` folders of `npm run bench:sopbench` (shards, or days of
@@ -36,9 +35,7 @@ async function main(argv: string[]): Promise<void> {
     ...mergedMeta(metas),
     runs: Math.max(...metas.map((meta) => meta.runs)),
   });
-  process.stdout.write(
-    `${summaryTable(results.summary)}\n\nresults: ${join(out, "results.json")}\nreport:  ${join(out, "report.html")}\n`,
-  );
+  process.stdout.write(savedSummary(out, results));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

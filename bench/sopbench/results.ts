@@ -4,6 +4,7 @@ import { MentorError } from "../../src/errors/index.js";
 import { readTurnRecord, type TraceEvent } from "../agent.js";
 import { summarize } from "../metrics.js";
 import { type BenchResults, type RunRecord, renderReport } from "../report.js";
+import { summaryTable } from "../run.js";
 
 /** One SOPBench run as saved in `runs/…/<action>-<index>-r<run>.json` (what the driver wrote, and where it ran). */
 export interface SopbenchRun {
@@ -159,4 +160,9 @@ export function saveResults(
   writeFileSync(join(out, "results.json"), `${JSON.stringify(results, null, 1)}\n`);
   writeFileSync(join(out, "report.html"), renderReport(results));
   return results;
+}
+
+/** The table of saved results and where they are, as the bench and its merge print them. */
+export function savedSummary(out: string, results: BenchResults): string {
+  return `${summaryTable(results.summary)}\n\nresults: ${join(out, "results.json")}\nreport:  ${join(out, "report.html")}\n`;
 }

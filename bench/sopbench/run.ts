@@ -16,8 +16,8 @@ import { ensureVenvFromRequirements } from "../conformance/venv.js";
 import { benchSource, repoRoot } from "../paths.js";
 import type { BenchResults } from "../report.js";
 import { currentBuild } from "../results-file.js";
-import { integer, list, servedModel, summaryTable } from "../run.js";
-import { readRuns, runFile, type SopbenchRun, saveResults } from "./results.js";
+import { integer, list, servedModel } from "../run.js";
+import { readRuns, runFile, type SopbenchRun, savedSummary, saveResults } from "./results.js";
 
 export const sopbenchDomains = [
   "bank",
@@ -309,9 +309,7 @@ async function main(argv: string[]): Promise<void> {
     contextSize: raw.contextSize,
     command: `npm run bench:sopbench -- ${argv.slice(2).join(" ")}`,
   });
-  process.stdout.write(
-    `${summaryTable(results.summary)}\n\nresults: ${join(out, "results.json")}\nreport:  ${join(out, "report.html")}\n`,
-  );
+  process.stdout.write(savedSummary(out, results));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
