@@ -124,6 +124,8 @@ export interface TurnAttempt {
 export interface TurnRecord {
   mode: ShieldMode;
   policy?: string;
+  /** The values the system prompt gave the policy's settings (docs/policy.md), where it has any. */
+  settings?: Record<string, number | boolean>;
   attempts: TurnAttempt[];
   /** Calls blocked in this turn (never returned). */
   blocked: number;
@@ -210,6 +212,9 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
   const record: TurnRecord = {
     mode: options.mode,
     ...(evaluator ? { policy: evaluator.policy.name } : {}),
+    ...(evaluator && evaluator.policy.settings.specs.length > 0
+      ? { settings: evaluator.policy.settings.values }
+      : {}),
     attempts: [],
     blocked: 0,
     repairs: [],

@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { MentorError } from "../errors/index.js";
 import { Labeler, type LabelModel, OpenAILabelModel } from "../labeler/index.js";
-import type { ChatMessage } from "../openai/index.js";
-import { loadPolicy } from "../policy/index.js";
+import { type ChatMessage, systemText } from "../openai/index.js";
+import { loadPolicy, policyForSystem } from "../policy/index.js";
 import { traceFromMessages } from "../run/index.js";
 import { readMessagesFile } from "./input.js";
 import { integer } from "./options.js";
@@ -40,8 +40,8 @@ export function registerGroundCommand(program: Command): void {
     .option("--labeler-model <name>", "the endpoint's model (with --labeler-url)")
     .option("--labeler-key <key>", "the endpoint's API key (with --labeler-url)")
     .action(async (options: GroundCommandOptions) => {
-      const policy = loadPolicy(options.policy);
       const messages = readMessagesFile(options.messages);
+      const policy = policyForSystem(loadPolicy(options.policy), systemText(messages));
       if (options.model !== undefined && options.labelerUrl !== undefined)
         throw new MentorError("MNT_ERR_BAD_INPUT", "give --model or --labeler-url, not both");
       if (options.labelerUrl !== undefined && options.labelerModel === undefined)
@@ -61,6 +61,8 @@ export function registerGroundCommand(program: Command): void {
         });
         const output = {
           policy: policy.name,
+          // What the system prompt set (docs/policy.md, "Settings from the system prompt").
+          ...(policy.settings.specs.length > 0 ? { settings: policy.settings.values } : {}),
           labeler: model?.name ?? "rules",
           task: trace.task,
           grounded: notes.filter((note) => note.error === undefined),

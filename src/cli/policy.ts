@@ -15,8 +15,8 @@ import {
   type TestConversation,
 } from "../formalize/index.js";
 import { Labeler, ungroundedError } from "../labeler/index.js";
-import type { ChatMessage } from "../openai/index.js";
-import { loadPolicy, type Policy } from "../policy/index.js";
+import { type ChatMessage, systemText } from "../openai/index.js";
+import { loadPolicy, type Policy, policyForSystem } from "../policy/index.js";
 import { parseArguments } from "../run/index.js";
 import { SolverClient } from "../smt/index.js";
 import { checkDepth, checkedMessages, readJsonFile, readMessagesFile } from "./input.js";
@@ -91,10 +91,12 @@ export function registerPolicyCommands(program: Command): void {
         strictGrounding?: boolean;
         allowLintErrors?: boolean;
       }) => {
-        const policy = loadPolicy(options.policy);
-        await refuseLintErrors(policy, options.policy, options.allowLintErrors);
+        const base = loadPolicy(options.policy);
+        await refuseLintErrors(base, options.policy, options.allowLintErrors);
+        const raw = readMessagesFile(options.messages);
+        const policy = policyForSystem(base, systemText(raw));
         const evaluator = new Evaluator(policy, { strict: options.strict ?? false });
-        const { messages, ungrounded } = await grounded(policy, readMessagesFile(options.messages), options);
+        const { messages, ungrounded } = await grounded(policy, raw, options);
         const result: Record<string, unknown> = { next: evaluator.next(messages), ungrounded };
         if (options.call !== undefined)
           result.decide = await decideWithSolver(evaluator, messages, parseCall(options.call));
@@ -142,13 +144,10 @@ export function registerPolicyCommands(program: Command): void {
           if (disagreements.disagreements.length > 0) process.exitCode = 1;
           return;
         }
-        const evaluator = new Evaluator(policy);
-        const { messages, ungrounded } = await grounded(
-          policy,
-          readMessagesFile(options.messages as string),
-          options,
-        );
-        const verification = verifyConversation(policy, evaluator, messages);
+        const raw = readMessagesFile(options.messages as string);
+        const variant = policyForSystem(policy, systemText(raw));
+        const { messages, ungrounded } = await grounded(variant, raw, options);
+        const verification = verifyConversation(variant, new Evaluator(variant), messages);
         print({ ...verification, ungrounded });
         if (verification.violated) process.exitCode = 1;
       },

@@ -1,6 +1,7 @@
 import { brokenRules, Evaluator, verifyConversation } from "../evaluator/index.js";
 import { Labeler, type LabelModel } from "../labeler/index.js";
-import type { Policy } from "../policy/index.js";
+import { type ChatMessage, systemText } from "../openai/index.js";
+import { type Policy, policyForSystem } from "../policy/index.js";
 import type { Label, TestConversation } from "./conversation.js";
 import { type ManualSentence, sentencesOfPolicy } from "./manual.js";
 
@@ -50,13 +51,22 @@ export async function checkSuite(
   sentences: readonly ManualSentence[],
   options: CheckOptions = {},
 ): Promise<CheckResult> {
-  const evaluator = new Evaluator(policy);
-  const labeler = new Labeler(policy, options.labelModel ? { model: options.labelModel } : {});
+  // A conversation is judged by the policy its system prompt sets (its settings), each with its own evaluator.
+  const judges = new Map<Policy, { evaluator: Evaluator; labeler: Labeler }>();
   const ruleSentences = sentencesOfPolicy(policy, sentences);
   const verdicts = new Map<string, Verdict>();
   const disagreements: Disagreement[] = [];
   for (const conversation of conversations) {
-    const got = await judge(policy, evaluator, labeler, ruleSentences, conversation);
+    const variant = policyForSystem(policy, systemText(conversation.messages as unknown as ChatMessage[]));
+    let parts = judges.get(variant);
+    if (!parts) {
+      parts = {
+        evaluator: new Evaluator(variant),
+        labeler: new Labeler(variant, options.labelModel ? { model: options.labelModel } : {}),
+      };
+      judges.set(variant, parts);
+    }
+    const got = await judge(variant, parts.evaluator, parts.labeler, ruleSentences, conversation);
     verdicts.set(conversation.id, got);
     const kind = disagreement(conversation.expected, got);
     if (kind)

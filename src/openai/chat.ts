@@ -53,6 +53,14 @@ export interface AllowedToolsChoice {
 /** OpenAI's `tool_choice`, in every form (docs/server.md, "tool_choice"). */
 export type ToolChoice = "none" | "auto" | "required" | NamedToolChoice | AllowedToolsChoice;
 
+/** The text of the system and developer messages (the manual as the agent reads it), or undefined if there are none. */
+export function systemText(messages: readonly ChatMessage[]): string | undefined {
+  const texts = messages
+    .filter((message) => message.role === "system" || message.role === "developer")
+    .map((message) => messageText(message.content));
+  return texts.length > 0 ? texts.join("\n\n") : undefined;
+}
+
 /** The text of a message's content (a string, or the concatenated text parts). */
 export function messageText(content: ChatMessage["content"]): string {
   if (content === null || content === undefined) return "";

@@ -5,6 +5,7 @@ export {
   messageText,
   type NamedToolChoice,
   type ParameterSchema,
+  systemText,
   type ToolChoice,
   type ToolDefinition,
 } from "./chat.js";

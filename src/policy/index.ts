@@ -1,7 +1,7 @@
 export { argumentProblems, fitsParameterType } from "./argument-types.js";
 export { policyGrammar, policyJsonSchema } from "./json-schema.js";
 export { fieldValue } from "./labeling.js";
-export { loadPolicy, parsePolicy } from "./load.js";
+export { loadPolicy, parsePolicy, policyForSystem } from "./load.js";
 export { type AbstractMove, abstractMoves, holdsForMove, matchesForMove } from "./moves.js";
 export { patternContext, patternWindow, TextPattern } from "./text-pattern.js";
 export type {

@@ -287,7 +287,7 @@ interface Insertion {
  * The pattern, or undefined after reporting that it is invalid; a part that can make matching
  * super-linear (pattern-check.ts) is reported too.
  */
-function compileRegex(
+export function compileRegex(
   text: string,
   flags: "u" | "iu",
   path: YamlPath,

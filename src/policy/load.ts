@@ -20,6 +20,13 @@ import { compileLtlHarnessRulebook, isLtlHarnessRulebook } from "./ltl-harness.j
 import { ruleAutomaton } from "./moves.js";
 import { errorOffset, PolicyProblems, stripLocation } from "./problems.js";
 import { policySchema, type RawParameter, type RawPolicy } from "./schema.js";
+import {
+  compileSettings,
+  conditionHolds,
+  readSettings,
+  type SettingValues,
+  substituteSettings,
+} from "./settings.js";
 import { modeOf, severityOf } from "./severity.js";
 import { PolicySource, type YamlPath } from "./source.js";
 import type {
@@ -57,10 +64,44 @@ export function parsePolicy(text: string, file = "<policy>"): Policy {
   return new PolicyCompiler(source).compile();
 }
 
+/** The most variants of one policy kept for the system prompts seen (the oldest is dropped). */
+const maxVariants = 64;
+const variants = new WeakMap<Policy, Map<string, Policy>>();
+
+/**
+ * The policy a conversation's system prompt makes: its settings (docs/policy.md, "Settings from the
+ * system prompt") read from `system`, compiled once per distinct set of values. A policy without
+ * settings, or a prompt that gives the values it was compiled with, is returned as it is.
+ */
+export function policyForSystem(policy: Policy, system: string | undefined): Policy {
+  if (policy.settings.specs.length === 0) return policy;
+  const values = readSettings(policy.settings, system);
+  const key = JSON.stringify(values);
+  if (key === JSON.stringify(policy.settings.values)) return policy;
+  const known = variants.get(policy) ?? new Map<string, Policy>();
+  variants.set(policy, known);
+  let variant = known.get(key);
+  if (!variant) {
+    variant = new PolicyCompiler(new PolicySource(policy.source, policy.file), values).compile();
+    variants.set(variant, known);
+    if (known.size >= maxVariants) known.delete(known.keys().next().value as string);
+  }
+  known.set(key, variant);
+  return variant;
+}
+
 const propositionKeyPattern =
   /^([A-Za-z_][A-Za-z0-9_]*)(?:\(\s*([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z_][A-Za-z0-9_]*)*)\s*\))?$/;
 
 class PolicyCompiler extends PolicyProblems {
+  /** `values`: the settings to compile with; their defaults where not given. */
+  constructor(
+    source: PolicySource,
+    private readonly values?: SettingValues,
+  ) {
+    super(source);
+  }
+
   compile(): Policy {
     // The first syntax error only: the parser's later ones follow from it (an unclosed flow map
     // makes every line after it an error).
@@ -83,7 +124,10 @@ class PolicyCompiler extends PolicyProblems {
       );
       this.fail();
     }
-    const parsed = policySchema.safeParse(this.plainValue());
+    const document = this.plainValue() as Record<string, unknown> | null;
+    const settings = compileSettings(document?.settings, document?.system_sections, this.report);
+    const values = this.values ?? readSettings(settings, undefined);
+    const parsed = policySchema.safeParse(substituteSettings(document, values, this.report));
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
         const path = issue.path as (string | number)[];
@@ -121,7 +165,9 @@ class PolicyCompiler extends PolicyProblems {
       name: raw.policy,
       description: raw.description,
       file: this.source.file,
+      source: this.source.text,
       manual: raw.manual,
+      settings: { ...settings, values },
       tools,
       taskCalls,
       entities,
@@ -433,8 +479,9 @@ class PolicyCompiler extends PolicyProblems {
       const severity = severityOf(rule, path, rule.id, this.report);
       if (!atomsOk || sentence === undefined || !severity) return;
       const rulePropositions = atomsOf(formula).map((atom) => propositions.get(atom.name) as PropositionSpec);
+      const active = conditionHolds(rule.if, [...path, "if"], this.report);
       try {
-        rules.push({
+        const compiled: RuleSpec = {
           id: rule.id,
           formula,
           entities: [...ruleEntities],
@@ -454,7 +501,8 @@ class PolicyCompiler extends PolicyProblems {
             ),
           ),
           propositions: rulePropositions,
-        });
+        };
+        if (active) rules.push(compiled);
       } catch (error) {
         if (!(error instanceof MentorError)) throw error;
         this.problem(error.code, error.message, formulaPath, { rule: rule.id });
@@ -553,7 +601,8 @@ class PolicyCompiler extends PolicyProblems {
         );
       }
       const severity = severityOf(constraint, path, constraint.id, this.report);
-      if (!require || sentence === undefined || !severity) return;
+      const active = conditionHolds(constraint.if, [...path, "if"], this.report);
+      if (!require || sentence === undefined || !severity || !active) return;
       constraints.push({
         id: constraint.id,
         on: proposition,

@@ -162,6 +162,23 @@ export const escalateSchema = z
   })
   .strict();
 
+/** One setting read from the system prompt (src/policy/settings.ts): a number the prompt gives (`number`: a regex whose first group is it) or a clause it says (`says`). */
+export const settingSchema = z
+  .object({
+    number: z.string().optional(),
+    says: z.string().optional(),
+    /** Only within this section of the prompt (see `system_sections`). */
+    in_section: z.string().optional(),
+    /** The value where the conversation has no system prompt (and for lint, check and the dashboard). */
+    default: z.union([z.number(), z.boolean()]),
+    ignore_case: z.boolean().default(false),
+  })
+  .strict();
+
+export const settingsSchema = z.record(identifier, settingSchema);
+
+const condition = z.union([z.boolean(), z.string()]).optional();
+
 export const ruleSchema = z
   .object({
     id: identifier,
@@ -214,6 +231,8 @@ export const ruleSchema = z
     applies_to: z.enum(["all", "requested", "unrequested"]).default("all"),
     /** Overrides the manual sentence quoted in feedback. */
     sentence: z.string().optional(),
+    /** The rule holds only where this is true: a setting (`${name}`) or an expression over settings. */
+    if: condition,
   })
   .strict();
 
@@ -227,6 +246,7 @@ export const constraintSchema = z
     severity: severitySchema.optional(),
     escalate: escalateSchema.optional(),
     sentence: z.string().optional(),
+    if: condition,
   })
   .strict();
 
@@ -240,6 +260,10 @@ export const policySchema = z
     task: z.record(identifier, taskCallSchema).default({}),
     entities: z.record(identifier, entitySchema).default({}),
     propositions: z.record(z.string(), propositionSchema),
+    /** Values read from the conversation's system prompt, written `${name}` elsewhere. */
+    settings: settingsSchema.optional(),
+    /** A line of the system prompt that matches it starts a section (its name in the group `name`). */
+    system_sections: z.string().optional(),
     rules: z.array(ruleSchema).default([]),
     constraints: z.array(constraintSchema).default([]),
     done: z

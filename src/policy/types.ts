@@ -1,6 +1,7 @@
 import type { SourceLocation } from "../errors/index.js";
 import type { Expression, FieldType, PathSegment, Value } from "../expression/index.js";
 import type { Automaton, Formula } from "../logic/index.js";
+import type { PolicySettings } from "./settings.js";
 import type { TextPattern } from "./text-pattern.js";
 
 /** What happens when a rule would be broken: only recorded, a warning added, or the call blocked. */
@@ -168,6 +169,10 @@ export interface Policy {
   name: string;
   description: string;
   file: string;
+  /** The text it was compiled from (a variant for another system prompt is compiled from it). */
+  source: string;
+  /** Settings read from the system prompt and the values this policy was compiled with. */
+  settings: PolicySettings;
   manual: Record<string, string>;
   tools: Map<string, ToolSpec>;
   taskCalls: Map<string, TaskCallSpec>;

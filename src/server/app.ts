@@ -3,7 +3,8 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { dashboardKey, dashboardRoutes } from "../dashboard/index.js";
 import { MentorError } from "../errors/index.js";
 import { FlightRecorder } from "../evaluator/index.js";
-import { Labeler } from "../labeler/index.js";
+import { type Grounder, Labeler } from "../labeler/index.js";
+import type { Policy } from "../policy/index.js";
 import { SolverClient } from "../smt/index.js";
 import { Admission } from "./admission.js";
 import type { Backend, ServerContext } from "./context.js";
@@ -115,10 +116,15 @@ export async function buildServer(options: ServerOptions = {}): Promise<FastifyI
     settings,
     serve(backend: Backend) {
       if (context.serving) throw new Error("the server already has a backend");
+      const grounders = new WeakMap<Policy, Grounder>();
       context.serving = {
         backend,
         admission: new Admission(settings.concurrency ?? backend.concurrency, settings.maxQueue),
-        grounders: new Map(context.policies.all.map((policy) => [policy, backend.grounder(policy)])),
+        grounderOf(policy) {
+          const grounder = grounders.get(policy) ?? backend.grounder(policy);
+          grounders.set(policy, grounder);
+          return grounder;
+        },
       };
     },
   } satisfies ServerControl);

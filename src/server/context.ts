@@ -30,7 +30,8 @@ export interface ServerContext {
   readonly recorder: FlightRecorder | undefined;
   readonly startedAt: number;
   /** Set once the backend is there; until then requests are answered 503. */
-  serving: { backend: Backend; admission: Admission; grounders: Map<Policy, Grounder> } | undefined;
+  /** `grounderOf`: the backend's grounder of a policy (or of a variant a system prompt made), made once. */
+  serving: { backend: Backend; admission: Admission; grounderOf(policy: Policy): Grounder } | undefined;
   /** Z3 for argument repairs that candidate values cannot make, started on first need. */
   solver(): SolverClient;
 }

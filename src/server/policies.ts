@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { MentorError } from "../errors/index.js";
 import { Evaluator } from "../evaluator/index.js";
-import { loadPolicy, type Policy } from "../policy/index.js";
+import { loadPolicy, type Policy, policyForSystem } from "../policy/index.js";
 import { RequestError } from "./request.js";
 
 const domainsDirectory = fileURLToPath(new URL("../../../policies/", import.meta.url));
@@ -50,16 +50,28 @@ export class PolicySet {
     return [...this.entries.keys()];
   }
 
-  /** The policy a request names (`mentor.policy`), or the default one. */
-  select(id: string | undefined): PolicyEntry | undefined {
-    if (id === undefined) return this.fallback;
-    const entry = this.entries.get(id);
-    if (!entry)
+  /**
+   * The policy a request names (`mentor.policy`), or the default one, as the conversation's system
+   * prompt sets it (its settings, docs/policy.md): each variant has its own evaluator.
+   */
+  select(id: string | undefined, system?: string): PolicyEntry | undefined {
+    const entry = id === undefined ? this.fallback : this.entries.get(id);
+    if (!entry && id !== undefined)
       throw new RequestError(
         "mentor.policy",
         `no policy ${JSON.stringify(id)}; this server loaded ${this.all.map((policy) => policy.name).join(", ") || "none"}`,
         "MNT_ERR_POLICY_UNKNOWN",
       );
-    return entry;
+    if (!entry) return undefined;
+    const policy = policyForSystem(entry.policy, system);
+    if (policy === entry.policy) return entry;
+    let variant = this.variants.get(policy);
+    if (!variant) {
+      variant = { policy, evaluator: new Evaluator(policy) };
+      this.variants.set(policy, variant);
+    }
+    return variant;
   }
+
+  private readonly variants = new WeakMap<Policy, PolicyEntry>();
 }

@@ -94,7 +94,7 @@ export const chatRoutes: FastifyPluginAsync<{ context: ServerContext }> = async 
           ...(settings.strictGrounding ? { strictGrounding: true } : {}),
           solver: context.solver,
           ...(entry ? { evaluator: entry.evaluator } : {}),
-          grounder: (entry && serving.grounders.get(entry.policy)) ?? givenGrounding,
+          grounder: entry ? serving.grounderOf(entry.policy) : givenGrounding,
           generator: backend.generator,
           seed: chat.seed,
           temperature: chat.temperature,

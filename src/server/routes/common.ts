@@ -1,6 +1,6 @@
 import { MentorError } from "../../errors/index.js";
 import type { FlightRecorder } from "../../evaluator/index.js";
-import type { ChatMessage } from "../../openai/index.js";
+import { type ChatMessage, systemText } from "../../openai/index.js";
 import type { ServerContext } from "../context.js";
 import type { PolicyEntry } from "../policies.js";
 import { RequestError } from "../request.js";
@@ -8,12 +8,13 @@ import { RequestError } from "../request.js";
 // What the chat and monitor routes read alike: the served model, the policy, the messages as trusted.
 
 /**
- * The policy a request selects (`mentor.policy`, else the server's first), after checking that
- * `model`, if the request names one, is the served model (with or without a `:mode` suffix).
+ * The policy a request selects (`mentor.policy`, else the server's first) as its system prompt sets
+ * it, after checking that `model`, if the request names one, is the served model (with or without a
+ * `:mode` suffix).
  */
 export function selectPolicy(
   context: ServerContext,
-  request: { model?: string; modelBase?: string; policy?: string },
+  request: { model?: string; modelBase?: string; policy?: string; messages: readonly ChatMessage[] },
 ): PolicyEntry | undefined {
   const modelId = context.serving?.backend.modelId;
   if (request.model !== undefined && request.modelBase !== modelId && request.model !== modelId)
@@ -22,7 +23,7 @@ export function selectPolicy(
       `this server serves ${modelId} (see GET /v1/models)`,
       "MNT_ERR_MODEL_UNKNOWN",
     );
-  return context.policies.select(request.policy);
+  return context.policies.select(request.policy, systemText(request.messages));
 }
 
 /** The messages without the grounding fields a client may write (`mentor.task`, `mentor.label`). */

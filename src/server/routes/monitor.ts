@@ -140,20 +140,21 @@ export const monitorRoutes: FastifyPluginAsync<{ context: ServerContext }> = asy
     }
     const raw = parsed.data;
     const model = raw.model;
+    const sent = (body as { messages: ChatMessage[] }).messages;
     const entry = selectPolicy(context, {
       ...(model !== undefined ? { model, modelBase: withoutModeSuffix(model) } : {}),
       ...(raw.mentor?.policy !== undefined ? { policy: raw.mentor.policy } : {}),
+      messages: sent,
     });
     if (!entry)
       throw new RequestError("mentor.policy", "this server loaded no policy", "MNT_ERR_POLICY_UNKNOWN");
-    const sent = (body as { messages: ChatMessage[] }).messages;
     const messages = settings.trustClientGrounding ? sent : withoutClientGrounding(sent);
     return { entry, messages };
   }
 
   /** The messages grounded as the chat route grounds them, and each message that could not be. */
   async function ground(entry: PolicyEntry, messages: readonly ChatMessage[]) {
-    const grounder = context.serving?.grounders.get(entry.policy) ?? givenGrounding;
+    const grounder = context.serving?.grounderOf(entry.policy) ?? givenGrounding;
     const signal = AbortSignal.timeout(settings.requestTimeoutMs);
     let grounding: Awaited<ReturnType<typeof grounder.ground>>;
     try {
