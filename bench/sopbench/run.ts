@@ -86,7 +86,7 @@ export function pickTasks(tasksFile: string, limit?: number): { action: string; 
 }
 
 /** The policy of a domain: its file under `policyDir` (a missing one is an error naming it). */
-function domainPolicy(policyDir: string, domain: string): { file: string; name: string } {
+export function domainPolicy(policyDir: string, domain: string): { file: string; name: string } {
   const file = join(policyDir, `sopbench-${domain}`, "policy.yaml");
   if (!existsSync(file))
     throw new MentorError(
@@ -97,7 +97,7 @@ function domainPolicy(policyDir: string, domain: string): { file: string; name: 
 }
 
 /** The venv with what SOPBench's harness imports (bench/sopbench/requirements.txt), under the user's cache. */
-function sopbenchPython(python: string): string {
+export function sopbenchPython(python: string): string {
   const requirements = benchSource("sopbench", "requirements.txt");
   const hash = createHash("sha256").update(readFileSync(requirements)).digest("hex").slice(0, 12);
   const cache = process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache");

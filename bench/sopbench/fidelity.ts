@@ -1,0 +1,186 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Command } from "commander";
+import { Evaluator } from "../../src/evaluator/index.js";
+import type { Value } from "../../src/expression/index.js";
+import { Labeler } from "../../src/labeler/index.js";
+import { loadPolicy, type Policy, policyForSystem } from "../../src/policy/index.js";
+import { benchSource, repoRoot } from "../paths.js";
+import { domainPolicy, sopbenchDataDir, sopbenchDomains, sopbenchPython } from "./run.js";
+
+/**
+ * How faithful a SOPBench policy is, without a model: each task's oracle run (bench/sopbench/oracle.py:
+ * the calls its action graph asks for, run on SOPBench's tools, then the goal) is put to the shield
+ * call by call, as the server would judge it. The policy agrees with the task when it allows every
+ * oracle call and allows the goal exactly when SOPBench says the action should succeed. A
+ * "false allow" (the goal allowed where it must not be) is the shield letting a violation through;
+ * a "false block" stops an agent that did everything right.
+ */
+export interface OracleRun {
+  domain: string;
+  action: string;
+  index: number;
+  should_succeed: boolean;
+  system: string;
+  user: string;
+  calls: { name: string; arguments: Record<string, unknown>; content: string }[];
+  goal: { name: string; arguments: Record<string, unknown>; available: boolean };
+}
+
+export interface TaskFidelity {
+  task: string;
+  shouldSucceed: boolean;
+  /** `agree`, or how the policy disagrees with SOPBench's ground truth. */
+  outcome: "agree" | "false block" | "false allow";
+  /** The call the policy judged wrongly and the rules it named (none for a false allow). */
+  call?: string;
+  rules?: string[];
+  settings: Record<string, number | boolean>;
+}
+
+/** Each oracle run judged call by call by the policy its system prompt sets. */
+export async function judgeOracleRuns(base: Policy, runs: readonly OracleRun[]): Promise<TaskFidelity[]> {
+  const parts = new Map<Policy, { evaluator: Evaluator; labeler: Labeler }>();
+  const results: TaskFidelity[] = [];
+  for (const run of runs) {
+    const policy = policyForSystem(base, run.system);
+    let judge = parts.get(policy);
+    if (!judge) {
+      judge = { evaluator: new Evaluator(policy), labeler: new Labeler(policy) };
+      parts.set(policy, judge);
+    }
+    const { evaluator, labeler } = judge;
+    const messages: Record<string, unknown>[] = [
+      { role: "system", content: run.system },
+      { role: "user", content: run.user },
+    ];
+    const task = `${run.action}/${run.index}`;
+    const result = (outcome: TaskFidelity["outcome"], call?: string, rules?: string[]): TaskFidelity => ({
+      task,
+      shouldSucceed: run.should_succeed,
+      outcome,
+      ...(call !== undefined ? { call, rules: rules ?? [] } : {}),
+      settings: policy.settings.values,
+    });
+    const decide = async (call: { name: string; arguments: Record<string, unknown> }) => {
+      const { messages: grounded } = await labeler.ground(messages);
+      return evaluator.decide(grounded, {
+        name: call.name,
+        arguments: call.arguments as Record<string, Value>,
+      });
+    };
+    let verdict: TaskFidelity | undefined;
+    for (const [at, call] of run.calls.entries()) {
+      const decision = await decide(call);
+      if (decision.verdict === "block") {
+        verdict = result(
+          "false block",
+          call.name,
+          decision.violations.map((finding) => finding.rule),
+        );
+        break;
+      }
+      const id = `oracle_${at}`;
+      messages.push(
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            {
+              id,
+              type: "function",
+              function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+            },
+          ],
+        },
+        { role: "tool", tool_call_id: id, content: call.content },
+      );
+    }
+    if (!verdict && run.goal.available) {
+      const decision = await decide(run.goal);
+      const rules = decision.violations.map((finding) => finding.rule);
+      if (decision.verdict === "block" && run.should_succeed)
+        verdict = result("false block", run.goal.name, rules);
+      else if (decision.verdict === "allow" && !run.should_succeed)
+        verdict = result("false allow", run.goal.name);
+    }
+    results.push(verdict ?? result("agree"));
+  }
+  return results;
+}
+
+/** The oracle runs of a domain, written by SOPBench's own code (bench/sopbench/oracle.py). */
+export function oracleRuns(domain: string, sopbenchDir: string, python: string): OracleRun[] {
+  const work = mkdtempSync(join(tmpdir(), "mentor-sopbench-oracle-"));
+  try {
+    const out = join(work, `${domain}.jsonl`);
+    execFileSync(
+      python,
+      [benchSource("sopbench", "oracle.py"), "--sopbench", sopbenchDir, "--domain", domain, "--out", out],
+      { stdio: ["ignore", "ignore", "inherit"] },
+    );
+    return readFileSync(out, "utf8")
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.parse(line) as OracleRun);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Counts per outcome and the rules behind the disagreements, most frequent first. */
+export function fidelitySummary(results: readonly TaskFidelity[]) {
+  const count = (outcome: TaskFidelity["outcome"]) =>
+    results.filter((result) => result.outcome === outcome).length;
+  const rules = new Map<string, number>();
+  for (const result of results)
+    for (const rule of result.outcome === "false block" ? (result.rules ?? []) : [])
+      rules.set(rule, (rules.get(rule) ?? 0) + 1);
+  return {
+    tasks: results.length,
+    agree: count("agree"),
+    falseBlocks: count("false block"),
+    falseAllows: count("false allow"),
+    blockingRules: [...rules.entries()].sort((left, right) => right[1] - left[1]),
+  };
+}
+
+async function main(argv: string[]): Promise<void> {
+  const program = new Command()
+    .name("npm run bench:sopbench:fidelity --")
+    .description(
+      "How faithful the SOPBench policies are: every task's oracle run judged by the shield, no model",
+    )
+    .option(
+      "--domains <names>",
+      "SOPBench domains, comma-separated",
+      (value) => value.split(","),
+      sopbenchDomains,
+    )
+    .option("--data <dir>", "a SOPBench folder (env/, data/; default ../shared/bench-data/sopbench)")
+    .option("--policy-dir <dir>", "where the sopbench-<domain> policies are (default policies/)")
+    .option("--out <dir>", "write each domain's per-task results as <domain>.json");
+  program.parse(argv);
+  const options = program.opts<{ domains: string[]; data?: string; policyDir?: string; out?: string }>();
+  const dataDir = sopbenchDataDir(options.data);
+  const python = sopbenchPython(process.env.MENTOR_PYTHON ?? "python3");
+  const policyDir = resolve(options.policyDir ?? join(repoRoot, "policies"));
+  if (options.out) mkdirSync(options.out, { recursive: true });
+  console.log("| domain | tasks | agree | false blocks | false allows | rules behind the false blocks |");
+  console.log("| --- | --- | --- | --- | --- | --- |");
+  for (const domain of options.domains) {
+    const policy = loadPolicy(domainPolicy(policyDir, domain).file);
+    const results = await judgeOracleRuns(policy, oracleRuns(domain, dataDir, python));
+    const summary = fidelitySummary(results);
+    if (options.out)
+      writeFileSync(join(options.out, `${domain}.json`), `${JSON.stringify(results, null, 1)}\n`);
+    const rules = summary.blockingRules.map(([rule, count]) => `${rule} ${count}`).join(", ");
+    console.log(
+      `| ${domain} | ${summary.tasks} | ${summary.agree} | ${summary.falseBlocks} | ${summary.falseAllows} | ${rules} |`,
+    );
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main(process.argv);
