@@ -1,4 +1,6 @@
-import { policyJsonSchema } from "../policy/index.js";
+import { parse } from "yaml";
+import { MentorError } from "../errors/index.js";
+import { parsePolicy, policyJsonSchema } from "../policy/index.js";
 
 /**
  * The translator's rules step (docs/formalize.md, "Rules under the declarations"): once a
@@ -62,8 +64,11 @@ export function formulaPattern(atoms: readonly string[], depth = formulaDepth): 
 export function rulesSchema(declarations: Declarations): Record<string, unknown> {
   const sections = policyJsonSchema().properties as Record<string, { items?: unknown }>;
   const loader = (section: string) => {
-    const { id: _, sentence: __, ...properties } = (sections[section]?.items as { properties: Schema })
-      .properties;
+    const {
+      id: _,
+      sentence: __,
+      ...properties
+    } = (sections[section]?.items as { properties: Schema }).properties;
     return properties;
   };
   const { ltl: _, template, a: __, b: ___, n, m, op, ...rule } = loader("rules");
@@ -122,9 +127,48 @@ export function withRules(
       let id = sentence;
       for (let number = index + 1; index > 0 && used.has(id); number++) id = `${sentence}_${number}`;
       used.add(id);
-      const named = { id, ...(entry as Record<string, unknown>), ...(index > 0 ? { sentence: manual[sentence] } : {}) };
+      const named = {
+        id,
+        ...(entry as Record<string, unknown>),
+        ...(index > 0 ? { sentence: manual[sentence] } : {}),
+      };
       (typeof (entry as { on?: unknown }).on === "string" ? constraints : rules).push(named);
     });
   }
   return { ...policy, rules, constraints };
+}
+
+/**
+ * A candidate whose declarations load (`parsePolicy` of it without rules and constraints): the
+ * policy object and what it declares. Undefined when the text is not a policy object, or when its
+ * declarations themselves do not load (then the whole policy is repaired).
+ */
+export function loadedDeclarations(
+  text: string,
+  file: string,
+): { policy: Record<string, unknown>; declarations: Declarations } | undefined {
+  const value = parsed(text);
+  const declarations = declarationsOf(value);
+  if (!declarations) return undefined;
+  const policy = { ...(value as Record<string, unknown>), rules: [], constraints: [] };
+  try {
+    parsePolicy(JSON.stringify(policy), file);
+  } catch (error) {
+    if (error instanceof MentorError) return undefined;
+    throw error;
+  }
+  return { policy, declarations };
+}
+
+/** The propositions a candidate text declares (none when it does not parse). */
+export function declaredAtoms(text: string): string[] {
+  return declarationsOf(parsed(text))?.atoms ?? [];
+}
+
+function parsed(text: string): unknown {
+  try {
+    return parse(text);
+  } catch {
+    return undefined;
+  }
 }

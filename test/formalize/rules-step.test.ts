@@ -83,13 +83,10 @@ describe("the rules step", () => {
       P1: [{ ltl: "F checked(route)" }, { ltl: "F long(route)" }],
       P3: [{ on: "flight(route)", require: "true" }],
     }) as Raw;
-    assert.deepEqual(
-      merged.rules,
-      [
-        { id: "P1", ltl: "F checked(route)" },
-        { id: "P1_2", ltl: "F long(route)", sentence: travel.manual.P1 },
-      ],
-    );
+    assert.deepEqual(merged.rules, [
+      { id: "P1", ltl: "F checked(route)" },
+      { id: "P1_2", ltl: "F long(route)", sentence: travel.manual.P1 },
+    ]);
     assert.deepEqual(merged.constraints, [{ id: "P3", on: "flight(route)", require: "true" }]);
     assert.equal(withRules(travel, { P9: [{ ltl: "F true" }] }), undefined);
   });
@@ -98,7 +95,25 @@ describe("the rules step", () => {
     const atoms = ["p", "q(x)", "r(x, y)"];
     const pattern = new RegExp(formulaPattern(atoms, 2));
     const grammar = new Gbnf(jsonSchemaGrammar({ type: "string", pattern: formulaPattern(atoms, 2) }));
-    const pieces = ["p", "q(x)", "r(x, y)", "s", "(", ")", " ", "!", "G ", "G", "X", " U ", "U", " -> ", "&", "|", "true"];
+    const pieces = [
+      "p",
+      "q(x)",
+      "r(x, y)",
+      "s",
+      "(",
+      ")",
+      " ",
+      "!",
+      "G ",
+      "G",
+      "X",
+      " U ",
+      "U",
+      " -> ",
+      "&",
+      "|",
+      "true",
+    ];
     let seed = 11;
     const random = (n: number) => {
       seed = (seed * 1103515245 + 12345) % 2147483648;

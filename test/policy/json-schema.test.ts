@@ -115,12 +115,7 @@ describe("the policy grammar", () => {
   });
 
   test("a string's pattern: what the grammar admits matches it, and every plain match is admitted", () => {
-    const patterns = [
-      "^[a-c]+(?:-[0-9]{2,3})?$",
-      "^(?:ab|c)*d?$",
-      '^[^b"]{1,3}\\.?x?$',
-      "^\\w+ \\d*$",
-    ];
+    const patterns = ["^[a-c]+(?:-[0-9]{2,3})?$", "^(?:ab|c)*d?$", '^[^b"]{1,3}\\.?x?$', "^\\w+ \\d*$"];
     const alphabet = ["a", "b", "c", "d", "-", "1", "23", ".", "x", " ", '"', "\\", "_"];
     let seed = 3;
     const random = (n: number) => {
@@ -137,7 +132,8 @@ describe("the policy grammar", () => {
         if (admits) admitted++;
         // `"` and `\` only where the pattern writes them as such (a class or `.` leaves them out).
         const writable = !/["\\]/.test(text);
-        if (admits || writable) assert.equal(admits, regex.test(text), `${pattern} on ${JSON.stringify(text)}`);
+        if (admits || writable)
+          assert.equal(admits, regex.test(text), `${pattern} on ${JSON.stringify(text)}`);
       }
       assert.ok(admitted > 0, `${pattern}: nothing admitted`);
     }
