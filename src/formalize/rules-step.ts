@@ -41,8 +41,8 @@ const formulaDepth = 4;
  * has spaces around it, so it cannot run into a name.
  */
 export function formulaPattern(atoms: readonly string[], depth = formulaDepth): string {
-  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const atom = `(?:${["true", "false", ...atoms].map(escape).join("|")})`;
+  const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const atom = `(?:${["true", "false", ...atoms].map(literal).join("|")})`;
   const word = "(?:WX|WY|X|F|G|Y|O|H)";
   const prefix = `(?:! ?|${word} )*`;
   const binary = "(?: ?(?:<->|->|\\||&) ?| (?:U|R|W|S) )";
@@ -64,11 +64,8 @@ export function formulaPattern(atoms: readonly string[], depth = formulaDepth): 
 export function rulesSchema(declarations: Declarations): Record<string, unknown> {
   const sections = policyJsonSchema().properties as Record<string, { items?: unknown }>;
   const loader = (section: string) => {
-    const {
-      id: _,
-      sentence: __,
-      ...properties
-    } = (sections[section]?.items as { properties: Schema }).properties;
+    const items = sections[section]?.items as { properties?: Schema } | undefined;
+    const { id: _, sentence: __, ...properties } = items?.properties ?? {};
     return properties;
   };
   const { ltl: _, template, a: __, b: ___, n, m, op, ...rule } = loader("rules");

@@ -7,10 +7,10 @@ import { join } from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
-import { AgentEndpoint, type FormalizeResult, formalize, reviewPolicy } from "../../src/formalize/index.js";
-import type { ChatTool } from "../../src/openai/index.js";
 import { jsonSchemaGrammar } from "../../src/base/json-grammar.js";
+import { AgentEndpoint, type FormalizeResult, formalize, reviewPolicy } from "../../src/formalize/index.js";
 import { declarationsOf, rulesSchema } from "../../src/formalize/rules-step.js";
+import type { ChatTool } from "../../src/openai/index.js";
 import { parsePolicy, policyJsonSchema } from "../../src/policy/index.js";
 import { Gbnf } from "../support/gbnf.js";
 import { reply, type Script, ScriptedEndpoint } from "../support/scripted-endpoint.js";
@@ -297,8 +297,8 @@ describe("mentor formalize: the translator answers under the policy's schema", (
       answer(transcript.evaluatorAnswer),
     ];
     const result = await runWith(true);
-    const schema = (endpoint.requests[1]?.body.response_format as { json_schema: { schema: unknown } })
-      .json_schema.schema;
+    const format = endpoint.requests[1]?.body.response_format as { json_schema: { schema: unknown } };
+    const schema = format.json_schema.schema;
     const declarations = declarationsOf(broken);
     assert.ok(declarations);
     assert.deepEqual(schema, rulesSchema(declarations));

@@ -28,7 +28,7 @@ function stepAnswer(policy: Raw): Record<string, Record<string, unknown>[]> {
     for (const entry of [...(policy.rules ?? []), ...(policy.constraints ?? [])]) {
       const { id, sentence: _, ...rest } = entry as { id: string; sentence?: string };
       if (id === sentence || (!(id in policy.manual) && id.startsWith(`${sentence}_`)))
-        (answer[sentence] ??= []).push(rest);
+        answer[sentence] = [...(answer[sentence] ?? []), rest];
     }
   return answer;
 }
