@@ -117,14 +117,15 @@ export function translatorRepair(input: {
     "mentor could not use it:",
     ...input.problems.map((problem) => `- ${problem}`),
     ...(references && input.atoms && input.atoms.length > 0
-      ? [
-          `The declared propositions, the only names a formula or a constraint's \`on\` may use: ${input.atoms.join(", ")}.`,
-          "Each rule and constraint id is used once.",
-        ]
+      ? [declaredLine(input.atoms), "Each rule and constraint id is used once."]
       : []),
     "",
     `Fix these problems. ${wholePolicy(input.json === true, "corrected policy")}`,
   ]);
+}
+
+function declaredLine(atoms: readonly string[]): string {
+  return `The declared propositions, the only names a formula or a constraint's \`on\` may use: ${atoms.join(", ")}.`;
 }
 
 /**
@@ -142,7 +143,7 @@ export function translatorRules(input: {
     "Its declarations load, but its rules and constraints do not:",
     ...input.problems.map((problem) => `- ${problem}`),
     "",
-    `The declared propositions, the only names a formula or a constraint's \`on\` may use: ${input.atoms.join(", ")}.`,
+    declaredLine(input.atoms),
     "Write the rules and constraints again as one JSON object: each manual sentence id that rules formalize",
     "maps to a list of them (the ids are numbered for you; a rule has no `id`). For the example manual:",
     '{"R1": [{"template": "precedence", "a": "looked_up(order)", "b": "refunded(order)"}],',
