@@ -1,11 +1,14 @@
+import { patternGrammar } from "./pattern-grammar.js";
+
 /**
  * A GBNF grammar (llama.cpp's) of the JSON values a JSON Schema admits, for constrained decoding.
  * Unlike node-llama-cpp's own converter, it knows optional properties (a property not in
  * `required` may be left out; those written come in the schema's order) and names
  * (`propertyNames` or a string `pattern` of `^[A-Za-z_][A-Za-z0-9_]*$`). It reads `type`
  * (one or a list), `enum`, `const`, `anyOf`/`oneOf`, `properties`, `required`,
- * `additionalProperties`, `items`, `minItems`; other keywords (bounds, other patterns, formats)
- * are not enforced, and `{}` is any JSON value.
+ * `additionalProperties`, `items`, `minItems`, and a string's `pattern` where `patternGrammar`
+ * reads it; other keywords (bounds, other patterns, formats) are not enforced, and `{}` is any
+ * JSON value.
  */
 export function jsonSchemaGrammar(schema: unknown): string {
   const rules: string[] = [];
@@ -60,7 +63,8 @@ function valueRule(value: unknown, rule: (body: string) => string): string {
       .map((type) => {
         switch (type) {
           case "string":
-            return schema.pattern === identifierPattern ? "name" : "string";
+            if (schema.pattern === identifierPattern) return "name";
+            return (typeof schema.pattern === "string" && patternGrammar(schema.pattern, rule)) || "string";
           case "number":
           case "integer":
           case "boolean":

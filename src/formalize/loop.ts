@@ -18,8 +18,10 @@ import {
   translatorDisagreements,
   translatorFirst,
   translatorRepair,
+  translatorRules,
 } from "./prompts.js";
 import { type ReviewEntry, reviewPolicy } from "./review.js";
+import { declaredAtoms, loadedDeclarations, rulesSchema, withRules } from "./rules-step.js";
 
 export interface FormalizeOptions {
   /** The manual's text (Markdown or plain). */
@@ -183,12 +185,30 @@ export async function formalize(options: FormalizeOptions): Promise<FormalizeRes
       }
       progress(`round ${round}: candidate ${attempt + 1}: ${check.problems.length} problem(s)`);
       if (attempt >= repairs) break;
+      // Declarations that load, rules that do not: the rules again under the declarations' grammar.
+      const declared = endpoint.structured && text !== undefined ? loadedDeclarations(text, file) : undefined;
+      if (declared) {
+        const rules = await endpoint.ask(
+          "translator",
+          translatorRules({
+            manual,
+            candidate: text as string,
+            problems: check.problems,
+            atoms: declared.declarations.atoms,
+          }),
+          rulesSchema(declared.declarations),
+        );
+        const merged = withRules(declared.policy, jsonValue(rules));
+        answer = merged ? JSON.stringify(merged, null, 2) : rules;
+        continue;
+      }
       answer = await endpoint.ask(
         "translator",
         translatorRepair({
           manual,
           candidate: text ?? answer,
           problems: check.problems,
+          atoms: text === undefined ? [] : declaredAtoms(text),
           json: endpoint.structured,
         }),
         policyJsonSchema(),

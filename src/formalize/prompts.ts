@@ -108,13 +108,47 @@ export function translatorRepair(input: {
   manual: string;
   candidate: string;
   problems: readonly string[];
+  /** The propositions the candidate declares, listed when a problem is a reference. */
+  atoms?: readonly string[];
   json?: boolean;
 }): AgentPrompt {
+  const references = input.problems.some((problem) => /REFERENCE|DUPLICATE/.test(problem));
   return translatorFollowUp(input, [
     "mentor could not use it:",
     ...input.problems.map((problem) => `- ${problem}`),
+    ...(references && input.atoms && input.atoms.length > 0
+      ? [declaredLine(input.atoms), "Each rule and constraint id is used once."]
+      : []),
     "",
     `Fix these problems. ${wholePolicy(input.json === true, "corrected policy")}`,
+  ]);
+}
+
+function declaredLine(atoms: readonly string[]): string {
+  return `The declared propositions, the only names a formula or a constraint's \`on\` may use: ${atoms.join(", ")}.`;
+}
+
+/**
+ * The rules step (src/formalize/rules-step.ts): the candidate's declarations loaded, its rules did
+ * not; the rules and constraints again, filed under the sentences they formalize, under a grammar
+ * that admits only the declared propositions.
+ */
+export function translatorRules(input: {
+  manual: string;
+  candidate: string;
+  problems: readonly string[];
+  atoms: readonly string[];
+}): AgentPrompt {
+  return translatorFollowUp({ ...input, json: true }, [
+    "Its declarations load, but its rules and constraints do not:",
+    ...input.problems.map((problem) => `- ${problem}`),
+    "",
+    declaredLine(input.atoms),
+    "Write the rules and constraints again as one JSON object: each manual sentence id that rules formalize",
+    "maps to a list of them (the ids are numbered for you; a rule has no `id`). For the example manual:",
+    '{"R1": [{"template": "precedence", "a": "looked_up(order)", "b": "refunded(order)"}],',
+    ' "R2": [{"ltl": "G(lost(order) -> G !refunded(order))"}, {"ltl": "G(lost(order) -> F claimed(order))", "applies_to": "requested"}],',
+    ' "R3": [{"on": "refunded(order)", "require": "a.amount <= 100 || task.request_refund.approved == true"}]}',
   ]);
 }
 

@@ -7,9 +7,12 @@ import { join } from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
+import { jsonSchemaGrammar } from "../../src/base/json-grammar.js";
 import { AgentEndpoint, type FormalizeResult, formalize, reviewPolicy } from "../../src/formalize/index.js";
+import { declarationsOf, rulesSchema } from "../../src/formalize/rules-step.js";
 import type { ChatTool } from "../../src/openai/index.js";
 import { parsePolicy, policyJsonSchema } from "../../src/policy/index.js";
+import { Gbnf } from "../support/gbnf.js";
 import { reply, type Script, ScriptedEndpoint } from "../support/scripted-endpoint.js";
 import * as transcript from "./transcripts.js";
 
@@ -273,5 +276,59 @@ describe("mentor formalize: the translator answers under the policy's schema", (
     assert.equal(endpoint.requests[0]?.body.response_format, undefined);
     assert.match(systemPrompt(0), /```yaml block/);
     assert.equal(result.rounds[0]?.candidates[0]?.loaded, true);
+  });
+
+  // Issue 32 item 7: an answer that fails on references (an undeclared proposition, an id used
+  // twice) gets its rules written again under a grammar of its own declarations.
+  const broken = parse(transcript.brokenPolicy) as { constraints: Record<string, unknown>[] };
+  broken.constraints.push({ id: "P1", on: "train(route)", require: "true" });
+  const rulesAnswer = {
+    P1: [{ ltl: "G((flight(route) | train(route)) -> O checked(route))" }],
+    P2: [{ ltl: "G(short(route) -> G !flight(route))" }, { ltl: "F true", applies_to: "requested" }],
+    P3: [
+      { on: "flight(route)", require: "a.travel_class == 'economy' || task.request_travel.urgent == true" },
+    ],
+  };
+
+  it("rewrites rules that name undeclared propositions or reuse an id under its declarations' grammar", async () => {
+    endpoint.script = [
+      answer(JSON.stringify(broken)),
+      answer(JSON.stringify(rulesAnswer)),
+      answer(transcript.evaluatorAnswer),
+    ];
+    const result = await runWith(true);
+    const format = endpoint.requests[1]?.body.response_format as { json_schema: { schema: unknown } };
+    const schema = format.json_schema.schema;
+    const declarations = declarationsOf(broken);
+    assert.ok(declarations);
+    assert.deepEqual(schema, rulesSchema(declarations));
+    assert.match(lastMessage(1), /unknown proposition shrt/);
+    assert.match(lastMessage(1), /duplicate id P1/);
+    assert.match(lastMessage(1), /checked\(route\), short\(route\), flight\(route\), train\(route\)/);
+    // What the first answer wrote cannot be written under the grammar; the rewrite can.
+    const grammar = new Gbnf(jsonSchemaGrammar(schema));
+    assert.equal(
+      grammar.matches(JSON.stringify({ P2: [{ ltl: "G(shrt(route) -> G !flight(route))" }] })),
+      false,
+    );
+    assert.ok(grammar.matches(JSON.stringify(rulesAnswer)));
+    assert.deepEqual(
+      result.rounds[0]?.candidates.map((candidate) => candidate.loaded),
+      [false, true],
+    );
+    const policy = parsePolicy(result.policyText ?? "", "travel.yaml");
+    assert.deepEqual(
+      [...policy.rules.map((rule) => rule.id), ...policy.constraints.map((constraint) => constraint.id)],
+      ["P1", "P2", "P2_2", "P3"],
+    );
+    assert.equal(systemPrompt(2).startsWith("You are the evaluator"), true);
+  });
+
+  it("without a schema, the repair lists the declared propositions with the reference problems", async () => {
+    endpoint.script = [answer(transcript.translatorFirstAnswer), answer(transcript.translatorFixAnswer)];
+    await runWith(false).catch(() => undefined);
+    assert.equal(endpoint.requests[1]?.body.response_format, undefined);
+    assert.match(lastMessage(1), /unknown proposition shrt/);
+    assert.match(lastMessage(1), /the only names a formula .* may use: checked\(route\), short\(route\)/);
   });
 });

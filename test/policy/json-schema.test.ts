@@ -113,4 +113,34 @@ describe("the policy grammar", () => {
       assert.equal(small.matches(text), false, text);
     assert.equal(JSON.stringify(policyJsonSchema()).includes("$schema"), false);
   });
+
+  test("a string's pattern: what the grammar admits matches it, and every plain match is admitted", () => {
+    const patterns = ["^[a-c]+(?:-[0-9]{2,3})?$", "^(?:ab|c)*d?$", '^[^b"]{1,3}\\.?x?$', "^\\w+ \\d*$"];
+    const alphabet = ["a", "b", "c", "d", "-", "1", "23", ".", "x", " ", '"', "\\", "_"];
+    let seed = 3;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    for (const pattern of patterns) {
+      const regex = new RegExp(pattern);
+      const grammar = new Gbnf(jsonSchemaGrammar({ type: "string", pattern }));
+      let admitted = 0;
+      for (let round = 0; round < 300; round++) {
+        const text = Array.from({ length: random(6) }, () => alphabet[random(alphabet.length)]).join("");
+        const admits = grammar.matches(JSON.stringify(text));
+        if (admits) admitted++;
+        // `"` and `\` only where the pattern writes them as such (a class or `.` leaves them out).
+        const writable = !/["\\]/.test(text);
+        if (admits || writable)
+          assert.equal(admits, regex.test(text), `${pattern} on ${JSON.stringify(text)}`);
+      }
+      assert.ok(admitted > 0, `${pattern}: nothing admitted`);
+    }
+    const quoted = new Gbnf(jsonSchemaGrammar({ type: "string", pattern: '^"(?:a|\\\\)"$' }));
+    assert.ok(quoted.matches(JSON.stringify('"\\"')) && quoted.matches(JSON.stringify('"a"')));
+    // Outside the subset read (a lookahead, an unanchored pattern): any string, as before.
+    for (const pattern of ["^(?!a)b$", "ab"])
+      assert.ok(new Gbnf(jsonSchemaGrammar({ type: "string", pattern })).matches('"zz"'), pattern);
+  });
 });
