@@ -34,9 +34,14 @@ const resumeText =
 export function columnVerdict(column: MatrixColumn): string {
   if (column.refused) return "refused";
   if (column.broke)
-    return `${column.kind === "made" ? "made" : "returned"}, broke ${column.rules.join(", ")}`;
+    return `${column.kind === "made" ? "made" : "returned"}, broke ${brokenNames(column)}`;
   if (column.verdict === "block") return column.action === "block" ? "block" : column.action;
   return column.warnings.length > 0 ? "warn" : "allow";
+}
+
+/** The rules a made call broke: the block rules, then those it was allowed with a warning. */
+function brokenNames(column: { rules: readonly string[]; warnings: readonly string[] }): string {
+  return [...column.rules, ...column.warnings].join(", ") || "an ask rule (a person approved it)";
 }
 
 function columnClass(column: MatrixColumn): string {
@@ -225,14 +230,15 @@ const view = JSON.parse(document.getElementById("view").textContent);
 const esc = (text) => String(text).replace(/[&<>"]/g, (c) => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"})[c]);
 const callText = (call) => call.name + "(" + Object.entries(call.arguments).map(([k, v]) => k + "=" + JSON.stringify(v)).join(", ") + ")";
 const resume = ${JSON.stringify(resumeText)};
+const brokenNames = ${brokenNames.toString()};
 function verdictOf(c) {
   if (c.refused) return "refused";
-  if (c.broke) return (c.kind === "made" ? "made" : "returned") + ", broke " + c.rules.join(", ");
+  if (c.broke) return (c.kind === "made" ? "made" : "returned") + ", broke " + brokenNames(c);
   if (c.verdict === "block") return c.action === "block" ? "block" : c.action;
   return c.warnings.length > 0 ? "warn" : "allow";
 }
 function why(c, request) {
-  if (c.broke) return "<p>Made although it breaks a block rule: " + (request.mode === "none" ? "the request had no shield (mode none)" : "an override or a person's approval let it through") + ".</p>";
+  if (c.broke) return "<p>Made although it breaks " + (request.mode === "none" ? "a block rule: the request had no shield (mode none)" : c.verdict === "allow" && c.warnings.length > 0 ? "a rule: allowed with a warning (a warn rule, or an override rule the model overrode by proposing the call again)" : "a block rule: an override or a person's approval let it through") + ".</p>";
   if (c.action === "stop") return '<p class="stop">A stop rule refused it and stopped the run: ' + resume + ".</p>";
   if (c.action === "ask") return "<p>Held for a person (severity ask): the server answered 409 MNT_ERR_APPROVAL_REQUIRED; a person approves it with a user message carrying <code>\\"mentor\\": {\\"approve\\": " + esc(JSON.stringify(c.call)) + "}</code>, or answers in an ordinary message.</p>";
   if (c.action === "retry") return "<p>Refused; the agent may try again before the rule escalates (severity escalate).</p>";
