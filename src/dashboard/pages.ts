@@ -1,6 +1,7 @@
 import type { LintFinding } from "../game/index.js";
 import { formatFormula } from "../logic/index.js";
 import type { Policy } from "../policy/index.js";
+import { benchRunId } from "./bench-runs.js";
 import { benchmarkSections, benchmarkTables, type ChartResults } from "./charts.js";
 import { escapeHtml, page } from "./html.js";
 import {
@@ -161,6 +162,8 @@ type CompareEntry = {
  * and per-task tables: two shards, two models, two builds).
  */
 export function comparePage(files: readonly CompareEntry[], chosen: number, against?: number): string {
+  const tablesOf = (index: number, results: ChartResults) =>
+    benchmarkTables(results, (run) => `/dashboard/${benchRunId(index, run)}`);
   if (files.length === 0)
     return page(
       "Compare",
@@ -190,14 +193,15 @@ export function comparePage(files: readonly CompareEntry[], chosen: number, agai
         ? `<p class="problems">${escapeHtml(entry.error)}</p>`
         : undefined;
   const legend =
-    "<p>Each cell: passing runs / runs · mean calls proposed · mean calls blocked · mean calls that broke a block rule; hover a cell for the first failure's reason.</p>";
+    "<p>Each cell: passing runs / runs · mean calls proposed · mean calls blocked · mean calls that broke a block rule · each run, linked to its rules × calls view (green: passed); hover a cell for the first failure's reason.</p>";
   let body = `<p>${tabs}</p>`;
   const entry = files[chosen];
   if (against !== undefined) {
-    const halves = [entry, files[against]].map((one) => {
+    const halves = [chosen, against].map((index) => {
+      const one = files[index];
       const wrong = problem(one);
       if (wrong || !one?.results) return `<div class="half">${wrong ?? ""}</div>`;
-      const tables = benchmarkTables(one.results);
+      const tables = tablesOf(index, one.results);
       return `<div class="half">${intro(one, one.results)}<h2>Summary</h2><div class="frame">${tables.summary}</div><h2>Per task</h2><div class="frame">${tables.tasks}</div></div>`;
     });
     body += `<div class="side-by-side" id="side-by-side">${halves.join("")}</div>${legend}`;
@@ -205,7 +209,7 @@ export function comparePage(files: readonly CompareEntry[], chosen: number, agai
     const wrong = problem(entry);
     if (wrong) body += wrong;
     else if (entry?.results) {
-      const tables = benchmarkTables(entry.results);
+      const tables = tablesOf(chosen, entry.results);
       body += `${intro(entry, entry.results)}<p>The same charts and tables as the benchmark's report.html.</p>`;
       body += benchmarkSections(entry.results).join("\n");
       body += `<h2>Summary</h2>${tables.summary}<h2>Per task</h2>${tables.tasks}${legend}`;

@@ -100,11 +100,21 @@ export function runPage(options: {
   conversation: readonly FlightRecord[];
   view: RunView | undefined;
   why: string | undefined;
+  /**
+   * A results.json run (`benchRunId`): its id in the links to its rules, and no pages of its own
+   * per request, no live reload. Default: the record's id, a flight record's run.
+   */
+  runId?: string;
 }): string {
   const { record, conversation, view } = options;
   const position = conversation.findIndex((one) => one.id === record.id);
+  const runId = options.runId ?? record.id;
+  const requestLink = (id: string, text: string, attributes = "") =>
+    options.runId === undefined
+      ? `<a href="/dashboard/run/${encodeURIComponent(id)}"${attributes}>${escapeHtml(text)}</a>`
+      : escapeHtml(text);
   const link = (one: FlightRecord | undefined, text: string) =>
-    one ? `<a href="/dashboard/run/${encodeURIComponent(one.id)}" id="${text}">${text}</a>` : "";
+    one && options.runId === undefined ? requestLink(one.id, text, ` id="${text}"`) : "";
   const parts: string[] = [];
   parts.push(
     `<p>Request ${position + 1} of ${conversation.length} of this run ${link(conversation[position - 1], "previous")} ${link(conversation[position + 1], "next")} · ${escapeHtml(record.time)} · policy <b>${escapeHtml(record.policy ?? "none")}</b> · mode <b>${escapeHtml(record.mode ?? "–")}</b> · status ${record.status} ${outcomeBadges(record)} · ended with <code>${escapeHtml(endText(record))}</code></p>`,
@@ -125,19 +135,19 @@ export function runPage(options: {
       .map((request, index) => {
         const own = request.id === record.id ? ' class="current"' : "";
         const range = request.to > request.from ? `${request.from + 1}–${request.to}` : "–";
-        return `<tr${own} data-request="${index}"><td>${index + 1}</td><td><a href="/dashboard/run/${encodeURIComponent(request.id)}">${escapeHtml(request.id)}</a></td><td>${escapeHtml(request.mode ?? "–")}</td><td>${request.status}</td><td>${range}</td><td>${requestNote(request, view, conversation[index])}</td></tr>`;
+        return `<tr${own} data-request="${index}"><td>${index + 1}</td><td>${requestLink(request.id, request.id)}</td><td>${escapeHtml(request.mode ?? "–")}</td><td>${request.status}</td><td>${range}</td><td>${requestNote(request, view, conversation[index])}</td></tr>`;
       })
       .join("")}</table>`,
   );
   parts.push(
-    `<h2>Rules × calls</h2><p><a id="rulebook" href="/dashboard/policy/${encodeURIComponent(view.policy)}/automata?run=${encodeURIComponent(record.id)}">Every rule's automaton in this run</a> (each instance's path and current state).</p>`,
+    `<h2>Rules × calls</h2><p><a id="rulebook" href="/dashboard/policy/${encodeURIComponent(view.policy)}/automata?run=${encodeURIComponent(runId)}">Every rule's automaton in this run</a> (each instance's path and current state).</p>`,
     colourLegend(),
   );
   parts.push(
     "<p>Columns: the calls in order, by the request that proposed them; blue-topped: proposed, not made (on red: blocked); dark red: made although it broke a rule; black: stopped the run; violet: held for a person. Cells: the rule's colour after the call, per binding. Click a call or a cell.</p>",
   );
   parts.push(
-    `<div class="run-grid"><div class="frame" id="frame">${matrixTable(record, view)}</div><div id="details"><p>Click a call to see its verdict, the rules it breaks and every rule after it.</p></div></div>`,
+    `<div class="run-grid"><div class="frame" id="frame">${matrixTable(runId, view)}</div><div id="details"><p>Click a call to see its verdict, the rules it breaks and every rule after it.</p></div></div>`,
   );
   parts.push("<h2>Grounding</h2>");
   parts.push(
@@ -167,12 +177,12 @@ export function runPage(options: {
           .join("")}</ul>`,
   );
   parts.push(
-    `<script type="application/json" id="view">${embeddedJson({ run: record.id, requestIds: conversation.map((one) => one.id), ...view })}</script>`,
+    `<script type="application/json" id="view">${embeddedJson({ run: runId, live: options.runId === undefined, requestIds: conversation.map((one) => one.id), ...view })}</script>`,
   );
   return page(`Run ${record.id}`, parts.join("\n"), runScript);
 }
 
-function matrixTable(record: FlightRecord, view: RunView): string {
+function matrixTable(runId: string, view: RunView): string {
   const firstOf = new Set(view.requests.filter((one) => one.to > one.from).map((one) => one.from));
   const requestRow = view.requests
     .filter((one) => one.to > one.from)
@@ -213,7 +223,7 @@ function matrixTable(record: FlightRecord, view: RunView): string {
     .map((row, rowIndex) => {
       const name =
         row.kind === "rule"
-          ? `<a href="/dashboard/policy/${encodeURIComponent(view.policy)}/rule/${encodeURIComponent(row.rule)}?run=${encodeURIComponent(record.id)}&row=${rowIndex}">${escapeHtml(row.key)}</a>`
+          ? `<a href="/dashboard/policy/${encodeURIComponent(view.policy)}/rule/${encodeURIComponent(row.rule)}?run=${encodeURIComponent(runId)}&row=${rowIndex}">${escapeHtml(row.key)}</a>`
           : `${escapeHtml(row.key)} (constraint)`;
       return `<tr><td class="row" title="${escapeHtml(`${row.key}: ${row.sentence}`)}">${name} <span class="badge">${escapeHtml(row.severity)}</span></td>${cellHtml(view.start[rowIndex] ?? null, rowIndex, "start")}${view.columns.map((_, column) => cellHtml(view.cells[rowIndex]?.[column] ?? null, rowIndex, column)).join("")}</tr>`;
     })
@@ -288,7 +298,7 @@ document.getElementById("matrix").addEventListener("click", (event) => {
 });
 if (location.hash.length > 1) select(location.hash.slice(1));
 // Live: a new request of this conversation reloads the page (the selected call is kept in the address).
-new EventSource("/dashboard/events").addEventListener("records", async () => {
+if (view.live) new EventSource("/dashboard/events").addEventListener("records", async () => {
   const response = await fetch("/dashboard/api/conversation/" + encodeURIComponent(view.run));
   if (!response.ok) return;
   const { requests } = await response.json();
