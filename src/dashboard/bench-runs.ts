@@ -30,7 +30,10 @@ export function manualLeftOut(domain: string): { role: "system"; content: string
 }
 
 /** A run's id, which is also its page under /dashboard/: `results/FILE/run/DOMAIN/TASK/CONDITION/RUN` (FILE: its index in `--results`). */
-export function benchRunId(file: number, run: Pick<BenchRun, "domain" | "task" | "condition" | "run">): string {
+export function benchRunId(
+  file: number,
+  run: Pick<BenchRun, "domain" | "task" | "condition" | "run">,
+): string {
   return `results/${file}/run/${[run.domain, run.task, run.condition, String(run.run)].map(encodeURIComponent).join("/")}`;
 }
 

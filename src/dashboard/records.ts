@@ -79,7 +79,10 @@ export function returnedCalls(record: FlightRecord): AttemptCall[] {
  * `block` (no shield), allowed with a warning (a `warn` rule, an override), or approved by a
  * person (an `ask` rule). One definition for the run page's marks and the Runs list's counts.
  */
-export function brokeRule(call: { verdict: string; warnings: readonly unknown[] }, approved = false): boolean {
+export function brokeRule(
+  call: { verdict: string; warnings: readonly unknown[] },
+  approved = false,
+): boolean {
   return call.verdict === "block" || call.warnings.length > 0 || approved;
 }
 

@@ -6,8 +6,8 @@ import { type LintFinding, lintConstraints, lintPolicy } from "../game/index.js"
 import type { Policy } from "../policy/index.js";
 import { SolverClient } from "../smt/index.js";
 import { type RulebookDrawing, rulebookPage, rulePage } from "./automaton-page.js";
-import { type BenchRun, benchRecords, benchRunId, parseBenchRunId } from "./bench-runs.js";
 import { automatonDot, automatonView, MAX_DRAWN_STATES, SvgRenderer } from "./automaton-view.js";
+import { type BenchRun, benchRecords, benchRunId, parseBenchRunId } from "./bench-runs.js";
 import type { ChartResults } from "./charts.js";
 import { escapeHtml, page } from "./html.js";
 import {
@@ -176,8 +176,12 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     const named = parseBenchRunId(id);
     const entry = named && resultFiles[named.file];
     if (!named || !entry)
-      throw new MentorError("MNT_ERR_NOT_FOUND", `no results file ${named?.file} (files: ${resultFiles.length})`);
-    if (!entry.results) throw new MentorError("MNT_ERR_BAD_INPUT", entry.error ?? `${entry.file}: unreadable`);
+      throw new MentorError(
+        "MNT_ERR_NOT_FOUND",
+        `no results file ${named?.file} (files: ${resultFiles.length})`,
+      );
+    if (!entry.results)
+      throw new MentorError("MNT_ERR_BAD_INPUT", entry.error ?? `${entry.file}: unreadable`);
     const run = entry.results.runs.find(
       (one) =>
         one.domain === named.domain &&
@@ -191,7 +195,9 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
         `${entry.file} has no run ${named.run} of task ${named.task} (${named.domain}) under ${named.condition}`,
       );
     const records = benchRecords(run, id, String(entry.results.meta?.command ?? ""));
-    return typeof records === "string" ? { requests: [], why: `${entry.file}: ${records}` } : { requests: records };
+    return typeof records === "string"
+      ? { requests: [], why: `${entry.file}: ${records}` }
+      : { requests: records };
   };
   /** The run view of a record's conversation, or of a results.json run (`benchRunId`). */
   const viewOf = (id: string): { view?: RunView; why?: string } => {
@@ -271,7 +277,8 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     });
     const { requests, why } = benchRunOf(id);
     const record = requests.at(-1);
-    if (!record) return html(reply, page(`Run ${id}`, `<p class="problems" id="why">${escapeHtml(why ?? "")}</p>`));
+    if (!record)
+      return html(reply, page(`Run ${id}`, `<p class="problems" id="why">${escapeHtml(why ?? "")}</p>`));
     const { view, why: noView } = viewOfRequests(requests);
     return html(reply, runPage({ record, conversation: requests, view, why: noView, runId: id }));
   });

@@ -33,8 +33,7 @@ const resumeText =
 /** What a column is: `block`, `stop`, `ask`, `retry`, `refused`, `made, broke P1, P5`, `warn`, `allow`. */
 export function columnVerdict(column: MatrixColumn): string {
   if (column.refused) return "refused";
-  if (column.broke)
-    return `${column.kind === "made" ? "made" : "returned"}, broke ${brokenNames(column)}`;
+  if (column.broke) return `${column.kind === "made" ? "made" : "returned"}, broke ${brokenNames(column)}`;
   if (column.verdict === "block") return column.action === "block" ? "block" : column.action;
   return column.warnings.length > 0 ? "warn" : "allow";
 }

@@ -37,13 +37,17 @@ function embeddedView(page: string): RunView & { run: string; live: boolean } {
 describe("a benchmark run in the run view", () => {
   it("the benchmark keeps each run's messages and the server's verdicts per request", () => {
     const [run] = results.runs;
-    assert.equal(run?.pass, true, run?.reasons.join("; "));
+    assert.ok(run?.conversation);
+    assert.equal(run.pass, true, run.reasons.join("; "));
     assert.deepEqual(
-      run?.conversation?.requests.map((request) => request.messages),
+      run.conversation.requests.map((request) => request.messages),
       [2, 4, 6, 8],
       "each request sent the messages before it: system, task, then a call and its output per request (the last answered)",
     );
-    assert.match(String((run?.conversation?.messages[0] as { content: string }).content), /manual of travel, left out/);
+    assert.match(
+      String((run.conversation.messages[0] as { content: string }).content),
+      /manual of travel, left out/,
+    );
   });
 
   it("Compare links each run to its page, which shows the blocked call, its rules and the advice", async () => {
@@ -69,9 +73,15 @@ describe("a benchmark run in the run view", () => {
     assert.equal(blocked?.advice?.call.name, "check_distance");
     assert.deepEqual(view.openDuties, []);
     // The page: the blocked column marked in the matrix, its rules' cells crossed; links to the rules with this run.
-    assert.match(response.body, /<th class="column proposed blocked first" data-column="0"[^>]*>1\. \[block\] book_flight/);
+    assert.match(
+      response.body,
+      /<th class="column proposed blocked first" data-column="0"[^>]*>1\. \[block\] book_flight/,
+    );
     const p1 = view.rows.findIndex((row) => row.rule === "P1");
-    assert.match(response.body, new RegExp(`class="cell PERM_VIOL broken[^"]*"[^>]*data-row="${p1}" data-column="0"`));
+    assert.match(
+      response.body,
+      new RegExp(`class="cell PERM_VIOL broken[^"]*"[^>]*data-row="${p1}" data-column="0"`),
+    );
     const rule = /href="(\/dashboard\/policy\/travel\/rule\/P1\?run=[^"]+)"/.exec(response.body)?.[1];
     assert.ok(rule);
     const rulePage = await dashboard.inject({ url: rule.replaceAll("&amp;", "&") });
