@@ -212,7 +212,7 @@ export function serverAgent(options: ServerAgentOptions): Agent {
           });
         }
       }
-      run.conversation = { messages: [manualLeftOut(domain.name), ...messages.slice(1)], requests };
+      run.conversation = { messages: manualLeftOut(messages, domain.name), requests };
       return run;
     },
   };

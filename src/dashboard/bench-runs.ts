@@ -8,7 +8,7 @@ import type { FlightRecord } from "./records.js";
 export interface BenchConversation {
   /**
    * The run's messages, as its last request sent them, then its answer and the tool outputs
-   * after it; the system message's manual is left out (the domain's manual, the same for every run).
+   * after it; the system message's manual is left out (`manualLeftOut`).
    */
   messages: unknown[];
   /** Each request in order: when it was answered, how many of `messages` it sent, and the server's `mentor` field of its answer. */
@@ -24,9 +24,13 @@ export interface BenchRun {
   conversation?: BenchConversation;
 }
 
-/** The system message of a saved conversation: the manual is left out. */
-export function manualLeftOut(domain: string): { role: "system"; content: string } {
-  return { role: "system", content: `(the manual of ${domain}, left out of results.json)` };
+/** The messages as results.json keeps them: a system message's manual left out (the same in every run of the domain). */
+export function manualLeftOut(messages: readonly unknown[], domain: string): unknown[] {
+  return messages.map((message) =>
+    (message as { role?: unknown } | null)?.role === "system"
+      ? { role: "system", content: `(the manual of ${domain}, left out of results.json)` }
+      : message,
+  );
 }
 
 /** A run's id, which is also its page under /dashboard/: `results/FILE/run/DOMAIN/TASK/CONDITION/RUN` (FILE: its index in `--results`). */
@@ -52,13 +56,13 @@ export function parseBenchRunId(
 /**
  * A results.json run's requests as the flight records the run view reads (each request's messages
  * the prefix it sent, its answer the message after them), or why there are none: a run saved
- * without its conversation (a results file written before the benchmark kept them, the oracle
- * agent, SOPBench's harness), or a conversation that does not hold together (named by field).
+ * without its conversation (a results file written before the benchmarks kept them, the oracle
+ * agent), or a conversation that does not hold together (named by field).
  */
 export function benchRecords(run: BenchRun, id: string, command: string): FlightRecord[] | string {
   const conversation = run.conversation;
   if (conversation === undefined)
-    return `this run has no conversation (runs[].conversation): the results file was written before \`npm run bench\` kept each run's messages and the server's verdicts, or by an agent that keeps none (the oracle, SOPBench's harness); rerun it with this build to open its runs here${command ? `: ${command}` : ""}`;
+    return `this run has no conversation (runs[].conversation): the results file was written before \`npm run bench\` kept each run's messages and the server's verdicts, or by an agent that keeps none (the oracle); rerun it with this build to open its runs here${command ? `: ${command}` : ""}`;
   const { messages, requests } = conversation;
   if (!Array.isArray(messages) || !Array.isArray(requests))
     return "runs[].conversation: messages and requests must be arrays";
