@@ -126,7 +126,10 @@ describe("npm run bench:sopbench", () => {
       ],
       "the exit refused while L1 was open, the login made, then the exit returned",
     );
-    assert.match(String((records[0]?.messages?.[0] as { content: string }).content), /left out/);
+    assert.deepEqual(records[0]?.messages?.[0], {
+      role: "system",
+      content: "(the manual of sopbench_bank_fixture, left out of results.json)",
+    });
     assert.ok(existsSync(join(out, "report.html")));
     assert.deepEqual(
       results.summary.map((row) => [row.domain, row.condition, row.tasks]),
