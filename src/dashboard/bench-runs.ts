@@ -2,7 +2,7 @@ import type { TurnRecord } from "../agent/index.js";
 import type { FlightRecord } from "./records.js";
 
 /**
- * What `npm run bench` keeps of a run's conversation (`runs[].conversation` in results.json):
+ * What `npm run bench` and `npm run bench:sopbench` keep of a run's conversation (`runs[].conversation` in results.json):
  * enough to open the run in the same run view as a flight-recorded one.
  */
 export interface BenchConversation {
@@ -62,7 +62,7 @@ export function parseBenchRunId(
 export function benchRecords(run: BenchRun, id: string, command: string): FlightRecord[] | string {
   const conversation = run.conversation;
   if (conversation === undefined)
-    return `this run has no conversation (runs[].conversation): the results file was written before \`npm run bench\` kept each run's messages and the server's verdicts, or by an agent that keeps none (the oracle); rerun it with this build to open its runs here${command ? `: ${command}` : ""}`;
+    return `this run has no conversation (runs[].conversation): the results file was written before the benchmarks (\`npm run bench\`, \`npm run bench:sopbench\`) kept each run's messages and the server's verdicts, or by the oracle agent, which keeps none; rerun it with this build to open its runs here${command ? `: ${command}` : ""}`;
   const { messages, requests } = conversation;
   if (!Array.isArray(messages) || !Array.isArray(requests))
     return "runs[].conversation: messages and requests must be arrays";

@@ -172,7 +172,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     return { view };
   };
   /** A results.json run's requests (none, and why, when the file did not keep its conversation). */
-  const benchRunOf = (id: string): { requests: FlightRecord[]; why?: string } => {
+  const benchRunOf = (id: string): { requests: FlightRecord[]; why?: string; intro: string } => {
     const named = parseBenchRunId(id);
     const entry = named && resultFiles[named.file];
     if (!named || !entry)
@@ -195,9 +195,12 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
         `${entry.file} has no run ${named.run} of task ${named.task} (${named.domain}) under ${named.condition}`,
       );
     const records = benchRecords(run, id, String(entry.results.meta?.command ?? ""));
+    const reason = run.error ?? run.reasons[0];
+    const score = run.pass ? "passed" : reason ? `failed: ${reason}` : "failed";
+    const intro = `<p id="bench-run"><a href="/dashboard/compare?file=${named.file}">${escapeHtml(entry.file)}</a>: task <b>${escapeHtml(run.task)}</b> (${escapeHtml(run.domain)}), condition <b>${escapeHtml(run.condition)}</b>, run ${run.run + 1}: ${escapeHtml(score)}</p>`;
     return typeof records === "string"
-      ? { requests: [], why: `${entry.file}: ${records}` }
-      : { requests: records };
+      ? { requests: [], why: `${entry.file}: ${records}`, intro }
+      : { requests: records, intro };
   };
   /** The run view of a record's conversation, or of a results.json run (`benchRunId`). */
   const viewOf = (id: string): { view?: RunView; why?: string } => {
@@ -275,12 +278,15 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
       condition: params.condition as string,
       run: Number(params.run),
     });
-    const { requests, why } = benchRunOf(id);
+    const { requests, why, intro } = benchRunOf(id);
     const record = requests.at(-1);
     if (!record)
-      return html(reply, page(`Run ${id}`, `<p class="problems" id="why">${escapeHtml(why ?? "")}</p>`));
+      return html(
+        reply,
+        page(`Run ${id}`, `${intro}<p class="problems" id="why">${escapeHtml(why ?? "")}</p>`),
+      );
     const { view, why: noView } = viewOfRequests(requests);
-    return html(reply, runPage({ record, conversation: requests, view, why: noView, runId: id }));
+    return html(reply, runPage({ record, conversation: requests, view, why: noView, runId: id, intro }));
   });
 
   app.get("/api/conversation/:id", async (request) => {

@@ -104,6 +104,8 @@ export function runPage(options: {
    * per request, no live reload. Default: the record's id, a flight record's run.
    */
   runId?: string;
+  /** A paragraph above the run (a results.json run: its task, condition and score). */
+  intro?: string;
 }): string {
   const { record, conversation, view } = options;
   const position = conversation.findIndex((one) => one.id === record.id);
@@ -114,7 +116,7 @@ export function runPage(options: {
       : escapeHtml(text);
   const link = (one: FlightRecord | undefined, text: string) =>
     one && options.runId === undefined ? requestLink(one.id, text, ` id="${text}"`) : "";
-  const parts: string[] = [];
+  const parts: string[] = options.intro !== undefined ? [options.intro] : [];
   parts.push(
     `<p>Request ${position + 1} of ${conversation.length} of this run ${link(conversation[position - 1], "previous")} ${link(conversation[position + 1], "next")} · ${escapeHtml(record.time)} · policy <b>${escapeHtml(record.policy ?? "none")}</b> · mode <b>${escapeHtml(record.mode ?? "–")}</b> · status ${record.status} ${outcomeBadges(record)} · ended with <code>${escapeHtml(endText(record))}</code></p>`,
     `<p id="run-counts">The whole run: ${outcomeBadges(conversation)} ${countsText(conversation)}</p>`,

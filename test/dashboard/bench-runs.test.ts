@@ -58,6 +58,10 @@ describe("a benchmark run in the run view", () => {
     assert.equal(response.statusCode, 200);
     const view = embeddedView(response.body);
     assert.equal(view.live, false, "a saved run does not follow new records");
+    assert.match(
+      response.body,
+      /results\.json<\/a>: task <b>t01<\/b> \(travel\), condition <b>prompt<\/b>, run 1: passed/,
+    );
     assert.deepEqual(
       view.columns.map((column) => [column.kind, column.call?.name, column.verdict, column.request]),
       [
@@ -93,8 +97,15 @@ describe("a benchmark run in the run view", () => {
 
   it("a results file written before the runs kept their conversation says so, and how to get one", async () => {
     const page = (await dashboard.inject({ url: "/dashboard/results/1/run/travel/t01/token/0" })).body;
+    assert.match(
+      page,
+      /travel-server-k5\/results\.json<\/a>: task <b>t01<\/b> \(travel\), condition <b>token<\/b>, run 1: (passed|failed)/,
+    );
     assert.match(page, /travel-server-k5\/results\.json: this run has no conversation/);
-    assert.match(page, /written before `npm run bench` kept each run's messages/);
+    assert.match(
+      page,
+      /written before the benchmarks \(`npm run bench`, `npm run bench:sopbench`\) kept each run's messages/,
+    );
     assert.match(page, /rerun it with this build to open its runs here: npm run bench -- --domain travel/);
     const missing = await dashboard.inject({ url: "/dashboard/results/1/run/travel/t01/token/9" });
     assert.equal(missing.statusCode, 404);
