@@ -4,6 +4,7 @@ import type {
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
 import { apiBase } from "../src/agent/index.js";
+import { type BenchConversation, manualLeftOut } from "../src/dashboard/bench-runs.js";
 import type { BenchTask, Domain, Environment, ExecutedCall } from "./domains/domain.js";
 
 /** Bounds of one run, as in the paper: 40 proposed calls; fixed replies only before call 25. */
@@ -39,6 +40,8 @@ export interface AgentRun {
   /** Why the run ended; `context`: the conversation outgrew the server's context (a failed run, not an error). */
   /** `stuck`: the run answered after the policy's `done.stuck_after` calls with duties still open. */
   stopped: "answer" | "stuck" | "limit" | "context" | "reference" | "error";
+  /** The messages and each answer's `mentor` field: the dashboard opens the run from them (the model agent only). */
+  conversation?: BenchConversation;
 }
 
 export function emptyRun(stopped: AgentRun["stopped"]): AgentRun {
@@ -129,6 +132,7 @@ export function serverAgent(options: ServerAgentOptions): Agent {
       ];
       const tools = domain.tools(dataDir) as unknown as ChatCompletionCreateParamsNonStreaming["tools"];
       const run = emptyRun("limit");
+      const requests: BenchConversation["requests"] = [];
       let replies = 0;
       let turn = 0;
       while (run.proposed < limits.maxCalls) {
@@ -161,7 +165,9 @@ export function serverAgent(options: ServerAgentOptions): Agent {
           break;
         }
         const message = response.choices[0]?.message;
-        const record = readTurnRecord((response as unknown as { mentor?: unknown }).mentor);
+        const mentor = (response as unknown as { mentor?: unknown }).mentor ?? null;
+        requests.push({ time: new Date().toISOString(), messages: messages.length, mentor });
+        const record = readTurnRecord(mentor);
         run.blocked += record.blocked.length;
         run.repaired += record.repaired;
         run.violations += record.violations;
@@ -206,6 +212,7 @@ export function serverAgent(options: ServerAgentOptions): Agent {
           });
         }
       }
+      run.conversation = { messages: manualLeftOut(messages, domain.name), requests };
       return run;
     },
   };

@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 import time
+from datetime import datetime, timezone
 
 
 def parse_args():
@@ -30,12 +31,23 @@ def parse_args():
     return parser.parse_args()
 
 
+def as_dict(message):
+    """A message as JSON: swarm passes dicts, the client returns pydantic objects."""
+    return message if isinstance(message, dict) else message.model_dump(exclude_none=True)
+
+
 class MentorClient:
-    """An OpenAI client whose chat completions name the policy and keep the server's `mentor` fields."""
+    """An OpenAI client whose chat completions name the policy and keep the server's `mentor` fields.
+
+    It also keeps the conversation of the latest attempt as the dashboard reads it (bench/README.md,
+    `conversation`): the messages its last request sent and the answer, and per request how many
+    messages it sent and the `mentor` field of the answer.
+    """
 
     def __init__(self, client, policy):
         self.client, self.policy = client, policy
         self.turns, self.seconds = [], 0.0
+        self.messages, self.requests = [], []
         self.chat = self
         self.completions = self
 
@@ -45,7 +57,15 @@ class MentorClient:
             **params, extra_body={"mentor": {"policy": self.policy}}
         )
         self.seconds += time.monotonic() - started
-        self.turns.append((completion.model_extra or {}).get("mentor"))
+        mentor = (completion.model_extra or {}).get("mentor")
+        self.turns.append(mentor)
+        sent = [as_dict(message) for message in params["messages"]]
+        # A retried attempt starts its conversation again: keep the latest one's requests only.
+        if self.requests and len(sent) <= self.requests[-1]["messages"]:
+            self.requests = []
+        self.requests.append({"time": datetime.now(timezone.utc).isoformat(), "messages": len(sent),
+                              "mentor": mentor})
+        self.messages = sent + [as_dict(completion.choices[0].message)]
         return completion
 
 
@@ -100,6 +120,8 @@ def main():
         except Exception as error:  # noqa: BLE001 (recorded; the run is retried as upstream does)
             errors.append(f"{error.__class__.__name__}: {error}")
     record = {"errors": errors, "turns": client.turns, "seconds": client.seconds}
+    if client.requests:
+        record["conversation"] = {"messages": client.messages, "requests": client.requests}
     if result is not None:
         for message in result["interaction"]:
             message.pop("role", None)

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type BenchConversation, manualLeftOut } from "../../src/dashboard/bench-runs.js";
 import { MentorError } from "../../src/errors/index.js";
 import { readTurnRecord, type TraceEvent } from "../agent.js";
 import { summarize } from "../metrics.js";
@@ -20,6 +21,8 @@ export interface SopbenchRun {
   errors: string[];
   /** The server's `mentor` field of each response. */
   turns: unknown[];
+  /** The latest attempt's messages as sent to the server and each request's `mentor` field (manual included). */
+  conversation?: BenchConversation;
   /** Wall time of the model's turns. */
   seconds: number;
   /** SOPBench's messages (`sender` instead of `role`), as its evaluator read them. */
@@ -134,6 +137,14 @@ export function runRecord(run: SopbenchRun): RunRecord {
     shieldSeconds: sum((turn) => turn.shieldSeconds),
     secondsPerCall: calls + blocked > 0 ? run.seconds / (calls + blocked) : 0,
     stopped: evaluation === undefined ? "error" : ended ? "answer" : "limit",
+    ...(run.conversation
+      ? {
+          conversation: {
+            ...run.conversation,
+            messages: manualLeftOut(run.conversation.messages, run.policy),
+          },
+        }
+      : {}),
     ...(evaluation === undefined ? { error: run.errors.join("; ") || "no verdict" } : {}),
   };
 }

@@ -28,7 +28,10 @@ export function registerDashboardCommand(program: Command): void {
       ).default(["travel"]),
     )
     .addOption(
-      new Option("--results <file...>", "benchmark results.json files for the Compare page").default([]),
+      new Option(
+        "--results <file...>",
+        "benchmark results.json files for the Compare page and their runs' pages",
+      ).default([]),
     )
     .addOption(new Option("--host <host>", "address to listen on").default("127.0.0.1"))
     .addOption(new Option("--port <port>", "port to listen on (0: any free one)").default("8090"))

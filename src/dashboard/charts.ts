@@ -38,6 +38,8 @@ export interface ChartResults {
     domain: string;
     task: string;
     condition: string;
+    /** The run's index among the task's runs under its condition (0 for the first). */
+    run: number;
     solvable: boolean;
     unsolvableReason?: string;
     pass: boolean;
@@ -413,8 +415,14 @@ ${taskChart}
   });
 }
 
-/** The summary table (a row per domain and condition) and the per-task table (passing runs per condition). */
-export function benchmarkTables(results: ChartResults): { summary: string; tasks: string } {
+/**
+ * The summary table (a row per domain and condition) and the per-task table (passing runs per
+ * condition; with `runHref`, each run linked to its page).
+ */
+export function benchmarkTables(
+  results: ChartResults,
+  runHref?: (run: ChartResults["runs"][number]) => string,
+): { summary: string; tasks: string } {
   const { summary, runs } = results;
   const conditions = [...new Set(summary.map((row) => row.condition))];
   const summaryRows = summary.map(
@@ -437,7 +445,10 @@ export function benchmarkTables(results: ChartResults): { summary: string; tasks
       const failure = group.find((run) => !run.pass);
       const why = failure ? (failure.error ?? failure.reasons[0] ?? "") : "";
       const css = passes === group.length ? "pass" : passes === 0 ? "fail" : "mixed";
-      return `<td class="${css}" title="${escapeHtml(why)}">${passes}/${group.length} · ${formatNumber(proposed)} calls · ${formatNumber(blocked)} blocked${broke > 0 ? ` · ${formatNumber(broke)} broke` : ""}</td>`;
+      const links = runHref
+        ? ` · runs ${group.map((run) => `<a class="run-link ${run.pass ? "pass" : "fail"}" href="${escapeHtml(runHref(run))}" title="run ${run.run + 1}: ${run.pass ? "passed" : "failed"}">${run.run + 1}</a>`).join(" ")}`
+        : "";
+      return `<td class="${css}" title="${escapeHtml(why)}">${passes}/${group.length} · ${formatNumber(proposed)} calls · ${formatNumber(blocked)} blocked${broke > 0 ? ` · ${formatNumber(broke)} broke` : ""}${links}</td>`;
     });
     const note = first.solvable
       ? ""

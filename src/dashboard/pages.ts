@@ -1,6 +1,7 @@
 import type { LintFinding } from "../game/index.js";
 import { formatFormula } from "../logic/index.js";
 import type { Policy } from "../policy/index.js";
+import { benchRunId } from "./bench-runs.js";
 import { benchmarkSections, benchmarkTables, type ChartResults } from "./charts.js";
 import { escapeHtml, page } from "./html.js";
 import {
@@ -85,9 +86,9 @@ export function runsPage(options: {
   const body = `${source}
 <form method="get" action="/dashboard/">${select("policy", options.policies, filter.policy)} ${select("mode", ["none", "prompt", "token"], filter.mode)} ${select("outcome", outcomeNames, filter.outcome)} <label><input type="checkbox" name="latest" value="1"${filter.latest ? " checked" : ""}> latest request of each conversation</label> <button>filter</button></form>
 ${problems}
-<table id="runs"><colgroup><col style="width:10%"><col style="width:14%"><col style="width:8%"><col style="width:7%"><col style="width:6%"><col style="width:10%"><col style="width:6%"><col style="width:19%"><col style="width:15%"><col style="width:5%"></colgroup><thead><tr><th>time</th><th>request</th><th>conversation</th><th>policy</th><th>mode</th><th>outcome</th><th title="generations · calls blocked in this request">gen. · blocked</th><th title="calls blocked · calls made although they broke a block rule (no shield) · stops">the whole run</th><th>ended with</th><th>ms</th></tr></thead>
+<table id="runs"><colgroup><col style="width:10%"><col style="width:14%"><col style="width:8%"><col style="width:7%"><col style="width:6%"><col style="width:10%"><col style="width:6%"><col style="width:19%"><col style="width:15%"><col style="width:5%"></colgroup><thead><tr><th>time</th><th>request</th><th>conversation</th><th>policy</th><th>mode</th><th>outcome</th><th title="generations · calls blocked in this request">gen. · blocked</th><th title="calls blocked · calls made although they broke a rule (no shield, a warn rule, an override, an approval) · stops">the whole run</th><th>ended with</th><th>ms</th></tr></thead>
 <tbody>${runRows(options.records, options.places, options.conversationOf)}</tbody></table>
-<p>A conversation is the requests of one agent run: each continues the one before (its messages, then the answer it got). Every request's page shows the whole run, request by request; "the whole run" counts its blocked calls, the calls made although they broke a block rule (no shield), and its stops. With "latest request of each conversation", the outcome filter looks at the whole run.</p>`;
+<p>A conversation is the requests of one agent run: each continues the one before (its messages, then the answer it got). Every request's page shows the whole run, request by request; "the whole run" counts its blocked calls, the calls made although they broke a rule (no shield, a warn rule, an override, a person's approval), and its stops. With "latest request of each conversation", the outcome filter looks at the whole run.</p>`;
   // New records arrive as server-sent events; the table is fetched again with the same filter.
   const script = `
 const events = new EventSource("/dashboard/events");
@@ -161,6 +162,8 @@ type CompareEntry = {
  * and per-task tables: two shards, two models, two builds).
  */
 export function comparePage(files: readonly CompareEntry[], chosen: number, against?: number): string {
+  const tablesOf = (index: number, results: ChartResults) =>
+    benchmarkTables(results, (run) => `/dashboard/${benchRunId(index, run)}`);
   if (files.length === 0)
     return page(
       "Compare",
@@ -190,14 +193,15 @@ export function comparePage(files: readonly CompareEntry[], chosen: number, agai
         ? `<p class="problems">${escapeHtml(entry.error)}</p>`
         : undefined;
   const legend =
-    "<p>Each cell: passing runs / runs · mean calls proposed · mean calls blocked · mean calls that broke a block rule; hover a cell for the first failure's reason.</p>";
+    "<p>Each cell: passing runs / runs · mean calls proposed · mean calls blocked · mean calls that broke a block rule · each run, linked to its rules × calls view (green: passed); hover a cell for the first failure's reason.</p>";
   let body = `<p>${tabs}</p>`;
   const entry = files[chosen];
   if (against !== undefined) {
-    const halves = [entry, files[against]].map((one) => {
+    const halves = [chosen, against].map((index) => {
+      const one = files[index];
       const wrong = problem(one);
       if (wrong || !one?.results) return `<div class="half">${wrong ?? ""}</div>`;
-      const tables = benchmarkTables(one.results);
+      const tables = tablesOf(index, one.results);
       return `<div class="half">${intro(one, one.results)}<h2>Summary</h2><div class="frame">${tables.summary}</div><h2>Per task</h2><div class="frame">${tables.tasks}</div></div>`;
     });
     body += `<div class="side-by-side" id="side-by-side">${halves.join("")}</div>${legend}`;
@@ -205,7 +209,7 @@ export function comparePage(files: readonly CompareEntry[], chosen: number, agai
     const wrong = problem(entry);
     if (wrong) body += wrong;
     else if (entry?.results) {
-      const tables = benchmarkTables(entry.results);
+      const tables = tablesOf(chosen, entry.results);
       body += `${intro(entry, entry.results)}<p>The same charts and tables as the benchmark's report.html.</p>`;
       body += benchmarkSections(entry.results).join("\n");
       body += `<h2>Summary</h2>${tables.summary}<h2>Per task</h2>${tables.tasks}${legend}`;

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { TurnRecord } from "../agent/index.js";
+import type { AttemptCall, TurnRecord } from "../agent/index.js";
 import { depthProblem } from "../openai/index.js";
 
 /** One line of a flight recorder file (`serve --recorder DIR`), as the chat route writes it. */
@@ -39,7 +39,7 @@ export const outcomeNames: readonly Outcome[] = [
 export interface RecordCounts {
   /** Calls refused (never returned). */
   blocked: number;
-  /** Calls returned to the client although they broke a block rule (no shield). */
+  /** Calls returned to the client (so made) although they broke a rule: `brokeRule`. */
   broke: number;
   /** Turns a `stop` rule stopped (the requests refused after it, 409, are errors). */
   stopped: number;
@@ -57,11 +57,33 @@ export function countsOf(records: readonly FlightRecord[]): RecordCounts {
     if (mentor?.exhausted) counts.exhausted += 1;
     if (mentor?.stopped) counts.stopped += 1;
     if (record.status !== 200) counts.errors += 1;
-    // Unshielded, the last generation's calls were returned whatever their verdicts.
-    if (mentor?.mode === "none" && record.status === 200)
-      counts.broke += (mentor.attempts.at(-1)?.calls ?? []).filter((call) => call.verdict === "block").length;
+    const approved = mentor?.approved !== undefined;
+    counts.broke += returnedCalls(record).filter((call) => brokeRule(call, approved)).length;
   }
   return counts;
+}
+
+/**
+ * The calls a request returned to its client: its last generation's, when the turn answered 200
+ * with them (unshielded: whatever their verdicts; shielded: all allowed).
+ */
+export function returnedCalls(record: FlightRecord): AttemptCall[] {
+  const mentor = record.mentor;
+  const calls = mentor?.attempts.at(-1)?.calls ?? [];
+  if (record.status !== 200 || calls.length === 0) return [];
+  return mentor?.mode === "none" || calls.every((call) => call.verdict === "allow") ? calls : [];
+}
+
+/**
+ * Whether a call that was made (returned to the client) broke a rule: returned although judged
+ * `block` (no shield), allowed with a warning (a `warn` rule, an override), or approved by a
+ * person (an `ask` rule). One definition for the run page's marks and the Runs list's counts.
+ */
+export function brokeRule(
+  call: { verdict: string; warnings: readonly unknown[] },
+  approved = false,
+): boolean {
+  return call.verdict === "block" || call.warnings.length > 0 || approved;
 }
 
 /** The outcomes of records: a turn can block calls, refuse an answer and run out of regenerations at once. */

@@ -7,6 +7,7 @@ import type { Policy } from "../policy/index.js";
 import { SolverClient } from "../smt/index.js";
 import { type RulebookDrawing, rulebookPage, rulePage } from "./automaton-page.js";
 import { automatonDot, automatonView, MAX_DRAWN_STATES, SvgRenderer } from "./automaton-view.js";
+import { type BenchRun, benchRecords, benchRunId, parseBenchRunId } from "./bench-runs.js";
 import type { ChartResults } from "./charts.js";
 import { escapeHtml, page } from "./html.js";
 import {
@@ -75,6 +76,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
   const solver = options.solver ?? (() => (ownSolver ??= new SolverClient()));
   const views = new LRUCache<string, RunView>({ max: 200 });
   const pollMs = options.pollMs ?? 1000;
+  const resultFiles = (options.results ?? []).map((file) => ({ file, ...readChartResults(file) }));
   // Event streams stay open while a page is; they end when the server closes (else its close would wait for them).
   const streams = new Set<() => void>();
   app.addHook("preClose", async () => {
@@ -149,14 +151,12 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     if (!found) throw new MentorError("MNT_ERR_NOT_FOUND", `no flight record ${id}`);
     return found;
   };
-  /** The run view of a record's conversation, or why there is none (its policy not loaded, no policy). */
-  const viewOf = (id: string): { view?: RunView; why?: string } => {
-    const { record } = stored(id);
-    const name = record.policy;
+  /** The run view of a conversation, or why there is none (its policy not loaded, no policy). */
+  const viewOfRequests = (conversation: FlightRecord[]): { view?: RunView; why?: string } => {
+    const name = conversation.at(-1)?.policy;
     if (!name) return { why: "the request used no policy: there are no rules to show" };
     const policy = policies.get(name);
     if (!policy) return { why: `policy ${name} is not loaded here (start the dashboard with --policy FILE)` };
-    const conversation = conversationOf(id);
     const key = conversation.map((one) => one.id).join(" ");
     let view = views.get(key);
     if (!view) {
@@ -170,6 +170,43 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
       views.set(key, view);
     }
     return { view };
+  };
+  /** A results.json run's requests (none, and why, when the file did not keep its conversation). */
+  const benchRunOf = (id: string): { requests: FlightRecord[]; why?: string; intro: string } => {
+    const named = parseBenchRunId(id);
+    const entry = named && resultFiles[named.file];
+    if (!named || !entry)
+      throw new MentorError(
+        "MNT_ERR_NOT_FOUND",
+        `no results file ${named?.file} (files: ${resultFiles.length})`,
+      );
+    if (!entry.results)
+      throw new MentorError("MNT_ERR_BAD_INPUT", entry.error ?? `${entry.file}: unreadable`);
+    const run = entry.results.runs.find(
+      (one) =>
+        one.domain === named.domain &&
+        one.task === named.task &&
+        one.condition === named.condition &&
+        one.run === named.run,
+    );
+    if (!run)
+      throw new MentorError(
+        "MNT_ERR_NOT_FOUND",
+        `${entry.file} has no run ${named.run} of task ${named.task} (${named.domain}) under ${named.condition}`,
+      );
+    const records = benchRecords(run, id, String(entry.results.meta?.command ?? ""));
+    const reason = run.error ?? run.reasons[0];
+    const score = run.pass ? "passed" : reason ? `failed: ${reason}` : "failed";
+    const intro = `<p id="bench-run"><a href="/dashboard/compare?file=${named.file}">${escapeHtml(entry.file)}</a>: task <b>${escapeHtml(run.task)}</b> (${escapeHtml(run.domain)}), condition <b>${escapeHtml(run.condition)}</b>, run ${run.run + 1}: ${escapeHtml(score)}</p>`;
+    return typeof records === "string"
+      ? { requests: [], why: `${entry.file}: ${records}`, intro }
+      : { requests: records, intro };
+  };
+  /** The run view of a record's conversation, or of a results.json run (`benchRunId`). */
+  const viewOf = (id: string): { view?: RunView; why?: string } => {
+    if (parseBenchRunId(id) === undefined) return viewOfRequests(conversationOf(stored(id).record.id));
+    const { requests, why } = benchRunOf(id);
+    return why !== undefined ? { why } : viewOfRequests(requests);
   };
   const policyNamed = (name: string) => {
     const policy = policies.get(name);
@@ -231,6 +268,25 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     const { id } = request.params as { id: string };
     const { view, why } = viewOf(id);
     return html(reply, runPage({ record: stored(id).record, conversation: conversationOf(id), view, why }));
+  });
+
+  app.get("/results/:file/run/:domain/:task/:condition/:run", async (request, reply) => {
+    const params = request.params as Record<string, string>;
+    const id = benchRunId(Number(params.file), {
+      domain: params.domain as string,
+      task: params.task as string,
+      condition: params.condition as string,
+      run: Number(params.run),
+    });
+    const { requests, why, intro } = benchRunOf(id);
+    const record = requests.at(-1);
+    if (!record)
+      return html(
+        reply,
+        page(`Run ${id}`, `${intro}<p class="problems" id="why">${escapeHtml(why ?? "")}</p>`),
+      );
+    const { view, why: noView } = viewOfRequests(requests);
+    return html(reply, runPage({ record, conversation: requests, view, why: noView, runId: id, intro }));
   });
 
   app.get("/api/conversation/:id", async (request) => {
@@ -361,7 +417,6 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     return html(reply, rulebookPage({ policy, run, drawings }));
   });
 
-  const resultFiles = (options.results ?? []).map((file) => ({ file, ...readChartResults(file) }));
   app.get("/compare", async (request, reply) => {
     const query = request.query as { file?: string; with?: string };
     const chosen = Number(query.file ?? 0);
@@ -407,11 +462,14 @@ async function lintOf(policy: Policy, solver: () => SolverClient): Promise<LintF
   }
 }
 
-/** A results.json for the Compare page, or what is wrong with it (named by file and field). */
-function readChartResults(file: string): {
-  results?: ChartResults & { meta?: Record<string, unknown> };
-  error?: string;
-} {
+/** What the dashboard reads of a results.json: the charts' figures, the meta, each run's conversation. */
+type ResultsFile = ChartResults & {
+  meta?: Record<string, unknown>;
+  runs: (ChartResults["runs"][number] & BenchRun)[];
+};
+
+/** A results.json for the Compare page and the runs' pages, or what is wrong with it (named by file and field). */
+function readChartResults(file: string): { results?: ResultsFile; error?: string } {
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(file, "utf8"));
@@ -424,5 +482,5 @@ function readChartResults(file: string): {
     return { error: `${file}: field summary is missing (not a benchmark results.json)` };
   if (!Array.isArray(results.runs))
     return { error: `${file}: field runs is missing (not a benchmark results.json)` };
-  return { results: results as unknown as ChartResults & { meta?: Record<string, unknown> } };
+  return { results: results as unknown as ResultsFile };
 }

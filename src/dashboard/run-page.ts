@@ -33,10 +33,14 @@ const resumeText =
 /** What a column is: `block`, `stop`, `ask`, `retry`, `refused`, `made, broke P1, P5`, `warn`, `allow`. */
 export function columnVerdict(column: MatrixColumn): string {
   if (column.refused) return "refused";
-  if (column.broke)
-    return `${column.kind === "made" ? "made" : "returned"}, broke ${column.rules.join(", ")}`;
+  if (column.broke) return `${column.kind === "made" ? "made" : "returned"}, broke ${brokenNames(column)}`;
   if (column.verdict === "block") return column.action === "block" ? "block" : column.action;
   return column.warnings.length > 0 ? "warn" : "allow";
+}
+
+/** The rules a made call broke: the block rules, then those it was allowed with a warning. */
+function brokenNames(column: { rules: readonly string[]; warnings: readonly string[] }): string {
+  return [...column.rules, ...column.warnings].join(", ") || "an ask rule (a person approved it)";
 }
 
 function columnClass(column: MatrixColumn): string {
@@ -95,12 +99,24 @@ export function runPage(options: {
   conversation: readonly FlightRecord[];
   view: RunView | undefined;
   why: string | undefined;
+  /**
+   * A results.json run (`benchRunId`): its id in the links to its rules, and no pages of its own
+   * per request, no live reload. Default: the record's id, a flight record's run.
+   */
+  runId?: string;
+  /** A paragraph above the run (a results.json run: its task, condition and score). */
+  intro?: string;
 }): string {
   const { record, conversation, view } = options;
   const position = conversation.findIndex((one) => one.id === record.id);
+  const runId = options.runId ?? record.id;
+  const requestLink = (id: string, text: string, attributes = "") =>
+    options.runId === undefined
+      ? `<a href="/dashboard/run/${encodeURIComponent(id)}"${attributes}>${escapeHtml(text)}</a>`
+      : escapeHtml(text);
   const link = (one: FlightRecord | undefined, text: string) =>
-    one ? `<a href="/dashboard/run/${encodeURIComponent(one.id)}" id="${text}">${text}</a>` : "";
-  const parts: string[] = [];
+    one && options.runId === undefined ? requestLink(one.id, text, ` id="${text}"`) : "";
+  const parts: string[] = options.intro !== undefined ? [options.intro] : [];
   parts.push(
     `<p>Request ${position + 1} of ${conversation.length} of this run ${link(conversation[position - 1], "previous")} ${link(conversation[position + 1], "next")} · ${escapeHtml(record.time)} · policy <b>${escapeHtml(record.policy ?? "none")}</b> · mode <b>${escapeHtml(record.mode ?? "–")}</b> · status ${record.status} ${outcomeBadges(record)} · ended with <code>${escapeHtml(endText(record))}</code></p>`,
     `<p id="run-counts">The whole run: ${outcomeBadges(conversation)} ${countsText(conversation)}</p>`,
@@ -120,19 +136,19 @@ export function runPage(options: {
       .map((request, index) => {
         const own = request.id === record.id ? ' class="current"' : "";
         const range = request.to > request.from ? `${request.from + 1}–${request.to}` : "–";
-        return `<tr${own} data-request="${index}"><td>${index + 1}</td><td><a href="/dashboard/run/${encodeURIComponent(request.id)}">${escapeHtml(request.id)}</a></td><td>${escapeHtml(request.mode ?? "–")}</td><td>${request.status}</td><td>${range}</td><td>${requestNote(request, view, conversation[index])}</td></tr>`;
+        return `<tr${own} data-request="${index}"><td>${index + 1}</td><td>${requestLink(request.id, request.id)}</td><td>${escapeHtml(request.mode ?? "–")}</td><td>${request.status}</td><td>${range}</td><td>${requestNote(request, view, conversation[index])}</td></tr>`;
       })
       .join("")}</table>`,
   );
   parts.push(
-    `<h2>Rules × calls</h2><p><a id="rulebook" href="/dashboard/policy/${encodeURIComponent(view.policy)}/automata?run=${encodeURIComponent(record.id)}">Every rule's automaton in this run</a> (each instance's path and current state).</p>`,
+    `<h2>Rules × calls</h2><p><a id="rulebook" href="/dashboard/policy/${encodeURIComponent(view.policy)}/automata?run=${encodeURIComponent(runId)}">Every rule's automaton in this run</a> (each instance's path and current state).</p>`,
     colourLegend(),
   );
   parts.push(
     "<p>Columns: the calls in order, by the request that proposed them; blue-topped: proposed, not made (on red: blocked); dark red: made although it broke a rule; black: stopped the run; violet: held for a person. Cells: the rule's colour after the call, per binding. Click a call or a cell.</p>",
   );
   parts.push(
-    `<div class="run-grid"><div class="frame" id="frame">${matrixTable(record, view)}</div><div id="details"><p>Click a call to see its verdict, the rules it breaks and every rule after it.</p></div></div>`,
+    `<div class="run-grid"><div class="frame" id="frame">${matrixTable(runId, view)}</div><div id="details"><p>Click a call to see its verdict, the rules it breaks and every rule after it.</p></div></div>`,
   );
   parts.push("<h2>Grounding</h2>");
   parts.push(
@@ -162,12 +178,12 @@ export function runPage(options: {
           .join("")}</ul>`,
   );
   parts.push(
-    `<script type="application/json" id="view">${embeddedJson({ run: record.id, requestIds: conversation.map((one) => one.id), ...view })}</script>`,
+    `<script type="application/json" id="view">${embeddedJson({ run: runId, live: options.runId === undefined, requestIds: conversation.map((one) => one.id), ...view })}</script>`,
   );
   return page(`Run ${record.id}`, parts.join("\n"), runScript);
 }
 
-function matrixTable(record: FlightRecord, view: RunView): string {
+function matrixTable(runId: string, view: RunView): string {
   const firstOf = new Set(view.requests.filter((one) => one.to > one.from).map((one) => one.from));
   const requestRow = view.requests
     .filter((one) => one.to > one.from)
@@ -208,7 +224,7 @@ function matrixTable(record: FlightRecord, view: RunView): string {
     .map((row, rowIndex) => {
       const name =
         row.kind === "rule"
-          ? `<a href="/dashboard/policy/${encodeURIComponent(view.policy)}/rule/${encodeURIComponent(row.rule)}?run=${encodeURIComponent(record.id)}&row=${rowIndex}">${escapeHtml(row.key)}</a>`
+          ? `<a href="/dashboard/policy/${encodeURIComponent(view.policy)}/rule/${encodeURIComponent(row.rule)}?run=${encodeURIComponent(runId)}&row=${rowIndex}">${escapeHtml(row.key)}</a>`
           : `${escapeHtml(row.key)} (constraint)`;
       return `<tr><td class="row" title="${escapeHtml(`${row.key}: ${row.sentence}`)}">${name} <span class="badge">${escapeHtml(row.severity)}</span></td>${cellHtml(view.start[rowIndex] ?? null, rowIndex, "start")}${view.columns.map((_, column) => cellHtml(view.cells[rowIndex]?.[column] ?? null, rowIndex, column)).join("")}</tr>`;
     })
@@ -225,14 +241,15 @@ const view = JSON.parse(document.getElementById("view").textContent);
 const esc = (text) => String(text).replace(/[&<>"]/g, (c) => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"})[c]);
 const callText = (call) => call.name + "(" + Object.entries(call.arguments).map(([k, v]) => k + "=" + JSON.stringify(v)).join(", ") + ")";
 const resume = ${JSON.stringify(resumeText)};
+const brokenNames = ${brokenNames.toString()};
 function verdictOf(c) {
   if (c.refused) return "refused";
-  if (c.broke) return (c.kind === "made" ? "made" : "returned") + ", broke " + c.rules.join(", ");
+  if (c.broke) return (c.kind === "made" ? "made" : "returned") + ", broke " + brokenNames(c);
   if (c.verdict === "block") return c.action === "block" ? "block" : c.action;
   return c.warnings.length > 0 ? "warn" : "allow";
 }
 function why(c, request) {
-  if (c.broke) return "<p>Made although it breaks a block rule: " + (request.mode === "none" ? "the request had no shield (mode none)" : "an override or a person's approval let it through") + ".</p>";
+  if (c.broke) return "<p>Made although it breaks " + (request.mode === "none" ? "a block rule: the request had no shield (mode none)" : c.verdict === "allow" && c.warnings.length > 0 ? "a rule: allowed with a warning (a warn rule, or an override rule the model overrode by proposing the call again)" : "a block rule: an override or a person's approval let it through") + ".</p>";
   if (c.action === "stop") return '<p class="stop">A stop rule refused it and stopped the run: ' + resume + ".</p>";
   if (c.action === "ask") return "<p>Held for a person (severity ask): the server answered 409 MNT_ERR_APPROVAL_REQUIRED; a person approves it with a user message carrying <code>\\"mentor\\": {\\"approve\\": " + esc(JSON.stringify(c.call)) + "}</code>, or answers in an ordinary message.</p>";
   if (c.action === "retry") return "<p>Refused; the agent may try again before the rule escalates (severity escalate).</p>";
@@ -282,7 +299,7 @@ document.getElementById("matrix").addEventListener("click", (event) => {
 });
 if (location.hash.length > 1) select(location.hash.slice(1));
 // Live: a new request of this conversation reloads the page (the selected call is kept in the address).
-new EventSource("/dashboard/events").addEventListener("records", async () => {
+if (view.live) new EventSource("/dashboard/events").addEventListener("records", async () => {
   const response = await fetch("/dashboard/api/conversation/" + encodeURIComponent(view.run));
   if (!response.ok) return;
   const { requests } = await response.json();

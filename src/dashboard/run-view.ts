@@ -11,7 +11,7 @@ import {
   type ToolCallEvent,
   traceFromMessages,
 } from "../run/index.js";
-import type { FlightRecord } from "./records.js";
+import { brokeRule, type FlightRecord, returnedCalls } from "./records.js";
 
 /** A row of the matrix: a rule for one binding (an automaton instance), or an argument constraint. */
 export interface MatrixRow {
@@ -51,7 +51,7 @@ export interface MatrixColumn {
   content?: string;
   /** Proposed calls only: returned to the client (allowed, or unshielded, in the turn's last generation). */
   returned?: boolean;
-  /** A call that was made (or returned) although it breaks block rules: no shield, an override, an approval. */
+  /** A call that was made (or returned) although it breaks rules (`brokeRule`: no shield, a warn rule, an override, an approval). */
   broke?: boolean;
 }
 
@@ -163,7 +163,7 @@ export function runView(policy: Policy, records: FlightRecord | readonly FlightR
       action: decision.action,
       rules: decision.violations.map((finding) => finding.rule),
       warnings: decision.warnings.map((finding) => finding.rule),
-      ...(decision.verdict === "block" ? { broke: true } : {}),
+      ...(brokeRule(decision) ? { broke: true } : {}),
       ...(decision.advice ? { advice: decision.advice } : {}),
       ...(decision.failClosed !== undefined ? { failClosed: decision.failClosed } : {}),
     });
@@ -281,7 +281,6 @@ function proposedColumns(
   const afterMade = Run.fromTrace(policy, { task, calls: made });
   const attempts = record.mentor?.attempts ?? [];
   const lastAttempt = attempts.length - 1;
-  const unshielded = record.mentor?.mode === "none";
   const shown: { column: MatrixColumn; run: Run }[] = [];
   let returned: ToolCallEvent[] = [];
   attempts.forEach((attempt, attemptIndex) => {
@@ -314,10 +313,7 @@ function proposedColumns(
         outcome: { kind: "pending" },
       }),
     );
-    const isReturned =
-      attemptIndex === lastAttempt &&
-      record.status === 200 &&
-      (unshielded || attempt.calls.every((judged) => judged.verdict === "allow"));
+    const isReturned = attemptIndex === lastAttempt && returnedCalls(record).length > 0;
     if (isReturned) returned = events;
     // Returned calls are made by the next request's messages: shown there, with their outcomes.
     if (isReturned && !context.isLast) return;
@@ -333,7 +329,7 @@ function proposedColumns(
         rules: judged.rules,
         warnings: judged.warnings,
         returned: isReturned,
-        ...(isReturned && judged.verdict === "block" ? { broke: true } : {}),
+        ...(isReturned && brokeRule(judged, record.mentor?.approved !== undefined) ? { broke: true } : {}),
         ...(judged.advice ? { advice: judged.advice } : {}),
         ...(judged.feedback !== undefined ? { feedback: judged.feedback } : {}),
         ...(judged.failClosed !== undefined ? { failClosed: judged.failClosed } : {}),

@@ -6,7 +6,10 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { pickTasks, runSopbench, sopbenchDataDir } from "../../bench/sopbench/run.js";
+import { benchRecords } from "../../src/dashboard/bench-runs.js";
+import { runView } from "../../src/dashboard/index.js";
 import { MentorError } from "../../src/errors/index.js";
+import { loadPolicy } from "../../src/policy/index.js";
 import { ScriptedGenerator } from "../support/scripted-generator.js";
 import { missingTool } from "../support/system-tools.js";
 
@@ -104,6 +107,29 @@ describe("npm run bench:sopbench", () => {
     assert.equal(saved.evaluation.num_function_calls, 1);
     assert.equal(saved.evaluation.success, false);
     assert.ok(saved.interaction.length >= 3, "the conversation is saved");
+    // The dashboard's run view of the saved conversation: what the shield did, request by request.
+    const records = benchRecords(prompt, "sopbench", "");
+    assert.ok(typeof records !== "string", String(records));
+    const view = runView(loadPolicy(join(policyDir, "sopbench-bank", "policy.yaml")), records);
+    assert.deepEqual(
+      view.columns.map((column) => [
+        column.kind,
+        column.call?.name,
+        column.action,
+        column.rules,
+        column.request,
+      ]),
+      [
+        ["answer", undefined, "block", ["L1"], 0],
+        ["made", "login_user", "allow", [], 0],
+        ["proposed", "exit_conversation", "allow", [], 1],
+      ],
+      "the exit refused while L1 was open, the login made, then the exit returned",
+    );
+    assert.deepEqual(records[0]?.messages?.[0], {
+      role: "system",
+      content: "(the manual of sopbench_bank_fixture, left out of results.json)",
+    });
     assert.ok(existsSync(join(out, "report.html")));
     assert.deepEqual(
       results.summary.map((row) => [row.domain, row.condition, row.tasks]),

@@ -9,6 +9,7 @@ import { type Browser, chromium, type Locator, type Page } from "playwright-core
 import { colourFill, colourGlyph } from "../../src/dashboard/html.js";
 import { buildDashboard } from "../../src/dashboard/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
+import { benchRunResults } from "../support/bench-run.js";
 import {
   longCity,
   recordOperatorRuns,
@@ -238,11 +239,15 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
   // MENTOR_SCREENSHOTS=DIR keeps the pictures (the closing note of issue 33 describes them).
   const shots = process.env.MENTOR_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), "mentor-shots-"));
 
+  let bench: Awaited<ReturnType<typeof benchRunResults>>;
+
   before(async () => {
     recorded = await recordOperatorRuns();
+    bench = await benchRunResults();
     dashboard = await buildDashboard({
       recorderDirectory: recorded.directory,
       policies: [loadPolicy(travelPolicyFile), loadPolicy(recorded.policyFile)],
+      results: [bench.file],
       pollMs: 200,
     });
     base = await dashboard.listen({ host: "127.0.0.1", port: 0 });
@@ -253,6 +258,7 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
     await browser?.close();
     await dashboard?.close();
     if (recorded) rmSync(recorded.directory, { recursive: true, force: true });
+    if (bench) rmSync(bench.directory, { recursive: true, force: true });
   });
 
   /** The page fits 1280 px: no horizontal scroll of the page itself (the matrix scrolls in its frame). */
@@ -497,5 +503,22 @@ describe("a whole agent run in headless Chromium at 1280×800 (issue 33)", { ski
       /\bmade\b/,
     );
     assert.match(await text(page.locator("#duties")), /^None: the run may end here\.$/);
+  });
+
+  it("a benchmark run: from Compare to the call it blocked, its rules and the advice", async () => {
+    await page.goto(`${base}/dashboard/compare`);
+    await page.click('#tasks a.run-link[href$="/travel/t01/prompt/0"]');
+    await page.waitForSelector("#matrix");
+    assert.equal(await page.locator("#requests tr[data-request]").count(), 4);
+    await page.click('#matrix th.column[data-column="0"]');
+    assert.equal(await text(page.locator("#verdict")), "block");
+    const details = await text(page.locator("#details"));
+    assert.match(details, /Request 1 of 4 · proposed in generation 1 · outcome: not made/);
+    assert.match(details, /P1: Check the distance of a route before any booking for it\./);
+    assert.match(
+      details,
+      /Advice \(prerequisite\): check_distance\(origin="Toronto", destination="Chicago"\)/,
+    );
+    await fits("bench-run");
   });
 });

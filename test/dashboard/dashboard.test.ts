@@ -24,6 +24,7 @@ import {
   recordRuns,
   recordTravelRuns,
   secondRequestMessages,
+  writeTravelPolicyWith,
 } from "../support/recorded-runs.js";
 import { ScriptedGenerator } from "../support/scripted-generator.js";
 import { travelPolicyFile } from "../support/tiny-travel.js";
@@ -433,10 +434,16 @@ rules:
           html.indexOf(`<table id="${id}">`),
           html.indexOf("</table>", html.indexOf(`<table id="${id}">`)),
         );
+      // The same tables, Compare's with each run linked to its page.
+      const linksLeftOut = (html: string) => html.replace(/ · runs (<a [^>]*>\d+<\/a> ?)+/g, "");
       for (const id of ["summary", "tasks"]) {
         assert.ok(table(page, id).length > 100, id);
-        assert.equal(table(page, id), table(report, id), id);
+        assert.equal(linksLeftOut(table(page, id)), table(report, id), id);
       }
+      assert.match(
+        table(page, "tasks"),
+        /1\/2 · 3\.00 calls · 0 blocked · 1\.00 broke · runs <a class="run-link pass" href="\/dashboard\/results\/0\/run\/travel\/t01\/none\/0" title="run 1: passed">1<\/a> <a class="run-link fail" href="\/dashboard\/results\/0\/run\/travel\/t01\/none\/1"/,
+      );
       // The calls that broke a block rule, per condition: the violations not blocked.
       const summary = table(page, "summary");
       assert.match(summary, /<th[^>]*>calls that broke a block rule<\/th>/);
@@ -593,6 +600,56 @@ describe("a whole agent run's records (issue 33)", () => {
       });
     } finally {
       rmSync(recorded.directory, { recursive: true, force: true });
+    }
+  });
+
+  it("a call made under a warn rule or an override counts as broke in the Runs list, as on the run page", async () => {
+    // The economy flight booked before the seats were checked breaks P5; a warn P5 allows it with a
+    // warning, an override P5 refuses it once and allows it proposed again.
+    const policies = mkdtempSync(join(tmpdir(), "mentor-policy-"));
+    const files = ["warn", "override"].map((severity) => writeTravelPolicyWith(policies, severity));
+    const economy = { origin: "Toronto", destination: "Chicago", travel_class: "economy" };
+    const recorded = await recordRuns({
+      steps: [
+        { calls: [{ name: "book_flight", arguments: economy }] },
+        { calls: [{ name: "book_flight", arguments: economy }] },
+        { calls: [{ name: "book_flight", arguments: economy }] },
+      ],
+      requests: ["travel_warn", "travel_override"].map((name) => ({
+        messages: secondRequestMessages,
+        toolChoice: "required" as const,
+        mentor: { policy: name },
+      })),
+      policies: files,
+    });
+    const app = await buildDashboard({
+      recorderDirectory: recorded.directory,
+      policies: files.map((file) => loadPolicy(file)),
+    });
+    try {
+      for (const [index, id] of recorded.ids.entries()) {
+        const runs = (await app.inject({ url: "/dashboard/api/runs" })).json().runs as {
+          id: string;
+          mode: string;
+          run: { blocked: number; broke: number };
+        }[];
+        const listed = runs.find((one) => one.id === id);
+        assert.equal(listed?.mode, "prompt");
+        assert.deepEqual(listed?.run, { ...listed?.run, blocked: index, broke: 1 }, `request ${index + 1}`);
+        const { view } = (await app.inject({ url: `/dashboard/api/run/${id}` })).json() as { view: RunView };
+        const returned = view.columns.filter((column) => column.returned);
+        assert.deepEqual(
+          returned.map((column) => [column.call?.name, column.broke, column.warnings]),
+          [["book_flight", true, ["P5"]]],
+        );
+        const page = (await app.inject({ url: `/dashboard/run/${id}` })).body;
+        assert.match(page, /\[returned, broke P5\]/);
+        assert.match(page, new RegExp(`${index} blocked · 1 broke · 0 stopped`));
+      }
+    } finally {
+      await app.close();
+      rmSync(recorded.directory, { recursive: true, force: true });
+      rmSync(policies, { recursive: true, force: true });
     }
   });
 });

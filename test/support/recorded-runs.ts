@@ -163,17 +163,21 @@ export function recordTravelRuns(directory?: string): Promise<{ directory: strin
 
 export const longCity = "Llanfairpwllgwyngyllgogerychwyrndrobwllllantysiliogogogoch";
 
-/** The travel policy with P5 (seats checked before a flight) of severity `stop`, as `travel_stop`. */
-export function writeTravelStopPolicy(directory: string): string {
+/**
+ * The travel policy with P5 (seats checked before a flight) of another severity, as
+ * `travel_<severity>` (`travel_stop`, `travel_warn`, …).
+ */
+export function writeTravelPolicyWith(directory: string, severity: string): string {
+  const name = `travel_${severity}`;
   const text = readFileSync(travelPolicyFile, "utf8")
-    .replace(/^policy: travel$/m, "policy: travel_stop")
+    .replace(/^policy: travel$/m, `policy: ${name}`)
     .replace(
       '{id: P5, template: precedence, a: "seats_checked(route)", b: "flight(route)"}',
-      '{id: P5, template: precedence, a: "seats_checked(route)", b: "flight(route)", severity: stop}',
+      `{id: P5, template: precedence, a: "seats_checked(route)", b: "flight(route)", severity: ${severity}}`,
     );
-  if (!text.includes("severity: stop"))
-    throw new Error("the travel policy's P5 line changed: update writeTravelStopPolicy");
-  const file = join(directory, "travel_stop.yaml");
+  if (!text.includes(`severity: ${severity}`))
+    throw new Error("the travel policy's P5 line changed: update writeTravelPolicyWith");
+  const file = join(directory, `${name}.yaml`);
   writeFileSync(file, text);
   return file;
 }
@@ -202,7 +206,7 @@ export async function recordOperatorRuns(): Promise<{
   runs: { travel: string[]; unshielded: string[]; stopped: string[]; nothing: string[] };
 }> {
   const directory = mkdtempSync(join(tmpdir(), "mentor-dashboard-"));
-  const policyFile = writeTravelStopPolicy(mkdtempSync(join(tmpdir(), "mentor-policy-")));
+  const policyFile = writeTravelPolicyWith(mkdtempSync(join(tmpdir(), "mentor-policy-")), "stop");
   // A long city name: the page must hold it (truncated labels, the matrix scrolling in its frame).
   const montreal = { origin: longCity, destination: "Boston" };
   const paris = { origin: "Paris", destination: "Lyon" };
