@@ -1,0 +1,67 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { fidelitySummary, judgeOracleRuns, type OracleRun } from "../../bench/sopbench/fidelity.js";
+import { parsePolicy } from "../../src/policy/index.js";
+import { policyText, withLogin, withoutLogin } from "../support/card-desk.js";
+
+// bench:sopbench:fidelity's judge, on oracle runs written by hand for the card desk policy
+// (test/support/card-desk.ts): each run's manual is its own system prompt.
+const policy = parsePolicy(policyText, "card.yaml");
+
+function run(
+  index: number,
+  system: string,
+  score: string,
+  shouldSucceed: boolean,
+  calls: OracleRun["calls"] = [],
+): OracleRun {
+  return {
+    domain: "card",
+    action: "apply_card",
+    index,
+    should_succeed: shouldSucceed,
+    system,
+    user: "A card for 4000 dollars, username ann.",
+    calls: [{ name: "get_score", arguments: { username: "ann" }, content: score }, ...calls],
+    goal: { name: "apply_card", arguments: { username: "ann", amount: 4000 }, available: true },
+  };
+}
+
+describe("bench:sopbench:fidelity's judge", () => {
+  it("agrees, finds a false block with its rule, a false allow, and a blocked oracle call", async () => {
+    const apply = { name: "apply_card", arguments: { username: "ann", amount: 4000 }, content: "True" };
+    const results = await judgeOracleRuns(policy, [
+      // This manual asks for a score above 700 and allows 5000 dollars, no login.
+      run(0, withoutLogin, "750", true),
+      run(1, withoutLogin, "650", true),
+      run(2, withoutLogin, "650", false),
+      run(3, withoutLogin, "750", false),
+      // This one asks for a login (never made), and its limit is the default 1000.
+      run(4, withLogin, "750", false),
+      run(5, withLogin, "750", true, [apply]),
+    ]);
+    assert.deepEqual(
+      results.map(({ task, outcome, call, rules }) => [task, outcome, call, rules]),
+      [
+        ["apply_card/0", "agree", undefined, undefined],
+        ["apply_card/1", "false block", "apply_card", ["SCORE"]],
+        ["apply_card/2", "agree", undefined, undefined],
+        ["apply_card/3", "false allow", "apply_card", []],
+        ["apply_card/4", "agree", undefined, undefined],
+        ["apply_card/5", "false block", "apply_card", ["LOGIN", "MAX"]],
+      ],
+    );
+    assert.deepEqual(results[0]?.settings, { apply_needs_login: false, min_score: 700, max_amount: 5000 });
+    assert.deepEqual(fidelitySummary(results), {
+      tasks: 6,
+      agree: 3,
+      falseBlocks: 2,
+      falseAllows: 1,
+      blockingRules: [
+        ["SCORE", 1],
+        ["LOGIN", 1],
+        ["MAX", 1],
+      ],
+    });
+  });
+});
