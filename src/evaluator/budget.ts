@@ -46,6 +46,20 @@ export class SearchBudget {
     return this.exhausted === undefined;
   }
 
+  /** Decisions this budget may still spend. */
+  get remaining(): number {
+    return this.exhausted !== undefined ? 0 : Math.max(0, this.maxDecisions - this.decisions);
+  }
+
+  /**
+   * A budget for one of several searches that spends at most `maxDecisions` of this one, so the
+   * searches after it keep theirs: where the share runs out, that search stops and this budget's
+   * `partStopped` says so (`what` names the search); where this budget runs out, the share does too.
+   */
+  share(maxDecisions: number, what: string): SearchBudget {
+    return new SharedBudget(this, maxDecisions, what);
+  }
+
   /**
    * A check of a part of the search that may spend at most `maxDecisions` of this budget (the
    * rest is kept for the searches after it): it answers like `spend()` until its own bound is hit,
@@ -61,6 +75,27 @@ export class SearchBudget {
       spent++;
       return this.spend();
     };
+  }
+}
+
+class SharedBudget extends SearchBudget {
+  constructor(
+    private readonly whole: SearchBudget,
+    private readonly limit: number,
+    private readonly what: string,
+  ) {
+    super({ maxDecisions: limit, maxMs: Number.POSITIVE_INFINITY });
+  }
+
+  override spend(): boolean {
+    if (!super.spend()) {
+      if (this.whole.exhausted === undefined)
+        this.whole.partStopped ??= `${this.what} stopped after ${this.limit} hypothetical decisions (its share of the budget)`;
+      return false;
+    }
+    if (this.whole.spend()) return true;
+    this.exhausted = this.whole.exhausted;
+    return false;
   }
 }
 

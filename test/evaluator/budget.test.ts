@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { createMonitor, Evaluator, SearchBudget } from "../../src/evaluator/index.js";
-import { loadPolicy } from "../../src/policy/index.js";
+import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 import { shieldSetsFor } from "../../src/shield/token/index.js";
 import { travelPolicyFile } from "../support/tiny-travel.js";
 
@@ -84,5 +85,38 @@ describe("the advice search's budget", () => {
     assert.equal(spent.redirects, undefined);
     assert.ok(spent.unsafeTools?.includes("book_train"));
     assert.match(spent.searchStopped ?? "", /0 hypothetical decisions/);
+  });
+
+  it("gives each unsafe tool its share: a long search for one tool does not starve the next one's redirect", () => {
+    // book_flight declared before book_train: its search (which finds nothing for a train trip)
+    // comes first and would spend a budget of 50 on its own.
+    const text = readFileSync(travelPolicyFile, "utf8");
+    const train = /\n {2}book_train:\n(?: {4}.*\n| {6}.*\n)+/.exec(text)?.[0] as string;
+    const swapped = parsePolicy(
+      text
+        .replace(train, "\n")
+        .replace(/\n {2}book_flight:\n(?: {4}.*\n| {6}.*\n)+/, (flight) => `${flight}${train.slice(1)}`),
+      "swapped.yaml",
+    );
+    assert.deepEqual(
+      [...swapped.tools.keys()].filter((name) => name.startsWith("book_")),
+      ["book_flight", "book_train"],
+    );
+    const messages = [asked([trip({ mode: "train" })])];
+    const sets = shieldSetsFor(
+      new Evaluator(swapped),
+      messages,
+      undefined,
+      new SearchBudget({ maxDecisions: 50 }),
+    );
+    assert.deepEqual(
+      sets.redirects?.map((redirect) => [redirect.tool, redirect.to]),
+      [["book_train", "check_distance"]],
+    );
+    assert.equal(sets.doneRedirect?.to, "check_distance");
+    assert.match(
+      sets.searchStopped ?? "",
+      /redirect from book_flight stopped after 25 hypothetical decisions \(its share/,
+    );
   });
 });

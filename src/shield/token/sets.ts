@@ -100,8 +100,10 @@ export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
  * one that progresses elsewhere), where that tool is not unsafe. The considered call lacks the
  * arguments no binding fills; each value of an enum among them is tried too. While duties are
  * open, the end of the turn is redirected toward the first of them (`endOfTurnRedirect`). All
- * the advice searches share one budget (default: the evaluator's `search` limits); where it runs out, the
- * redirects not found yet are left out (their tools stay masked) and `searchStopped` says so.
+ * the advice searches share one budget (default: the evaluator's `search` limits): the end's
+ * redirect may spend half of it, then each unsafe tool an equal share of what is left; where a
+ * share or the budget runs out, the redirects not found are left out (their tools stay masked)
+ * and `searchStopped` says so.
  */
 export function shieldSetsFor(
   evaluator: Evaluator,
@@ -113,29 +115,39 @@ export function shieldSetsFor(
   const unsafe = new Set(sets.unsafeTools);
   // The end's redirect often asks about a call the name redirects already decided (the duty's own call).
   const steps = new Map<string, AdvisedCall | undefined>();
-  const stepToward = (call: ProposedCall): AdvisedCall | undefined => {
+  const stepToward = (call: ProposedCall, share: SearchBudget): AdvisedCall | undefined => {
     const key = JSON.stringify(call);
-    if (!steps.has(key)) steps.set(key, unblockingStep(evaluator, history, call, unsafe, budget));
+    if (!steps.has(key)) steps.set(key, unblockingStep(evaluator, history, call, unsafe, share));
     return steps.get(key);
   };
+  // The end's redirect first (the wish to end is every turn's), then a fair share of what is left
+  // for each unsafe tool: one tool's long search must not starve the others, or the tool the
+  // model wants gets no redirect because it comes late in the policy.
+  const doneRedirect = endOfTurnRedirect(next, unsafe, (call) =>
+    stepToward(call, budget.share(Math.ceil(budget.remaining / 2), "the search for the end's redirect")),
+  );
   const redirects: Redirect[] = [];
-  for (const tool of unsafe) {
-    const considered = next.calls.find((verdict) => verdict.call.name === tool)?.call;
-    if (considered === undefined) continue;
+  const tools = [...unsafe].filter((tool) => next.calls.some((verdict) => verdict.call.name === tool));
+  for (const [at, tool] of tools.entries()) {
+    const considered = next.calls.find((verdict) => verdict.call.name === tool)?.call as ProposedCall;
+    const share = budget.share(
+      Math.ceil(budget.remaining / (tools.length - at)),
+      `the search for a redirect from ${tool}`,
+    );
     for (const call of withEnumValues(considered, evaluator.policy.tools.get(tool)?.parameters ?? [])) {
-      const step = stepToward(call);
+      const step = stepToward(call, share);
       if (step) {
         redirects.push({ tool, ...step });
         break;
       }
     }
   }
-  const doneRedirect = endOfTurnRedirect(next, unsafe, stepToward);
+  const stopped = budget.exhausted ?? budget.partStopped;
   return {
     ...sets,
     ...(redirects.length > 0 ? { redirects } : {}),
     ...(doneRedirect ? { doneRedirect } : {}),
-    ...(budget.exhausted !== undefined ? { searchStopped: budget.exhausted } : {}),
+    ...(stopped !== undefined ? { searchStopped: stopped } : {}),
   };
 }
 
