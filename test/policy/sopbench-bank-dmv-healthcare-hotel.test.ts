@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { loadPolicy, type Policy, policyForSystem } from "../../src/policy/index.js";
 
 // No model. The SOPBench policies of bank, dmv, healthcare and hotel (policies/sopbench-<domain>/),
 // as a user checks them in CI: `mentor lint` is clean and `mentor verify --suite` agrees with every
@@ -55,3 +56,62 @@ for (const domain of domains) {
     });
   });
 }
+
+// Bank and dmv read each task's SOP from the system prompt, one `* action:` section per action: a
+// section that does not state a sentence switches its rule off for that action only, a figure
+// it states replaces the default, and a conversation without a prompt keeps every default.
+describe("policies/sopbench-bank and -dmv: settings from the rendered SOP", () => {
+  const load = (domain: string) =>
+    loadPolicy(fileURLToPath(new URL(`../../../policies/sopbench-${domain}/policy.yaml`, import.meta.url)));
+  const ruleIds = (policy: Policy) => policy.rules.map((rule) => rule.id);
+
+  test("bank: the deposit section's clauses and limit, each action's own credit minimum", () => {
+    const policy = load("bank");
+    assert.equal(policy.settings.values.max_deposit, 10000);
+    assert.ok(ruleIds(policy).includes("LOGIN_deposit_funds"));
+    const variant = policyForSystem(
+      policy,
+      [
+        "### Actions with Constraints:",
+        "",
+        "* deposit_funds:",
+        "ALL of these conditions must be met:",
+        '• The deposit amount "amount" must be less than or equal to the 1000 to be accepted.',
+        "",
+        "* apply_credit_card:",
+        '• The user "username" **must have** a credit score higher than the 600 credit score in order to proceed.',
+        "",
+        "* set_safety_box:",
+        '• The user "username" **must have** a credit score higher than the 700 credit score in order to proceed.',
+      ].join("\n"),
+    );
+    const values = variant.settings.values;
+    assert.equal(values.max_deposit, 1000);
+    assert.equal(values.login_deposit_funds, false);
+    assert.equal(values.deposit_max_deposit_funds, true);
+    assert.equal(values.min_credit_apply_credit_card, 600);
+    assert.equal(values.min_credit_set_safety_box, 700);
+    assert.ok(!ruleIds(variant).includes("LOGIN_deposit_funds"));
+    assert.ok(ruleIds(variant).includes("CREDIT_set_safety_box"));
+    assert.ok(!ruleIds(variant).includes("CREDIT_get_loan"), "a section the prompt lacks states nothing");
+  });
+
+  test("dmv: the schedule_test section's attempts limit and its ANY ONE group", () => {
+    const policy = load("dmv");
+    assert.equal(policy.settings.values.max_attempts, 3);
+    const variant = policyForSystem(
+      policy,
+      [
+        "* schedule_test:",
+        "• ANY ONE of these conditions must be met:",
+        "  • The input test type \"test_type\" must be 'drive'.",
+        '• The user with "username" has an "attempts" of less than 1 their "test_type" of tests.',
+      ].join("\n"),
+    );
+    const values = variant.settings.values;
+    assert.equal(values.max_attempts, 1);
+    assert.equal(values.drive_branch_schedule_test, true);
+    assert.equal(values.knowledge_branch_schedule_test, false);
+    assert.equal(values.login_schedule_test, false);
+  });
+});
