@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { loadPolicy, policyForSystem } from "../../src/policy/index.js";
 
 // No model. The SOPBench policies of bank, dmv, healthcare and hotel (policies/sopbench-<domain>/),
 // as a user checks them in CI: `mentor lint` is clean and `mentor verify --suite` agrees with every
@@ -55,3 +56,36 @@ for (const domain of domains) {
     });
   });
 }
+
+// The healthcare policy reads the SOP rendered for the task: the coverage percentage from
+// update_policy's section, and the provider conditions as an "ANY ONE of these" group.
+describe("policies/sopbench-healthcare reads the system prompt", () => {
+  const base = loadPolicy(
+    fileURLToPath(new URL("../../../policies/sopbench-healthcare/policy.yaml", import.meta.url)),
+  );
+  test("the defaults without a prompt, the prompt's figures and groups with one", () => {
+    assert.equal(base.settings.values.max_coverage_percentage, 20);
+    assert.equal(base.settings.values.provider_any_submit_claim, false);
+    const read = policyForSystem(
+      base,
+      [
+        "### Actions with Constraints:",
+        "",
+        "* update_policy:",
+        "ALL of these conditions must be met:",
+        '• The requested coverage amount "coverage_amount" **MUST NOT EXCEED** 10 percent of the annual income "annual_income" provided by the user.',
+        "",
+        "* submit_claim:",
+        "ALL of these conditions must be met:",
+        "• ANY ONE of these conditions must be met:",
+        '  • The provider with ID "provider_id" **MUST HAVE** the service type that match the policy type of the user "username" in order to perform this action.',
+        '  • The provider with ID "provider_id" **MUST BE** authorized for the user "username".',
+        "",
+      ].join("\n"),
+    );
+    assert.equal(read.settings.values.max_coverage_percentage, 10);
+    assert.equal(read.settings.values.provider_any_submit_claim, true);
+    assert.equal(read.settings.values.pending_update_policy, false);
+    assert.equal(read.settings.values.enrollment_update_policy, false);
+  });
+});
