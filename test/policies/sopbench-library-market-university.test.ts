@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { loadPolicy, policyForSystem } from "../../src/policy/index.js";
 
 // No model. The SOPBench policies written from the library, online market and university SOPs:
 // each lints clean and agrees with its suite of labelled conversations (policies/<id>/suite.json).
@@ -43,3 +44,26 @@ for (const id of ["sopbench-library", "sopbench-online_market", "sopbench-univer
     });
   });
 }
+
+// The university policy reads its figures and clauses from the rendered SOP: financial aid's
+// minimum GPA from apply_financial_aid's section, and whether enroll_course states a condition
+// the policy cannot read (then enrolling is refused).
+describe("policies/sopbench-university reads the system prompt", () => {
+  const base = loadPolicy(join(policies, "sopbench-university", "policy.yaml"));
+  const prompt = (aid: string, enroll: string) =>
+    `### Actions with Constraints:\n\n* enroll_course:\nALL of these conditions must be met:\n${enroll}\n\n* apply_financial_aid:\nALL of these conditions must be met:\n${aid}\n`;
+  test("the defaults without a prompt, the prompt's figures and clauses with one", () => {
+    assert.equal(base.settings.values.aid_min_gpa, 2);
+    assert.equal(base.settings.values.unreadable_enroll_course, true);
+    const read = policyForSystem(
+      base,
+      prompt(
+        '• The student "username" **MUST HAVE** a minimum GPA of 3.0 to qualify for financial aid',
+        "• The user is logged in previously with the correct credentials to perform this action.",
+      ),
+    );
+    assert.equal(read.settings.values.aid_min_gpa, 3);
+    assert.equal(read.settings.values.unreadable_enroll_course, false);
+    assert.equal(read.settings.values.income_apply_financial_aid, false);
+  });
+});

@@ -115,3 +115,35 @@ describe("policies/sopbench-bank and -dmv: settings from the rendered SOP", () =
     assert.equal(values.login_schedule_test, false);
   });
 });
+// The healthcare policy reads the SOP rendered for the task: the coverage percentage from
+// update_policy's section, and the provider conditions as an "ANY ONE of these" group.
+describe("policies/sopbench-healthcare reads the system prompt", () => {
+  const base = loadPolicy(
+    fileURLToPath(new URL("../../../policies/sopbench-healthcare/policy.yaml", import.meta.url)),
+  );
+  test("the defaults without a prompt, the prompt's figures and groups with one", () => {
+    assert.equal(base.settings.values.max_coverage_percentage, 20);
+    assert.equal(base.settings.values.provider_any_submit_claim, false);
+    const read = policyForSystem(
+      base,
+      [
+        "### Actions with Constraints:",
+        "",
+        "* update_policy:",
+        "ALL of these conditions must be met:",
+        '• The requested coverage amount "coverage_amount" **MUST NOT EXCEED** 10 percent of the annual income "annual_income" provided by the user.',
+        "",
+        "* submit_claim:",
+        "ALL of these conditions must be met:",
+        "• ANY ONE of these conditions must be met:",
+        '  • The provider with ID "provider_id" **MUST HAVE** the service type that match the policy type of the user "username" in order to perform this action.',
+        '  • The provider with ID "provider_id" **MUST BE** authorized for the user "username".',
+        "",
+      ].join("\n"),
+    );
+    assert.equal(read.settings.values.max_coverage_percentage, 10);
+    assert.equal(read.settings.values.provider_any_submit_claim, true);
+    assert.equal(read.settings.values.pending_update_policy, false);
+    assert.equal(read.settings.values.enrollment_update_policy, false);
+  });
+});
