@@ -147,3 +147,43 @@ describe("policies/sopbench-healthcare reads the system prompt", () => {
     assert.equal(read.settings.values.enrollment_update_policy, false);
   });
 });
+
+// Hotel reads each task's SOP from the system prompt: a sentence the goal action's section leaves
+// out switches its rule off, and the hours are the ones rendered.
+describe("policies/sopbench-hotel: settings from the system prompt", () => {
+  const policy = loadPolicy(
+    fileURLToPath(new URL("../../../policies/sopbench-hotel/policy.yaml", import.meta.url)),
+  );
+  const system = [
+    "### Actions with Constraints:",
+    "",
+    "* process_guest_checkin:",
+    "ALL of these conditions must be met:",
+    "• The current interaction time must be **on or after** the check-in time 14:00 on the interaction date.",
+    "",
+    "* process_guest_checkout:",
+    'The guest "guest_name" must be listed in the room check-in records.',
+    "",
+    "### Internal Verification Functions:",
+  ].join("\n");
+
+  test("without a system prompt every sentence applies, with the default hours", () => {
+    const { values } = policy.settings;
+    assert.equal(values.checkout_time, true);
+    assert.equal(values.checkin_id, true);
+    assert.equal(values.check_in_hour, 15);
+  });
+
+  test("a rendered SOP: the sentences of each action's own section, its own hours", () => {
+    const { values } = policyForSystem(policy, system).settings;
+    assert.equal(values.checkout_listed, true);
+    assert.equal(values.checkout_time, false);
+    assert.equal(values.checkout_key, false);
+    assert.equal(values.checkin_time, true);
+    assert.equal(values.checkin_id, false);
+    assert.equal(values.check_in_hour, 14);
+    assert.equal(values.check_out_hour, 11);
+    // The check-in section's time sentence is not read as the checkout's.
+    assert.equal(values.service_hours, false);
+  });
+});
