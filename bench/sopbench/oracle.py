@@ -2,8 +2,9 @@
 
 For each task: the system prompt SOPBench renders for it (env.task's task_initializer, the harness's
 defaults), the user's opening message, the calls the task's directed action graph asks for before
-the goal (prerequisites first, every branch of an "or"), each run on the domain's own tools with the
-values the user knows, and then the goal call. Written as JSON lines.
+the goal (prerequisites first, every branch of an "or"; a call only once its own prerequisites
+held), each run on the domain's own tools with the values the user knows, and then the goal call.
+Written as JSON lines.
 
 This reads the task's answer key (the action graph and whether the action should succeed) on
 purpose: it grades a policy against SOPBench's ground truth, like a test suite. Nothing here runs
@@ -53,7 +54,7 @@ def oracle_run(system, assistant, task):
     children = {}
     for source, target in connections:
         children.setdefault(source, []).append(target)
-    calls, seen = [], set()
+    calls = []
 
     tools = {tool["function"]["name"]: tool["function"]["parameters"]["properties"] for tool in assistant["tools"]}
 
@@ -63,27 +64,43 @@ def oracle_run(system, assistant, task):
         values.update({parameter: known[key] for parameter, key in mapping.items() if key in known})
         return values
 
+    results = {}
+
+    def holds(result):
+        """A call that did what it checks: True, or (True, value) whose value is not False."""
+        if isinstance(result, bool):
+            return result
+        if isinstance(result, (tuple, list)) and result and result[0] is True:
+            return not (len(result) > 1 and result[1] is False)
+        return False
+
     def visit(index):
-        for child in children.get(index, []):
-            visit(child)
+        """Makes the calls under node `index`, prerequisites first; whether the node holds.
+        An SOP-following agent makes a call only once its prerequisites hold: a call whose
+        prerequisite failed (a login that returned False, a username that does not exist) or could
+        not be made is left out, as are the calls that depend on it."""
         node = nodes[index]
-        if index == 0 or isinstance(node, str):
-            return
+        below = [visit(child) for child in children.get(index, [])]
+        if isinstance(node, str):
+            return any(below) if node == "or" else all(below)
+        if index == 0 or not all(below):
+            return False
         name, mapping = node
-        # A tool the assistant is not given (internal_get_database) cannot be called.
-        if name not in tools:
-            return
+        # A tool the assistant is not given (internal_get_database) cannot be called; nor a call
+        # whose arguments the user does not know.
+        if name not in tools or any(key not in known for key in mapping.values()):
+            return False
         arguments = arguments_of(name, mapping)
         key = json.dumps([name, arguments], sort_keys=True)
-        # A call whose arguments the user does not know cannot be made.
-        if key in seen or any(key_ not in known for key_ in mapping.values()):
-            return
-        seen.add(key)
-        try:
-            content = str(getattr(system, name)(**arguments))
-        except Exception as error:  # the tool's own error, as the agent loop would show it
-            content = f"{error.__class__.__name__}: {error}"
-        calls.append({"name": name, "arguments": arguments, "content": content})
+        if key not in results:
+            try:
+                result = getattr(system, name)(**arguments)
+                content = str(result)
+            except Exception as error:  # the tool's own error, as the agent loop would show it
+                result, content = None, f"{error.__class__.__name__}: {error}"
+            results[key] = holds(result)
+            calls.append({"name": name, "arguments": arguments, "content": content})
+        return results[key]
 
     visit(0)
     goal_name, goal_mapping = nodes[0]
