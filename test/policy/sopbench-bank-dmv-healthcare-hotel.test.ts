@@ -113,6 +113,11 @@ describe("policies/sopbench-bank and -dmv: settings from the rendered SOP", () =
     assert.equal(values.drive_branch_schedule_test, true);
     assert.equal(values.knowledge_branch_schedule_test, false);
     assert.equal(values.login_schedule_test, false);
+    // The minimum age (a date comparison mentor cannot check) is not stated here: schedule_test stays open.
+    assert.equal(values.age_schedule_test, false);
+    assert.equal(policy.settings.values.age_schedule_test, true);
+    assert.ok(ruleIds(policy).includes("AGE_schedule_test"));
+    assert.ok(!ruleIds(variant).includes("AGE_schedule_test"));
   });
 });
 // The healthcare policy reads the SOP rendered for the task: the coverage percentage from
@@ -185,5 +190,18 @@ describe("policies/sopbench-hotel: settings from the system prompt", () => {
     assert.equal(values.check_out_hour, 11);
     // The check-in section's time sentence is not read as the checkout's.
     assert.equal(values.service_hours, false);
+  });
+
+  // A sentence mentor cannot check (dates, costs, record joins) closes its action while its section
+  // states it, and only then.
+  test("an uncheckable sentence refuses its action while its section states it", () => {
+    const closing = (variant: Policy) =>
+      variant.rules.filter((rule) => /mentor cannot check/i.test(rule.sentence)).map((rule) => rule.id);
+    assert.ok(closing(policy).includes("AVAILABLE_book"));
+    assert.ok(closing(policy).includes("CHECKED_IN_checkout"));
+    const read = closing(policyForSystem(policy, system));
+    assert.ok(read.includes("CHECKED_IN_checkout"));
+    assert.ok(!read.includes("AVAILABLE_book"), "a section the prompt lacks states nothing");
+    assert.ok(!read.includes("ID_TYPE_age"));
   });
 });
