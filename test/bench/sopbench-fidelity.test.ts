@@ -1,8 +1,18 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import { describe, it } from "node:test";
-import { fidelitySummary, judgeOracleRuns, type OracleRun } from "../../bench/sopbench/fidelity.js";
-import { parsePolicy } from "../../src/policy/index.js";
+import { repoRoot } from "../../bench/paths.js";
+import {
+  fidelitySummary,
+  judgeOracleRuns,
+  type OracleRun,
+  oracleRuns,
+} from "../../bench/sopbench/fidelity.js";
+import { sopbenchDataDir, sopbenchPython } from "../../bench/sopbench/run.js";
+import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 import { policyText, withLogin, withoutLogin } from "../support/card-desk.js";
+import { missingTool } from "../support/system-tools.js";
 
 // bench:sopbench:fidelity's judge, on oracle runs written by hand for the card desk policy
 // (test/support/card-desk.ts): each run's manual is its own system prompt.
@@ -64,4 +74,37 @@ describe("bench:sopbench:fidelity's judge", () => {
       ],
     });
   });
+});
+
+// The shipped policies against SOPBench's own ground truth (its snapshot in ../shared, third-party
+// code run in its venv, not copied): each task's oracle run judged by the policy its prompt sets.
+// A false allow lets a violation through, so there must be none; agreement must not fall below what
+// bench/RESULTS.md reports.
+const noPython = missingTool(
+  "python3",
+  spawnSync("python3", ["--version"], { stdio: "ignore" }).status === 0,
+);
+const sopbench = (() => {
+  try {
+    return sopbenchDataDir();
+  } catch {
+    return undefined;
+  }
+})();
+const skip =
+  noPython || (sopbench === undefined ? "no SOPBench folder (../shared/bench-data/sopbench)" : false);
+
+describe("the shipped SOPBench policies on SOPBench's tasks", { skip }, () => {
+  for (const [domain, tasks, agree] of [
+    ["bank", 105, 92],
+    ["university", 34, 29],
+  ] as const)
+    it(`${domain}: no false allow, at least ${agree} of ${tasks} tasks agree`, async () => {
+      const policy = loadPolicy(join(repoRoot, "policies", `sopbench-${domain}`, "policy.yaml"));
+      const runs = oracleRuns(domain, sopbench as string, sopbenchPython("python3"));
+      const summary = fidelitySummary(await judgeOracleRuns(policy, runs));
+      assert.equal(summary.tasks, tasks);
+      assert.equal(summary.falseAllows, 0);
+      assert.ok(summary.agree >= agree, `${summary.agree} of ${tasks} agree`);
+    });
 });

@@ -45,6 +45,7 @@ export function manual(applyCard: string): string {
   return `You are the card desk.\n* login:\nNone\n* apply_card:\n${applyCard}\n* get_score:\nThe user must be logged in.`;
 }
 
-export const withoutLogin = manual("The credit score is higher than 700. The amount is at most 5000 dollars.");
+export const withoutLogin = manual(
+  "The credit score is higher than 700. The amount is at most 5000 dollars.",
+);
 export const withLogin = manual("The user is logged in previously. The credit score is higher than 600.");
-
