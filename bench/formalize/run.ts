@@ -170,6 +170,9 @@ if (url === undefined) {
     port: 0,
     sequences: 1,
     contextSize: Number(args["context-size"]),
+    // As long as the agents wait (600 s): a translator's answer of 2,048 tokens under the schema's
+    // grammar outlasts the server's default 300 s on a loaded 2-core machine.
+    requestTimeoutMs: 600_000,
     logger: false,
   });
   url = `${server.url}/v1`;

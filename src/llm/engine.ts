@@ -324,7 +324,9 @@ export class Engine {
           temperature: options.temperature ?? 0.7,
           seed: options.seed ?? 0,
           ...(options.topP !== undefined ? { topP: options.topP } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
+          // Stop at the next token, not mid-batch: a completion disposed while its sequence still
+          // decodes crashes the process (DisposedError from node-llama-cpp's sampler).
+          ...(options.signal ? { signal: options.signal, stopOnAbortSignal: true } : {}),
         });
         if (metadata.stopReason === "abort") throw cancelled();
         const tokens = Array.from(this.model.tokenize(response)) as number[];

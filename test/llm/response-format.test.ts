@@ -60,6 +60,34 @@ describe("response_format on a tiny model", () => {
     }
   });
 
+  it("a request aborted mid-answer is cancelled, and the engine answers the next one", async () => {
+    // A long answer (strings of any length) aborted while it is being decoded: the decoding must
+    // stop cleanly before the completion is disposed (it crashed the process with DisposedError).
+    const schema = { type: "array", items: { type: "string" } };
+    for (let seed = 0; seed < 3; seed++) {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 30 + 20 * seed);
+      await assert.rejects(
+        engine.generate({
+          messages,
+          responseSchema: schema,
+          maxTokens: 900,
+          temperature: 1,
+          seed,
+          signal: controller.signal,
+        }),
+        (error: unknown) => (error as { code?: string }).code === "MNT_ERR_CANCELLED",
+      );
+    }
+    const after = await engine.generate({
+      messages,
+      responseSchema: { enum: ["yes", "no"] },
+      maxTokens: 40,
+      seed: 1,
+    });
+    assert.ok(["yes", "no"].includes(JSON.parse(after.content ?? "") as string), after.content ?? "");
+  });
+
   it("a translator's answer under the policy grammar starts a policy (llama.cpp reads the grammar as the tests do)", async () => {
     const grammar = new Gbnf(policyGrammar());
     for (let seed = 0; seed < 3; seed++) {
