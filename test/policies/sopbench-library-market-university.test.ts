@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -66,4 +67,49 @@ describe("policies/sopbench-university reads the system prompt", () => {
     assert.equal(read.settings.values.unreadable_enroll_course, false);
     assert.equal(read.settings.values.income_apply_financial_aid, false);
   });
+});
+
+// The library and online market policies read each task's SOP from the system prompt (settings):
+// a suite conversation whose rendered prompt switches a clause off or changes a figure is
+// compliant with its prompt (the suite above) and breaks the default SOP without it.
+const withoutPrompt: { id: string; conversation: string; sentence: string }[] = [
+  { id: "sopbench-library", conversation: "borrow-below-a-rendered-limit-of-3", sentence: "L5" },
+  { id: "sopbench-library", conversation: "borrow-restricted-where-the-sop-leaves-it-out", sentence: "L4" },
+  { id: "sopbench-library", conversation: "reserve-within-a-rendered-cap-of-5", sentence: "L12" },
+  {
+    id: "sopbench-online_market",
+    conversation: "place-order-suspended-where-the-sop-leaves-it-out",
+    sentence: "M6",
+  },
+  { id: "sopbench-online_market", conversation: "review-where-the-sop-asks-only-a-login", sentence: "M8" },
+];
+
+describe("SOPBench settings from the rendered SOP", () => {
+  for (const { id, conversation, sentence } of withoutPrompt) {
+    test(`${id}: ${conversation} breaks ${sentence} without its system prompt`, () => {
+      const suite = JSON.parse(readFileSync(join(policies, id, "suite.json"), "utf8")) as {
+        manual: unknown;
+        conversations: { id: string; messages: { role: string }[] }[];
+      };
+      const found = suite.conversations.find((entry) => entry.id === conversation);
+      assert.ok(found, `${conversation} is in ${id}/suite.json`);
+      assert.equal(found.messages[0]?.role, "system");
+      const dir = mkdtempSync(join(tmpdir(), "mentor-sopbench-settings-"));
+      try {
+        const file = join(dir, "suite.json");
+        const stripped = {
+          ...found,
+          messages: found.messages.slice(1),
+          expected: { compliant: false, sentence },
+        };
+        writeFileSync(file, JSON.stringify({ manual: suite.manual, conversations: [stripped] }));
+        const result = run(["verify", "--policy", join(policies, id, "policy.yaml"), "--suite", file]);
+        const answer = JSON.parse(result.stdout) as { agree: number; disagreements: unknown[] };
+        assert.deepEqual(answer.disagreements, []);
+        assert.equal(answer.agree, 1);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });
