@@ -97,6 +97,8 @@ const skip =
 describe("the shipped SOPBench policies on SOPBench's tasks", { skip }, () => {
   for (const [domain, tasks, agree] of [
     ["bank", 105, 92],
+    ["dmv", 78, 66],
+    ["library", 52, 48],
     ["university", 34, 29],
   ] as const)
     it(`${domain}: no false allow, at least ${agree} of ${tasks} tasks agree`, async () => {
