@@ -16,9 +16,13 @@ type Raw = Record<string, unknown> & {
   rules?: Record<string, unknown>[];
   constraints?: Record<string, unknown>[];
 };
+// The shipped policies a translator could write: those that read settings from the system prompt
+// (the SOPBench ones) put `${name}` in their formulas and switch rules with `if:`, which the rules
+// step does not offer.
 const shipped = readdirSync(root("policies"), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
-  .map((entry) => parse(readFileSync(root(`policies/${entry.name}/policy.yaml`), "utf8")) as Raw);
+  .map((entry) => parse(readFileSync(root(`policies/${entry.name}/policy.yaml`), "utf8")) as Raw)
+  .filter((policy) => policy.settings === undefined);
 const travel = shipped.find((policy) => policy.policy === "travel") as Raw;
 
 /** A policy's rules and constraints as the rules step writes them: under the sentence each formalizes. */
@@ -39,6 +43,7 @@ function grammarOf(policy: Raw): Gbnf {
 
 describe("the rules step", () => {
   test("admits every shipped policy's rules and constraints, and the merged policy loads", () => {
+    assert.ok(shipped.length >= 4, "travel and the tau2 policies at least");
     for (const policy of shipped) {
       const answer = stepAnswer(policy);
       const count = Object.values(answer).flat().length;
