@@ -99,8 +99,16 @@ export function readSettings(
   system: string | undefined,
 ): SettingValues {
   const values: SettingValues = {};
+  // The prompt is cut into sections once, not once per setting (a policy may read dozens).
+  const sections =
+    system !== undefined && settings.sections ? sectionTexts(system, settings.sections) : undefined;
   for (const spec of settings.specs) {
-    const text = system === undefined ? undefined : sectionText(system, settings.sections, spec.section);
+    const text =
+      system === undefined
+        ? undefined
+        : spec.section === undefined || !sections
+          ? system
+          : (sections.get(spec.section) ?? "");
     if (text === undefined) values[spec.name] = spec.default;
     else if (spec.kind === "says") values[spec.name] = spec.pattern.test(text);
     else {
@@ -112,15 +120,26 @@ export function readSettings(
   return values;
 }
 
-/** The lines after the header of the section `name` up to the next header ("" if no such section), or the whole prompt. */
-function sectionText(system: string, sections: TextPattern | undefined, name: string | undefined): string {
-  if (name === undefined || !sections) return system;
-  const lines = system.split("\n");
-  const header = (line: string): string | undefined => sections.firstMatch(line)?.groups?.name;
-  const start = lines.findIndex((line) => header(line) === name);
-  if (start < 0) return "";
-  const end = lines.findIndex((line, index) => index > start && header(line) !== undefined);
-  return lines.slice(start + 1, end < 0 ? lines.length : end).join("\n");
+/** Each section's text: the lines after its header up to the next header (the first section of a name counts). */
+function sectionTexts(system: string, sections: TextPattern): Map<string, string> {
+  const texts = new Map<string, string>();
+  let name: string | undefined;
+  let lines: string[] = [];
+  const close = () => {
+    if (name !== undefined && !texts.has(name)) texts.set(name, lines.join("\n"));
+  };
+  for (const line of system.split("\n")) {
+    const header = sections.firstMatch(line)?.groups?.name;
+    if (header === undefined) {
+      lines.push(line);
+      continue;
+    }
+    close();
+    name = header;
+    lines = [];
+  }
+  close();
+  return texts;
 }
 
 const placeholder = /(?<!\\)\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { repoRoot } from "../../bench/paths.js";
@@ -9,10 +8,10 @@ import {
   type OracleRun,
   oracleRuns,
 } from "../../bench/sopbench/fidelity.js";
-import { sopbenchDataDir, sopbenchPython } from "../../bench/sopbench/run.js";
+import { sopbenchPython } from "../../bench/sopbench/run.js";
 import { loadPolicy, parsePolicy } from "../../src/policy/index.js";
 import { policyText, withLogin, withoutLogin } from "../support/card-desk.js";
-import { missingTool } from "../support/system-tools.js";
+import { sopbench, sopbenchSkip } from "../support/sopbench.js";
 
 // bench:sopbench:fidelity's judge, on oracle runs written by hand for the card desk policy
 // (test/support/card-desk.ts): each run's manual is its own system prompt.
@@ -80,21 +79,8 @@ describe("bench:sopbench:fidelity's judge", () => {
 // code run in its venv, not copied): each task's oracle run judged by the policy its prompt sets.
 // A false allow lets a violation through, so there must be none; agreement must not fall below what
 // bench/RESULTS.md reports.
-const noPython = missingTool(
-  "python3",
-  spawnSync("python3", ["--version"], { stdio: "ignore" }).status === 0,
-);
-const sopbench = (() => {
-  try {
-    return sopbenchDataDir();
-  } catch {
-    return undefined;
-  }
-})();
-const skip =
-  noPython || (sopbench === undefined ? "no SOPBench folder (../shared/bench-data/sopbench)" : false);
 
-describe("the shipped SOPBench policies on SOPBench's tasks", { skip }, () => {
+describe("the shipped SOPBench policies on SOPBench's tasks", { skip: sopbenchSkip }, () => {
   for (const [domain, tasks, agree] of [
     ["bank", 105, 92],
     ["dmv", 78, 66],

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,24 +10,11 @@ import { runView } from "../../src/dashboard/index.js";
 import { MentorError } from "../../src/errors/index.js";
 import { loadPolicy } from "../../src/policy/index.js";
 import { ScriptedGenerator } from "../support/scripted-generator.js";
-import { missingTool } from "../support/system-tools.js";
+import { sopbench, sopbenchSkip } from "../support/sopbench.js";
 
 // SOPBench's own harness (its task initializer, tools, agent loop and evaluator, from the snapshot
 // in ../shared/bench-data/sopbench: third-party code the project does not copy) against the real
 // server in process, whose model is a scripted agent, on the first bank task.
-const noPython = missingTool(
-  "python3",
-  spawnSync("python3", ["--version"], { stdio: "ignore" }).status === 0,
-);
-const sopbench = (() => {
-  try {
-    return sopbenchDataDir();
-  } catch {
-    return undefined;
-  }
-})();
-const skip =
-  noPython || (sopbench === undefined ? "no SOPBench folder (../shared/bench-data/sopbench)" : false);
 const policyDir = fileURLToPath(new URL("../../../test/fixtures/sopbench-policies", import.meta.url));
 const out = mkdtempSync(join(tmpdir(), "mentor-sopbench-"));
 after(() => rmSync(out, { recursive: true, force: true }));
@@ -81,7 +67,7 @@ describe("npm run bench:sopbench", () => {
   });
 
   it("runs SOPBench's loop through the server, reads back its evaluator's verdict and saves each run", {
-    skip,
+    skip: sopbenchSkip,
   }, async () => {
     // none: the agent exits at once. prompt: its exit is refused (the fixture's duty: log in
     // first), it logs in through SOPBench's own tool, then its exit is allowed.
