@@ -5,7 +5,7 @@ import type { Binding, Instance, OutcomeCase, Run, ToolCallEvent } from "../run/
 import type { SolverClient } from "../smt/index.js";
 import { blockedForGood } from "./blocked-for-good.js";
 import { SearchBudget } from "./budget.js";
-import { fillArguments } from "./fill.js";
+import { fillArguments, unknownArguments } from "./fill.js";
 import type { Judge } from "./judge.js";
 import { boundValues, nearestFirst } from "./nearest.js";
 import { requestedWays } from "./requested.js";
@@ -163,8 +163,21 @@ export class Advisor {
           !this.judge.blocksWithNewBinding(run, { name: candidate.tool, arguments: candidate.arguments }),
       );
     // A prerequisite acts on the bindings of the rules the blocked call is an event of (or on none).
-    const related = allowedNow(
-      beliefClasses.safe.filter((candidate) => candidate.bindings.every((binding) => named.has(binding.id))),
+    // Calls the agent can make with what is known come first: of two checks that unblock a call
+    // (an account's existence, a login), the one whose arguments nobody has to ask for.
+    const related = executableFirst(
+      allowedNow(
+        beliefClasses.safe.filter((candidate) =>
+          candidate.bindings.every((binding) => named.has(binding.id)),
+        ),
+      ),
+      (candidate) =>
+        unknownArguments(
+          this.judge,
+          run,
+          { name: candidate.tool, arguments: candidate.arguments },
+          candidate.bindings,
+        ).length === 0,
     );
     const proposed = { name: call.name, arguments: call.arguments };
     // The template judges from the run's states when the letters and instances stay those of
@@ -612,4 +625,14 @@ function clears(decision: Decision, ordered: boolean): boolean {
     decision.failClosed === undefined &&
     decision.violations.every((finding) => finding.kind === "constraint")
   );
+}
+
+/** `candidates` in their order, those `executable` first. */
+function executableFirst(
+  candidates: readonly CandidateCall[],
+  executable: (candidate: CandidateCall) => boolean,
+): CandidateCall[] {
+  const [now, later] = [[], []] as [CandidateCall[], CandidateCall[]];
+  for (const candidate of candidates) (executable(candidate) ? now : later).push(candidate);
+  return [...now, ...later];
 }

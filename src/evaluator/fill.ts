@@ -61,6 +61,27 @@ export function fillArguments(
   return { call: { name: call.name, arguments: args }, missing };
 }
 
+/** The required arguments of `call` it does not give and nothing known could fill (no decision spent). */
+export function unknownArguments(
+  judge: Judge,
+  run: Run,
+  call: ProposedCall,
+  bindings: readonly Binding[],
+): string[] {
+  const tool = judge.policy.tools.get(call.name);
+  return (tool?.required ?? []).filter(
+    (name) =>
+      !(name in call.arguments) &&
+      knownValues(
+        judge,
+        run,
+        name,
+        bindings,
+        tool?.parameters.find((parameter) => parameter.name === name),
+      ).length === 0,
+  );
+}
+
 /** Candidate values of an argument `name`, in the order `fillArguments` tries them. */
 function knownValues(
   judge: Judge,
@@ -84,7 +105,8 @@ function knownValues(
   for (const task of run.task) push(task.arguments[name]);
   for (let index = run.calls.length - 1; index >= 0; index--) {
     const outcome = run.calls[index]?.outcome;
-    const value = outcome?.kind === "json" ? outcome.value : null;
+    const value =
+      outcome?.kind === "json" ? outcome.value : outcome?.kind === "label" ? (outcome.fields ?? null) : null;
     if (value !== null && typeof value === "object" && !Array.isArray(value)) push(value[name]);
   }
   if (parameter && typeof parameter.type === "object") for (const member of parameter.type.enum) push(member);

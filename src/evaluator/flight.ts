@@ -210,7 +210,10 @@ function outcomeContent(outcome: Exclude<Outcome, { kind: "pending" }>): Record<
     case "json":
       return { content: JSON.stringify(outcome.value) };
     case "label":
-      return { content: `label: ${outcome.label ?? "none"}`, mentor: { label: outcome.label } };
+      return {
+        content: `label: ${outcome.label ?? "none"}`,
+        mentor: { label: outcome.label, ...(outcome.fields ? { fields: outcome.fields } : {}) },
+      };
     case "unknown":
       return { content: outcome.reason };
   }

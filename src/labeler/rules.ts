@@ -3,6 +3,7 @@ import {
   type FieldRule,
   fieldValue,
   type LabelTest,
+  numberIn,
   type Parameter,
   type TaskCallSpec,
   type TextPattern,
@@ -44,8 +45,8 @@ function testMatches(test: LabelTest, text: string, parsed: () => { value: unkno
     }
     case "number": {
       const match = test.pattern.firstMatch(text);
-      const number = Number((match?.[1] ?? "").replace(/[,\s_]/g, ""));
-      if (!match || match[1] === undefined || !Number.isFinite(number)) return false;
+      const number = match?.[1] === undefined ? undefined : numberIn(match[1]);
+      if (number === undefined) return false;
       const value = number * test.scale;
       const { lt, lte, gt, gte } = test.bounds;
       return (

@@ -2,7 +2,7 @@ import type { Decision, Monitor, ProposedCall } from "../evaluator/index.js";
 import type { Value } from "../expression/index.js";
 // The rules alone: the labeler's index also loads the endpoint model (the openai client).
 import { labelByRules } from "../labeler/rules.js";
-import type { Outcome } from "../run/index.js";
+import { labelOutcome, type Outcome } from "../run/index.js";
 import { blockedText, doneRefusedText, reminderText } from "../shield/index.js";
 
 export interface GuardOptions {
@@ -95,7 +95,7 @@ export function outcomeOf(monitor: Monitor, name: string, result: unknown): Outc
     const label = labelByRules(tool, text);
     return label === undefined
       ? { kind: "unknown", reason: `no rule labels the output of ${name}` }
-      : { kind: "label", label };
+      : labelOutcome(tool, label, text);
   }
   if (typeof result !== "string") return { kind: "json", value: (result ?? null) as Value };
   try {

@@ -1,6 +1,6 @@
 export { argumentProblems, fitsParameterType } from "./argument-types.js";
 export { policyGrammar, policyJsonSchema } from "./json-schema.js";
-export { fieldValue } from "./labeling.js";
+export { fieldValue, numberIn, outputFieldValues } from "./labeling.js";
 export { loadPolicy, parsePolicy, policyForSystem } from "./load.js";
 export { type AbstractMove, abstractMoves, holdsForMove, matchesForMove } from "./moves.js";
 export { patternContext, patternWindow, TextPattern } from "./text-pattern.js";

@@ -1,13 +1,14 @@
 import type { ErrorCode } from "../errors/index.js";
 import type { Value } from "../expression/index.js";
 import { type PatternProblem, patternProblems } from "./pattern-check.js";
-import type { RawOutputLabeler, RawTaskGrounding } from "./schema.js";
+import type { RawOutputField, RawOutputLabeler, RawTaskGrounding } from "./schema.js";
 import type { YamlPath } from "./source.js";
 import { TextPattern } from "./text-pattern.js";
 import type {
   FieldRule,
   LabelRule,
   LabelTest,
+  OutputField,
   OutputLabeler,
   Parameter,
   TaskGrounding,
@@ -102,6 +103,81 @@ export function compileOutputLabeler(
     if (test) rules.push({ label: rule.label, test });
   });
   return { rules, llm: raw.llm };
+}
+
+/** Compiles `tools.<name>.fields`: text tools only, never `label`, exactly one of number and text, with a group. */
+export function compileOutputFields(
+  tool: Pick<ToolSpec, "name" | "output">,
+  raw: Record<string, RawOutputField>,
+  path: YamlPath,
+  report: Report,
+): Record<string, OutputField> {
+  const fields: Record<string, OutputField> = {};
+  if (Object.keys(raw).length > 0 && tool.output !== "text") {
+    report(
+      "MNT_ERR_POLICY_SCHEMA",
+      `tool ${tool.name} reads fields from its output but its output is not text (a JSON output's fields are read as they are)`,
+      path,
+    );
+    return fields;
+  }
+  for (const [name, field] of Object.entries(raw)) {
+    const fieldPath = [...path, name];
+    if (name === "label") {
+      report(
+        "MNT_ERR_POLICY_SCHEMA",
+        `tool ${tool.name}: the field name label is the output's label`,
+        fieldPath,
+        {
+          key: true,
+        },
+      );
+      continue;
+    }
+    const kinds = (["number", "text"] as const).filter((kind) => field[kind] !== undefined);
+    if (kinds.length !== 1) {
+      report(
+        "MNT_ERR_POLICY_SCHEMA",
+        `output field ${name} needs exactly one of number, text (found ${kinds.length === 0 ? "none" : kinds.join(", ")})`,
+        fieldPath,
+      );
+      continue;
+    }
+    const kind = kinds[0] as "number" | "text";
+    const pattern = compileRegex(
+      field[kind] as string,
+      field.ignore_case ? "iu" : "u",
+      [...fieldPath, kind],
+      report,
+    );
+    if (pattern && groupCount(pattern) < 1) {
+      report("MNT_ERR_POLICY_SCHEMA", `output field ${name}: its regex needs a group around the value`, [
+        ...fieldPath,
+        kind,
+      ]);
+      continue;
+    }
+    if (pattern) fields[name] = { kind, pattern };
+  }
+  return fields;
+}
+
+/** The values a text output gives the tool's fields: each field's first group, null where it does not match. */
+export function outputFieldValues(tool: Pick<ToolSpec, "fields">, text: string): Record<string, Value> {
+  const values: Record<string, Value> = {};
+  for (const [name, field] of Object.entries(tool.fields ?? {})) {
+    const captured = field.pattern.firstMatch(text)?.[1];
+    if (captured === undefined) values[name] = null;
+    else if (field.kind === "text") values[name] = captured;
+    else values[name] = numberIn(captured) ?? null;
+  }
+  return values;
+}
+
+/** A number as an output writes it (`1,250.5`, `1 250`), or undefined where the text is not one. */
+export function numberIn(text: string): number | undefined {
+  const number = text.trim() === "" ? Number.NaN : Number(text.replace(/[,\s_]/g, ""));
+  return Number.isFinite(number) ? number : undefined;
 }
 
 /** Compiles `task.<call>.grounding`: named groups and field rules name fields of the call, and every field gets filled. */
@@ -254,9 +330,8 @@ export function fieldValue(parameter: Pick<Parameter, "type" | "name">, text: st
   switch (type) {
     case "number":
     case "integer": {
-      const value = Number(trimmed.replace(/[,\s_]/g, ""));
-      if (!Number.isFinite(value) || (type === "integer" && !Number.isInteger(value))) return undefined;
-      return value;
+      const value = numberIn(trimmed);
+      return value === undefined || (type === "integer" && !Number.isInteger(value)) ? undefined : value;
     }
     case "boolean":
       return /^(true|yes)$/i.test(trimmed) ? true : /^(false|no)$/i.test(trimmed) ? false : undefined;

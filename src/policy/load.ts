@@ -15,7 +15,7 @@ import { atomsOf, declareTemplates, type Formula, parseFormula } from "../logic/
 import { agentltlRuleFormula, isAgentltlTemplate } from "./agentltl-rules.js";
 import { bindingPatternOf } from "./binding-pattern.js";
 import { compileEntities } from "./entities.js";
-import { compileOutputLabeler, compileTaskGrounding } from "./labeling.js";
+import { compileOutputFields, compileOutputLabeler, compileTaskGrounding } from "./labeling.js";
 import { compileLtlHarnessRulebook, isLtlHarnessRulebook } from "./ltl-harness.js";
 import { ruleAutomaton } from "./moves.js";
 import { errorOffset, PolicyProblems, stripLocation } from "./problems.js";
@@ -244,6 +244,12 @@ class PolicyCompiler extends PolicyProblems {
           ["tools", name, "labeler"],
           this.report,
         ),
+        fields: compileOutputFields(
+          { name, output: tool.output },
+          tool.fields,
+          ["tools", name, "fields"],
+          this.report,
+        ),
       });
     }
     return tools;
@@ -279,7 +285,7 @@ class PolicyCompiler extends PolicyProblems {
       tools: Object.fromEntries(
         [...tools].map(([name, tool]) => [
           name,
-          { arguments: fieldTypes(tool.parameters), outcome: outcomeFields(tool) },
+          { arguments: fieldTypes(tool.parameters), outcome: outcomeFields(tool, { withRead: true }) },
         ]),
       ),
     };
@@ -374,7 +380,7 @@ class PolicyCompiler extends PolicyProblems {
           : this.compileExpression(declaration.outcome, [...path, "outcome"], {
               ...base,
               arguments: argumentsTypes,
-              outcome: outcomeFields(tool),
+              outcome: outcomeFields(tool, { withRead: false }),
             });
       const canonicalKey = entityNames.length > 0 ? `${name}(${entityNames.join(",")})` : name;
       propositions.set(name, {
@@ -630,9 +636,17 @@ class PolicyCompiler extends PolicyProblems {
   }
 }
 
-/** What a tool returns, as expressions read it: `{label}` for a text tool, free JSON otherwise. */
-function outcomeFields(tool: ToolSpec): Record<string, FieldType> | "any" {
-  return tool.output === "text" ? { label: { enum: Object.keys(tool.labels) } } : "any";
+/**
+ * What a tool returns, as expressions read it: free JSON, or `{label}` for a text tool, with the
+ * fields read from its text where history functions read it (a proposition's `o` is its label
+ * alone: the game chooses labels, never the values read).
+ */
+function outcomeFields(tool: ToolSpec, options: { withRead: boolean }): Record<string, FieldType> | "any" {
+  if (tool.output !== "text") return "any";
+  const read = Object.entries(options.withRead ? (tool.fields ?? {}) : {}).map(
+    ([name, field]) => [name, field.kind === "number" ? "number" : "string"] as const,
+  );
+  return { label: { enum: Object.keys(tool.labels) }, ...Object.fromEntries(read) };
 }
 
 /** The index of `name` used as an atom in a formula's text (not as part of a longer name), or -1. */

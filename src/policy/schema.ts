@@ -50,6 +50,18 @@ export const labelRuleSchema = z
   })
   .strict();
 
+/**
+ * A value read from a text output, for history functions (`last('tool').field`): the first group
+ * of `number` (read as a number) or of `text` (the string it matched); null where it does not match.
+ */
+export const outputFieldSchema = z
+  .object({
+    number: z.string().optional(),
+    text: z.string().optional(),
+    ignore_case: z.boolean().default(false),
+  })
+  .strict();
+
 /** How a text output is labeled: ordered rules, then (if `llm`) the LLM labeler. */
 export const outputLabelerSchema = z
   .object({
@@ -112,6 +124,8 @@ export const toolSchema = z
     volatile: z.boolean().default(false),
     /** For text outputs: how the labeler chooses the label. */
     labeler: outputLabelerSchema.optional(),
+    /** For text outputs: values read from the output besides its label. */
+    fields: z.record(identifier, outputFieldSchema).default({}),
   })
   .strict();
 
@@ -287,4 +301,5 @@ export type RawPolicy = z.infer<typeof policySchema>;
 export type RawEscalate = z.infer<typeof escalateSchema>;
 export type RawParameter = z.infer<typeof parameterSchema>;
 export type RawOutputLabeler = z.infer<typeof outputLabelerSchema>;
+export type RawOutputField = z.infer<typeof outputFieldSchema>;
 export type RawTaskGrounding = z.infer<typeof taskGroundingSchema>;

@@ -46,6 +46,14 @@ export interface ToolSpec {
   volatile?: boolean;
   /** For text outputs: deterministic rules and whether the LLM labeler may be used. */
   labeler: OutputLabeler;
+  /** For text outputs: values read from the output besides its label (`last('tool').<field>`). */
+  fields?: Record<string, OutputField>;
+}
+
+/** A value read from a text output: the first group of the pattern, as a number or as text. */
+export interface OutputField {
+  kind: "number" | "text";
+  pattern: TextPattern;
 }
 
 /** What a deterministic labeling rule tests on a tool's output text. */

@@ -45,6 +45,6 @@ function outcomeValue(event: ToolCallEvent): Value {
   return event.outcome.kind === "json"
     ? event.outcome.value
     : event.outcome.kind === "label"
-      ? { label: event.outcome.label }
+      ? { label: event.outcome.label, ...event.outcome.fields }
       : null;
 }

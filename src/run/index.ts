@@ -5,6 +5,7 @@ export { MessageReader, type ReadFields, type ReadStep, readFields, readsAs } fr
 export { Run } from "./run.js";
 export {
   contentText,
+  labelOutcome,
   type Outcome,
   parseArguments,
   refusedPrefix,

@@ -357,7 +357,11 @@ export class Run {
   outcomeCases(tool: string, outcome: Outcome): readonly OutcomeCase[] {
     if (outcome.kind === "label") {
       return [
-        { description: outcome.label ?? "no label", value: { label: outcome.label }, abstract: undefined },
+        {
+          description: outcome.label ?? "no label",
+          value: { label: outcome.label, ...outcome.fields },
+          abstract: undefined,
+        },
       ];
     }
     if (outcome.kind === "json")

@@ -1,6 +1,6 @@
 import { MentorError } from "../errors/index.js";
 import { type Value, valuesEqual } from "../expression/index.js";
-import { argumentProblems, type Parameter, type Policy } from "../policy/index.js";
+import { argumentProblems, outputFieldValues, type Parameter, type Policy } from "../policy/index.js";
 
 /** A pseudo call grounded from the task (`request_travel(origin, destination, urgent)`). */
 export interface TaskCall {
@@ -12,8 +12,11 @@ export interface TaskCall {
 export type Outcome =
   /** Not answered yet (the call is the last thing in the conversation). */
   | { kind: "pending" }
-  /** A text tool's output placed under one of its labels, or under none (label null). */
-  | { kind: "label"; label: string | null }
+  /**
+   * A text tool's output placed under one of its labels, or under none (label null), with the
+   * values its declared fields read from the text (null where a field's pattern does not match).
+   */
+  | { kind: "label"; label: string | null; fields?: Record<string, Value> }
   /** A JSON tool's output. */
   | { kind: "json"; value: Value }
   /** The output could not be read or placed: every outcome counts as possible. */
@@ -95,9 +98,10 @@ export interface MessageFields {
   tool_call_id?: unknown;
   /**
    * User message: `{task: [{name, arguments}]}`, `{approve: {name, arguments}}`, `{resume: true}`.
-   * Tool message: `{label: "short"}`.
+   * Tool message: `{label: "short"}`, and `{fields: {…}}` where the values read from the text
+   * are given instead (a flight record's outcome, whose text is not kept).
    */
-  mentor?: { task?: unknown; label?: unknown; approve?: unknown; resume?: unknown };
+  mentor?: { task?: unknown; label?: unknown; fields?: unknown; approve?: unknown; resume?: unknown };
 }
 
 /**
@@ -305,20 +309,36 @@ export function readOutcome(
     const label = message.mentor?.label;
     if (label === undefined)
       return { kind: "unknown", reason: `the output of ${event.name} has no label yet` };
-    if (label === null) return { kind: "label", label: null };
-    if (typeof label !== "string" || !(label in tool.labels)) {
+    if (label !== null && (typeof label !== "string" || !(label in tool.labels))) {
       const labels = Object.keys(tool.labels).join(", ");
       throw messagesError(
         `${where}.mentor.label ${JSON.stringify(label)} is not a label of ${event.name} (its labels: ${labels}, or null for none)`,
       );
     }
-    return { kind: "label", label };
+    const given = message.mentor?.fields;
+    if (given === undefined) return labelOutcome(tool, label, content);
+    const declared = Object.keys(tool.fields ?? {});
+    if (!isRecord(given) || Object.keys(given).some((name) => !declared.includes(name)))
+      throw messagesError(
+        `${where}.mentor.fields must be an object of ${event.name}'s fields (${declared.join(", ") || "it declares none"})`,
+      );
+    return { kind: "label", label, fields: given };
   }
   try {
     return { kind: "json", value: JSON.parse(content) as Value };
   } catch {
     return { kind: "unknown", reason: `the output of ${event.name} is not JSON` };
   }
+}
+
+/** A text tool's outcome: its label and the values its fields read from the output. */
+export function labelOutcome(
+  tool: Parameters<typeof outputFieldValues>[0],
+  label: string | null,
+  text: string,
+): Outcome {
+  const fields = outputFieldValues(tool, text);
+  return Object.keys(fields).length > 0 ? { kind: "label", label, fields } : { kind: "label", label };
 }
 
 /** The text of an OpenAI message's content (a string, or the text parts of an array). */
