@@ -95,7 +95,8 @@ def oracle_run(system, assistant, task):
         if key not in results:
             try:
                 result = getattr(system, name)(**arguments)
-                content = str(result)
+                # What the agent reads: swarm's handle_tool_calls shows a tuple's second element.
+                content = str(result[1] if isinstance(result, tuple) else result)
             except Exception as error:  # the tool's own error, as the agent loop would show it
                 result, content = None, f"{error.__class__.__name__}: {error}"
             results[key] = holds(result)
