@@ -85,7 +85,7 @@ describe("the shipped SOPBench policies on SOPBench's tasks", { skip: sopbenchSk
     ["bank", 105, 97],
     ["dmv", 78, 71],
     ["library", 52, 48],
-    ["university", 34, 29],
+    ["university", 34, 31],
   ] as const)
     it(`${domain}: no false allow, at least ${agree} of ${tasks} tasks agree`, async () => {
       const policy = loadPolicy(join(repoRoot, "policies", `sopbench-${domain}`, "policy.yaml"));
