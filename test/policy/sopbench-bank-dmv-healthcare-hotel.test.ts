@@ -113,11 +113,12 @@ describe("policies/sopbench-bank and -dmv: settings from the rendered SOP", () =
     assert.equal(values.drive_branch_schedule_test, true);
     assert.equal(values.knowledge_branch_schedule_test, false);
     assert.equal(values.login_schedule_test, false);
-    // The minimum age (a date comparison mentor cannot check) is not stated here: schedule_test stays open.
+    // The minimum age (a constraint on the birthday and the interaction time) is not stated here.
     assert.equal(values.age_schedule_test, false);
     assert.equal(policy.settings.values.age_schedule_test, true);
-    assert.ok(ruleIds(policy).includes("AGE_schedule_test"));
-    assert.ok(!ruleIds(variant).includes("AGE_schedule_test"));
+    const constraintIds = (of: Policy) => of.constraints.map((constraint) => constraint.id);
+    assert.ok(constraintIds(policy).includes("AGE_schedule_test"));
+    assert.ok(!constraintIds(variant).includes("AGE_schedule_test"));
   });
 });
 // The healthcare policy reads the SOP rendered for the task: the coverage percentage from
