@@ -47,6 +47,8 @@ export interface SopbenchOptions {
   gpu?: GpuChoice;
   threads?: number;
   contextSize: number;
+  /** The in-process server's search time (`searchMs`); default 30,000 ms, so its decision budget alone shapes the advice. */
+  searchMs?: number;
   /** Where `sopbench-<domain>/policy.yaml` are (default the repository's policies/). */
   policyDir?: string;
   /** The in-process server's labeler (default its own: the model). */
@@ -135,6 +137,7 @@ export async function runSopbench(options: SopbenchOptions): Promise<BenchResult
       port: 0,
       sequences: 1,
       contextSize: options.contextSize,
+      searchMs: options.searchMs ?? 30_000,
       requestTimeoutMs: 15 * 60 * 1000,
       ...(options.threads !== undefined ? { threads: options.threads } : {}),
       ...(options.gpu !== undefined ? { gpu: options.gpu } : {}),
@@ -277,6 +280,11 @@ async function main(argv: string[]): Promise<void> {
       "context of the in-process server's model, in tokens",
       integer("--context-size", 512),
       16384,
+    )
+    .option(
+      "--search-ms <ms>",
+      "the in-process server's time for one search for advice or redirects (default 30000: the decision budget decides, not the load)",
+      integer("--search-ms", 1),
     );
   program.parse(argv);
   const raw = program.opts();
@@ -307,6 +315,7 @@ async function main(argv: string[]): Promise<void> {
     gpu: parseGpuChoice(raw.gpu),
     threads: raw.threads,
     contextSize: raw.contextSize,
+    searchMs: raw.searchMs,
     command: `npm run bench:sopbench -- ${argv.slice(2).join(" ")}`,
   });
   process.stdout.write(savedSummary(out, results));

@@ -32,6 +32,7 @@ interface ServeCommandOptions {
   cors: string;
   maxQueue: string;
   requestTimeout: string;
+  searchMs?: string;
   sequences: string;
   threads?: string;
   contextSize: string;
@@ -144,6 +145,11 @@ export function registerServeCommand(program: Command): void {
         .env("MENTOR_REQUEST_TIMEOUT"),
     )
     .addOption(
+      new Option("--search-ms <ms>", "time one search for advice or redirects may take (default 1000)").env(
+        "MENTOR_SEARCH_MS",
+      ),
+    )
+    .addOption(
       new Option("--sequences <n>", "generations at once on the local model")
         .default(String(defaultSequences))
         .env("MENTOR_SEQUENCES"),
@@ -234,6 +240,7 @@ export function registerServeCommand(program: Command): void {
         cors: options.cors === "off" ? false : options.cors,
         maxQueue: integer(options.maxQueue, "--max-queue", 0),
         requestTimeoutMs: integer(options.requestTimeout, "--request-timeout", 1),
+        ...(options.searchMs !== undefined ? { searchMs: integer(options.searchMs, "--search-ms", 1) } : {}),
         sequences: integer(options.sequences, "--sequences", 1),
         ...(options.threads !== undefined ? { threads: integer(options.threads, "--threads", 1) } : {}),
         contextSize: integer(options.contextSize, "--context-size", 256),

@@ -42,7 +42,10 @@ export async function buildServer(options: ServerOptions = {}): Promise<FastifyI
   let solver: SolverClient | undefined;
   const context: ServerContext = {
     settings,
-    policies: new PolicySet(settings.policies),
+    policies: new PolicySet(
+      settings.policies,
+      settings.searchMs !== undefined ? { search: { maxMs: settings.searchMs } } : {},
+    ),
     metrics: new Metrics(() => ({
       waiting: context.serving?.admission.waiting ?? 0,
       running: context.serving?.admission.running ?? 0,

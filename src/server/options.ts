@@ -86,6 +86,13 @@ export interface ServerOptions {
   /** Generations after the first one per turn. Default 4. */
   maxRegenerations?: number;
   /**
+   * Milliseconds one search for advice or redirects may run (the time backstop of
+   * `SearchLimits.maxMs`). Default 1,000. The 500-decision budget shapes the answers; on a loaded
+   * machine a large policy can reach this backstop first, so a benchmark lifts it to get the same
+   * advice on any load.
+   */
+  searchMs?: number;
+  /**
    * Who grounds tasks and text outputs where the policy lets a model do it: `model` (default) the
    * served model (the local one through a grammar, or the upstream), `rules` the policy's rules only
    * (cases left to a model fail closed), or another OpenAI-compatible endpoint.
@@ -183,6 +190,7 @@ const schema = z.strictObject({
   requestTimeoutMs: count(1).default(defaultRequestTimeoutMs),
   bodyLimit: count(1).default(4 * 1024 * 1024),
   maxRegenerations: count(0).default(defaultMaxRegenerations),
+  searchMs: count(1).optional(),
   labeler: z
     .union([z.enum(["model", "rules"]), z.strictObject({ url, model: text, apiKey: text.optional() })], {
       error: "must be model, rules or {url, model, apiKey?}",

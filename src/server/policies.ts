@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { MentorError } from "../errors/index.js";
-import { Evaluator } from "../evaluator/index.js";
+import { Evaluator, type EvaluatorOptions } from "../evaluator/index.js";
 import { loadPolicy, type Policy, policyForSystem } from "../policy/index.js";
 import { RequestError } from "./request.js";
 
@@ -32,10 +32,13 @@ export class PolicySet {
   /** The policy of requests that name none. */
   readonly fallback: PolicyEntry | undefined;
 
-  constructor(ids: readonly string[]) {
+  constructor(
+    ids: readonly string[],
+    private readonly evaluatorOptions: EvaluatorOptions = {},
+  ) {
     for (const id of ids) {
       const policy = loadPolicy(policyFile(id));
-      const entry = { policy, evaluator: new Evaluator(policy) };
+      const entry = { policy, evaluator: new Evaluator(policy, evaluatorOptions) };
       this.entries.set(policy.name, entry);
       this.entries.set(id, entry);
     }
@@ -67,7 +70,7 @@ export class PolicySet {
     if (policy === entry.policy) return entry;
     let variant = this.variants.get(policy);
     if (!variant) {
-      variant = { policy, evaluator: new Evaluator(policy) };
+      variant = { policy, evaluator: new Evaluator(policy, this.evaluatorOptions) };
       this.variants.set(policy, variant);
     }
     return variant;

@@ -1,10 +1,15 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import type { FastifyInstance } from "fastify";
 import type { TurnRecord } from "../../src/agent/index.js";
 import { MentorError } from "../../src/errors/index.js";
 import { Admission } from "../../src/server/admission.js";
 import { buildServer, type ServerOptions } from "../../src/server/index.js";
+import { PolicySet } from "../../src/server/policies.js";
+import { policyText, withoutLogin } from "../support/card-desk.js";
 import { ScriptedGenerator, type Step } from "../support/scripted-generator.js";
 import { travelMessages, travelTool, travelTools } from "../support/tiny-travel.js";
 
@@ -486,10 +491,26 @@ describe("server options", () => {
       /upstream\.grammar must be gbnf/,
     );
     await refused({ etaa: 1 } as ServerOptions, /Unrecognized key: "etaa"/);
+    await refused({ searchMs: 0 }, /searchMs must be at least 1/);
     await refused(
       { upstream: { url: "http://example" }, generator: new ScriptedGenerator([]), shield: "prompt" },
       /one of upstream, engine and generator/,
     );
+  });
+
+  it("searchMs is the search time of every policy's evaluator, a prompt's variant too", () => {
+    const directory = mkdtempSync(join(tmpdir(), "mentor-search-ms-"));
+    try {
+      const file = join(directory, "card.yaml");
+      writeFileSync(file, policyText);
+      const policies = new PolicySet([file], { search: { maxMs: 30_000 } });
+      assert.deepEqual(policies.select(undefined)?.evaluator.options.search, { maxMs: 30_000 });
+      const variant = policies.select(undefined, withoutLogin);
+      assert.notEqual(variant?.policy, policies.fallback?.policy);
+      assert.deepEqual(variant?.evaluator.options.search, { maxMs: 30_000 });
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 
   it("are frozen", async () => {
