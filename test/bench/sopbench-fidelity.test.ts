@@ -84,7 +84,9 @@ describe("the shipped SOPBench policies on SOPBench's tasks", { skip: sopbenchSk
   for (const [domain, tasks, agree] of [
     ["bank", 105, 97],
     ["dmv", 78, 76],
+    ["hotel", 150, 98],
     ["library", 52, 48],
+    ["online_market", 134, 116],
     ["university", 34, 31],
   ] as const)
     it(`${domain}: no false allow, at least ${agree} of ${tasks} tasks agree`, async () => {
