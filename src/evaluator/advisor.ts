@@ -237,10 +237,11 @@ export class Advisor {
           )
         : undefined);
     // No single step: the first of the shortest sequence of steps after which the call is allowed.
-    const sequence =
+    const searched =
       step === undefined && ordered
         ? this.firstOfSequence(run, template, related, named, call, budget)
         : undefined;
+    const sequence = searched !== "cut" ? searched : undefined;
     // The way the request asked for, where the blocked call serves a duty another way (a renewal
     // while refills remain: the dispense, or the step that unblocks it).
     const asked =
@@ -250,11 +251,22 @@ export class Advisor {
     if (asked?.advice) return asked.advice;
     const progressing = (candidate: CandidateCall): boolean =>
       classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
+    // Where the sequence search ran out before it could tell (a policy with many tools), a step
+    // after which fewer of the same rules block the call is still one toward it (a login before
+    // an action that also needs a lookup the login allows).
+    const fewerBlocking = (): CandidateCall | undefined =>
+      related.find((candidate) =>
+        candidate.cases.some(
+          (outcomeCase) =>
+            budget.spend() && lessBlocked(run.after(this.candidateEvent(candidate), [outcomeCase])),
+        ),
+      );
     const chosen =
       step ??
       sequence?.first ??
       related.find(progressing) ??
-      allowedNow(beliefClasses.safe).find(progressing);
+      allowedNow(beliefClasses.safe).find(progressing) ??
+      (searched === "cut" ? fewerBlocking() : undefined);
     if (chosen === undefined) return undefined;
     const filled = fillArguments(
       this.judge,
@@ -330,8 +342,8 @@ export class Advisor {
    * the `named` bindings, each made once; where the template can read the call's move, every step
    * touches one of its components (`touchesSameComponent`), and a call that a block rule forbids
    * whatever comes first (`blockedForGood`) gets no search. Breadth first, so the first found is a
-   * shortest; it spends at most `SEQUENCE_DECISIONS` of `budget` (the budget's `partStopped` says
-   * when that bound is hit).
+   * shortest; it spends at most `SEQUENCE_DECISIONS` of `budget`, and answers `cut` when that
+   * bound (or the budget) is hit before it could tell (the budget's `partStopped` says so).
    */
   private firstOfSequence(
     run: Run,
@@ -340,7 +352,7 @@ export class Advisor {
     named: ReadonlySet<number>,
     call: ToolCallEvent,
     budget: SearchBudget,
-  ): { first: CandidateCall; steps: number } | undefined {
+  ): { first: CandidateCall; steps: number } | "cut" | undefined {
     const move =
       run.introducedBindings(call).length === 0 ? template.moveOf(call, run.expectedCases(call)) : undefined;
     if (move && this.judge.blocked(move.cases.map((_, caseIndex) => blockedForGood(run, move, caseIndex))))
@@ -370,11 +382,11 @@ export class Advisor {
       for (const path of paths) {
         for (const candidate of later) {
           if (path.made.includes(candidate)) continue;
-          if (!spend()) return undefined;
+          if (!spend()) return "cut";
           const made = { name: candidate.tool, arguments: candidate.arguments };
           if (this.judge.decide(path.after, made, false).verdict !== "allow") continue;
           for (const outcomeCase of candidate.cases) {
-            if (!spend()) return undefined;
+            if (!spend()) return "cut";
             const after = path.after.after(this.candidateEvent(candidate), [outcomeCase]);
             if (this.clearsAfter(path.after, after, proposed, true))
               return { first: path.first, steps: length };

@@ -64,3 +64,66 @@ describe("advice the agent can make with what is known comes first", () => {
     });
   });
 });
+
+// SOPBench's healthcare: adding a provider needs a login and an active policy, which a lookup
+// shows, and the lookup itself needs the login. Among sixty other lookups behind the same login
+// (they share its component of the game, so the search cannot set them aside) the search for the
+// whole sequence (login, lookup, add) runs out of its share of the budget; the login, after which
+// fewer of the same rules block the call, is still the step toward it.
+describe("where the search for a sequence runs out, a step that leaves fewer rules blocking", () => {
+  const lookups = Array.from({ length: 60 }, (_, index) => `lookup_${index}`);
+  const policy = parsePolicy(
+    `policy: provider_desk
+manual:
+  LOGIN: The user is logged in before a provider is added.
+  ACTIVE: The policy is active before a provider is added.
+  LOOKUP_LOGIN: The user is logged in before the policy is looked up.
+${lookups.map((name) => `  ${name.toUpperCase()}: The user is logged in before ${name}.`).join("\n")}
+tools:
+  login_user:
+    parameters: {username: string}
+    output: text
+    labels: {ok: logged in, failed: not logged in}
+${lookups.map((name) => `  ${name}: {parameters: {username: string}, output: text, labels: {found: found, missing: missing}}`).join("\n")}
+  get_policy_details:
+    parameters: {username: string}
+    output: text
+    labels: {active: the policy is active, inactive: it is not}
+  add_authorized_provider:
+    parameters: {username: string, provider_id: string}
+task:
+  name_account: {parameters: {username: string}}
+entities:
+  account: {from: {name_account: {u: username}}}
+propositions:
+  logged_in(account): {tool: login_user, when: "a.username == u", outcome: "o.label == 'ok'"}
+  looked_up(account): {tool: get_policy_details, when: "a.username == u"}
+  active(account): {tool: get_policy_details, when: "a.username == u", outcome: "o.label == 'active'"}
+  added(account): {tool: add_authorized_provider, when: "a.username == u"}
+${lookups.map((name) => `  ${name}(account): {tool: ${name}, when: "a.username == u"}`).join("\n")}
+rules:
+  - {id: LOGIN, ltl: "G(added(account) -> O logged_in(account))"}
+  - {id: ACTIVE, ltl: "G(added(account) -> O active(account))"}
+  - {id: LOOKUP_LOGIN, ltl: "G(looked_up(account) -> O logged_in(account))"}
+${lookups.map((name) => `  - {id: ${name.toUpperCase()}, ltl: "G(${name}(account) -> O logged_in(account))"}`).join("\n")}
+`,
+    "provider.yaml",
+  );
+
+  test("the login, advised as a prerequisite that does not unblock the call alone", () => {
+    const messages = new Conversation([{ name: "name_account", arguments: { username: "henry" } }]).messages;
+    const decision = new Evaluator(policy).decide(messages, {
+      name: "add_authorized_provider",
+      arguments: { username: "henry", provider_id: "p1" },
+    });
+    assert.deepEqual(
+      decision.violations.map((finding) => finding.rule),
+      ["LOGIN", "ACTIVE"],
+    );
+    assert.match(decision.searchStopped ?? "", /search for a sequence of steps/);
+    assert.deepEqual(decision.advice, {
+      kind: "prerequisite",
+      call: { name: "login_user", arguments: { username: "henry" } },
+    });
+  });
+});
