@@ -261,12 +261,13 @@ export class Advisor {
             budget.spend() && lessBlocked(run.after(this.candidateEvent(candidate), [outcomeCase])),
         ),
       );
-    const chosen =
+    const found =
       step ??
       sequence?.first ??
       related.find(progressing) ??
-      allowedNow(beliefClasses.safe).find(progressing) ??
-      (searched === "cut" ? fewerBlocking() : undefined);
+      allowedNow(beliefClasses.safe).find(progressing);
+    const fallback = found === undefined && searched === "cut" ? fewerBlocking() : undefined;
+    const chosen = found ?? fallback;
     if (chosen === undefined) return undefined;
     const filled = fillArguments(
       this.judge,
@@ -277,12 +278,15 @@ export class Advisor {
     );
     // A progressing call after which fewer of the same rules block the call is a step toward it
     // (a lookup before a dispense that also needs a check), not another way.
+    // (fewerBlocking's step is one by construction: not judged again, nor charged to the budget.)
     const toward =
-      chosen !== step &&
-      chosen !== sequence?.first &&
-      chosen.cases.some(
-        (outcomeCase) => budget.spend() && lessBlocked(run.after(this.candidateEvent(chosen), [outcomeCase])),
-      );
+      chosen === fallback ||
+      (chosen !== step &&
+        chosen !== sequence?.first &&
+        chosen.cases.some(
+          (outcomeCase) =>
+            budget.spend() && lessBlocked(run.after(this.candidateEvent(chosen), [outcomeCase])),
+        ));
     const advice: Advice =
       chosen === step
         ? { kind: "prerequisite", call: filled.call, unblocks: true }
