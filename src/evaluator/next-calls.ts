@@ -70,12 +70,14 @@ export class NextCalls {
   /**
    * Whether the run may end: when no duty is open, or when it has made the policy's
    * `done.stuck_after` calls and still has duties open (a run that cannot progress ends honestly
-   * instead of repeating calls to a call limit).
+   * instead of repeating calls to a call limit). Ending is progress once the run's duties are met,
+   * not on a run that never had one: the policy does not know what such a run was asked, so the
+   * token shield leaves ending and calling as the model weighs them.
    */
   private doneAt(run: Run, accepting: boolean): NextAnswer["done"] {
     const bound = this.judge.policy.stuckAfter;
     if (accepting || bound === 0 || run.calls.length < bound)
-      return { allowed: accepting, progressing: accepting };
+      return { allowed: accepting, progressing: accepting && run.hadDuty };
     return {
       allowed: true,
       progressing: true,

@@ -48,6 +48,8 @@ interface RunParts {
   outcomes: OutcomeCatalog;
   /** Per tool that is not volatile: the made calls whose outcome is known, newest first (see `observed`). */
   observations: ReadonlyMap<string, CallList>;
+  /** Whether a block-mode instance did not accept at the start or after some call (see `hadDuty`). */
+  hadDuty: boolean;
 }
 
 /**
@@ -90,6 +92,23 @@ export class Run {
     return this.parts.instances.instances;
   }
 
+  /**
+   * Whether the run has had a duty: a block-mode instance that did not accept at the start or
+   * after some call (and may accept now). A run that never had one was asked nothing the policy
+   * knows, so ending it is allowed but no progress.
+   */
+  get hadDuty(): boolean {
+    return this.parts.hadDuty;
+  }
+
+  private dutyOpenNow(): boolean {
+    return this.instances.some(
+      (instance, index) =>
+        instance.rule.mode === "block" &&
+        this.beliefs.some((belief) => !instance.rule.automaton.isAccepting(belief[index] as number)),
+    );
+  }
+
   static start(policy: Policy, given: readonly TaskCall[]): Run {
     const task = newTaskCalls([], given);
     let run = new Run({
@@ -103,6 +122,7 @@ export class Run {
       broken: [],
       outcomes: new OutcomeCatalog(policy),
       observations: new Map(),
+      hadDuty: false,
     });
     for (const [entityName, entity] of policy.entities) {
       for (const call of task) {
@@ -115,7 +135,8 @@ export class Run {
         }
       }
     }
-    return run.withInstancesFor("all");
+    run = run.withInstancesFor("all");
+    return new Run({ ...run.parts, hadDuty: run.dutyOpenNow() });
   }
 
   /**
@@ -217,7 +238,7 @@ export class Run {
           beliefs.set(next.join(","), next);
         }
       }
-      return new Run({
+      const after = new Run({
         ...run.parts,
         beliefs: [...beliefs.values()],
         calls,
@@ -228,6 +249,7 @@ export class Run {
             ? run.broken
             : [...run.broken, ...[...broken].map((instance) => ({ instance, call: run.callCount }))],
       });
+      return run.hadDuty || !after.dutyOpenNow() ? after : new Run({ ...after.parts, hadDuty: true });
     });
   }
 
