@@ -18,7 +18,10 @@ import { type Advice, type Decision, type ProposedCall, proposedEvent, type Rule
 export class Advisor {
   // Keyed by candidate: candidates belong to the game's instance arrays, and their moves and calls go with them.
   private readonly enablerMoves = new WeakMap<CandidateCall, CandidateCall[]>();
-  private readonly candidateEvents = new WeakMap<CandidateCall, ToolCallEvent>();
+  private readonly candidateEvents = new WeakMap<
+    CandidateCall,
+    Map<OutcomeCase | undefined, ToolCallEvent>
+  >();
   private historyRead: boolean | undefined;
 
   constructor(private readonly judge: Judge) {}
@@ -199,7 +202,7 @@ export class Advisor {
             ? this.allowedAfter(run, template, candidate, caseIndex, call, move, ordered)
             : this.clearsAfter(
                 run,
-                run.after(this.candidateEvent(candidate), [outcomeCase]),
+                run.after(this.candidateEvent(candidate, outcomeCase), [outcomeCase]),
                 proposed,
                 ordered,
               )),
@@ -221,8 +224,11 @@ export class Advisor {
         candidate.cases.some(
           (outcomeCase) =>
             budget.spend() &&
-            this.judge.decide(after.after(this.candidateEvent(candidate), [outcomeCase]), proposed, false)
-              .verdict === "allow",
+            this.judge.decide(
+              after.after(this.candidateEvent(candidate, outcomeCase), [outcomeCase]),
+              proposed,
+              false,
+            ).verdict === "allow",
         ),
       );
     const step =
@@ -231,7 +237,7 @@ export class Advisor {
         ? related.find((candidate) =>
             candidate.cases.some((outcomeCase) => {
               if (!budget.spend()) return false;
-              const after = run.after(this.candidateEvent(candidate), [outcomeCase]);
+              const after = run.after(this.candidateEvent(candidate, outcomeCase), [outcomeCase]);
               return lessBlocked(after) && allowedAfterOneMore(after);
             }),
           )
@@ -258,7 +264,8 @@ export class Advisor {
       related.find((candidate) =>
         candidate.cases.some(
           (outcomeCase) =>
-            budget.spend() && lessBlocked(run.after(this.candidateEvent(candidate), [outcomeCase])),
+            budget.spend() &&
+            lessBlocked(run.after(this.candidateEvent(candidate, outcomeCase), [outcomeCase])),
         ),
       );
     const found =
@@ -285,7 +292,7 @@ export class Advisor {
         chosen !== sequence?.first &&
         chosen.cases.some(
           (outcomeCase) =>
-            budget.spend() && lessBlocked(run.after(this.candidateEvent(chosen), [outcomeCase])),
+            budget.spend() && lessBlocked(run.after(this.candidateEvent(chosen, outcomeCase), [outcomeCase])),
         ));
     const advice: Advice =
       chosen === step
@@ -377,7 +384,7 @@ export class Advisor {
     let paths = related.filter(linked).flatMap((first) =>
       first.cases.map((outcomeCase) => ({
         first,
-        after: run.after(this.candidateEvent(first), [outcomeCase]),
+        after: run.after(this.candidateEvent(first, outcomeCase), [outcomeCase]),
         made: [first],
       })),
     );
@@ -391,7 +398,7 @@ export class Advisor {
           if (this.judge.decide(path.after, made, false).verdict !== "allow") continue;
           for (const outcomeCase of candidate.cases) {
             if (!spend()) return "cut";
-            const after = path.after.after(this.candidateEvent(candidate), [outcomeCase]);
+            const after = path.after.after(this.candidateEvent(candidate, outcomeCase), [outcomeCase]);
             if (this.clearsAfter(path.after, after, proposed, true))
               return { first: path.first, steps: length };
             longer.push({ first: path.first, after, made: [...path.made, candidate] });
@@ -448,8 +455,14 @@ export class Advisor {
     ordered: boolean,
   ): boolean {
     const event = this.candidateEvent(candidate);
+    const outcomeCase = candidate.cases[caseIndex] as OutcomeCase;
     const rebuilt = (): boolean =>
-      this.clearsAfter(run, run.after(event, [candidate.cases[caseIndex] as OutcomeCase]), call, ordered);
+      this.clearsAfter(
+        run,
+        run.after(this.candidateEvent(candidate, outcomeCase), [outcomeCase]),
+        call,
+        ordered,
+      );
     if (run.introducedBindings(event).length > 0) return rebuilt();
     const step = this.enablerMove(template, candidate, event, caseIndex);
     const masks = step.effects[0] as Int32Array;
@@ -482,7 +495,9 @@ export class Advisor {
     });
     if (failClosed || this.judge.blocked(lost)) return false;
     if (ordered || !this.judge.constrains(call.name)) return true;
-    return this.judge.constraintFindings(run.after(event, []), call).every((found) => found.mode !== "block");
+    return this.judge
+      .constraintFindings(run.after(this.candidateEvent(candidate, outcomeCase), []), call)
+      .every((found) => found.mode !== "block");
   }
 
   /**
@@ -516,17 +531,30 @@ export class Advisor {
     return moves[caseIndex] as CandidateCall;
   }
 
-  /** The call a candidate stands for, one object per candidate (runs memoize what they read from a call by the object). */
-  private candidateEvent(candidate: CandidateCall): ToolCallEvent {
-    let event = this.candidateEvents.get(candidate);
+  /**
+   * The call a candidate stands for, one object per candidate and outcome case (runs memoize what
+   * they read from a call by the object). With a text tool's case, the call answered with that
+   * label, so that what reads the history after it (`last('tool').label`, `held`) reads it: a
+   * constraint on the label a lookup returns is cleared by the lookup. Values its fields would
+   * read stay unknown (null). Otherwise the answer is pending.
+   */
+  private candidateEvent(candidate: CandidateCall, outcomeCase?: OutcomeCase): ToolCallEvent {
+    let events = this.candidateEvents.get(candidate);
+    if (!events) {
+      events = new Map();
+      this.candidateEvents.set(candidate, events);
+    }
+    const label = labelOf(outcomeCase);
+    const key = label === undefined ? undefined : outcomeCase;
+    let event = events.get(key);
     if (!event) {
       event = {
         id: "advice",
         name: candidate.tool,
         arguments: candidate.arguments,
-        outcome: { kind: "pending" },
+        outcome: label === undefined ? { kind: "pending" } : { kind: "label", label },
       };
-      this.candidateEvents.set(candidate, event);
+      events.set(key, event);
     }
     return event;
   }
@@ -545,6 +573,20 @@ export class Advisor {
 }
 
 const HISTORY_FUNCTIONS = new Set(["last", "held", "count", "values"]);
+
+/** A text tool's outcome case: its label (null: none of the labels); undefined for other cases. */
+function labelOf(outcomeCase: OutcomeCase | undefined): string | null | undefined {
+  const value = outcomeCase?.value;
+  if (
+    outcomeCase?.abstract !== undefined ||
+    value === null ||
+    typeof value !== "object" ||
+    Array.isArray(value)
+  )
+    return undefined;
+  const label = value.label;
+  return typeof label === "string" || label === null ? label : undefined;
+}
 
 /** The longest sequence of steps the advice looks for before a blocked call, and its share of the search budget. */
 const SEQUENCE_STEPS = 3;

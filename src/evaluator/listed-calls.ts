@@ -1,5 +1,5 @@
 import type { CallClass, CandidateCall, StrategyTemplate } from "../game/index.js";
-import type { CallVerdict } from "./types.js";
+import type { CallVerdict, ProposedCall } from "./types.js";
 
 const rank: Record<CallClass, number> = { unsafe: 0, neutral: 1, progressing: 2 };
 
@@ -8,22 +8,38 @@ const rank: Record<CallClass, number> = { unsafe: 0, neutral: 1, progressing: 2 
  * are a call the run reads as the candidate's move where some arguments do
  * (`realizedArguments`); where none do, one listed call can stand for several candidates, and it
  * gets the worst of their classes: `decide` judges it as one of them. So a call `next` lists as
- * neutral or progressing is one `decide` does not block for its rules.
+ * neutral or progressing is one `decide` does not block for its rules. Where several candidates
+ * are one concrete call (the game aims a call at each binding it names, but a lookup of a student
+ * steps the student's instances and the aid request's at once), `moveClass` classes the call as
+ * `decide` judges it, by its whole move: one binding's neutral must not hide the other's progress.
  */
 export function listedCalls(
   template: StrategyTemplate,
   classOf: (candidate: CandidateCall) => CallClass,
+  moveClass?: (call: ProposedCall) => CallClass | undefined,
 ): CallVerdict[] {
   const keyOf = (candidate: CandidateCall) => JSON.stringify([candidate.tool, candidate.arguments]);
   const worst = new Map<string, CallClass>();
+  const several = new Set<string>();
   const classes = template.candidates.map((candidate) => {
     const own = classOf(candidate);
-    const known = worst.get(keyOf(candidate));
-    worst.set(keyOf(candidate), known === undefined || rank[own] < rank[known] ? own : known);
+    const key = keyOf(candidate);
+    const known = worst.get(key);
+    if (known !== undefined && known !== own) several.add(key);
+    worst.set(key, known === undefined || rank[own] < rank[known] ? own : known);
     return own;
   });
-  return template.candidates.map((candidate, position) => ({
-    call: { name: candidate.tool, arguments: candidate.arguments },
-    class: worst.get(keyOf(candidate)) ?? (classes[position] as CallClass),
-  }));
+  const joint = new Map<string, CallClass | undefined>();
+  for (const candidate of template.candidates) {
+    const key = keyOf(candidate);
+    if (moveClass && several.has(key) && !joint.has(key))
+      joint.set(key, moveClass({ name: candidate.tool, arguments: candidate.arguments }));
+  }
+  return template.candidates.map((candidate, position) => {
+    const key = keyOf(candidate);
+    return {
+      call: { name: candidate.tool, arguments: candidate.arguments },
+      class: joint.get(key) ?? worst.get(key) ?? (classes[position] as CallClass),
+    };
+  });
 }

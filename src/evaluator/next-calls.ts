@@ -6,7 +6,7 @@ import { repairValues } from "./advisor.js";
 import { argumentLimits, argumentsRead } from "./argument-limits.js";
 import type { Judge } from "./judge.js";
 import { listedCalls } from "./listed-calls.js";
-import type { CallVerdict, Duty, NextAnswer } from "./types.js";
+import { type CallVerdict, type Duty, type NextAnswer, type ProposedCall, proposedEvent } from "./types.js";
 
 /**
  * What may come next on a run: which tools and calls are unsafe or progressing, which argument
@@ -38,7 +38,14 @@ export class NextCalls {
       if (classes.includes("unsafe")) return "unsafe";
       return classes.every((entry) => entry === "progressing") ? "progressing" : "neutral";
     };
-    const calls = listedCalls(template, classOf).map(({ call, class: gameClass }) => ({
+    // A concrete call the run reads as several candidates: the class of its whole move.
+    const moveClass = (call: ProposedCall): CallClass | undefined => {
+      const event = proposedEvent(call);
+      return run.introducedBindings(event).length > 0
+        ? undefined
+        : classOf(template.moveOf(event, run.expectedCases(event)));
+    };
+    const calls = listedCalls(template, classOf, moveClass).map(({ call, class: gameClass }) => ({
       call,
       class: gameClass !== "unsafe" && this.judge.blocksWithNewBinding(run, call) ? "unsafe" : gameClass,
     }));

@@ -147,7 +147,14 @@ class PolicyCompiler extends PolicyProblems {
           ["task", name, "grounding"],
           this.report,
         );
-        return [name, { name, description: call.description, parameters, grounding }];
+        for (const [at, tool] of call.asks_for.entries())
+          if (!tools.has(tool))
+            this.problem(
+              "MNT_ERR_POLICY_REFERENCE",
+              `task ${name} asks_for ${tool}, which is not a declared tool`,
+              ["task", name, "asks_for", at],
+            );
+        return [name, { name, description: call.description, parameters, grounding, asksFor: call.asks_for }];
       }),
     );
     const entities = compileEntities(raw, taskCalls, tools, this.report);

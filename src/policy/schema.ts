@@ -134,6 +134,8 @@ export const taskCallSchema = z
     description: z.string().default(""),
     parameters: parametersSchema.default({}),
     grounding: taskGroundingSchema.optional(),
+    /** The tools that do what the request asks (its duties' way asked for; see docs/policy.md). */
+    asks_for: z.array(identifier).default([]),
   })
   .strict();
 

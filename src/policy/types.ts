@@ -108,6 +108,8 @@ export interface TaskCallSpec {
   parameters: Parameter[];
   /** Undefined: the policy declares no grounding for this call (only the client or the LLM may). */
   grounding: TaskGrounding | undefined;
+  /** The tools that do what the request asks: its duties' way asked for (empty: read from its fields). */
+  asksFor: string[];
 }
 
 export interface EntitySpec {

@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { Evaluator } from "../../src/evaluator/index.js";
+import { parsePolicy } from "../../src/policy/index.js";
+import { Conversation } from "../support/conversation.js";
+
+// SOPBench's university: a student asks for financial aid. The duty is met by the application,
+// or excused by a failed login or a record that rules it out (the policy's way of not trapping a
+// run whose action must fail). The application needs the login and a record that allows it (a
+// constraint on the label the record lookup returned). After a successful login the agent should
+// look the record up: that is the step toward the application. Before: the lookup was no advice
+// (a hypothetical lookup had no label for the constraint to read), `next` called it neutral (the
+// lookup's per-binding candidates disagreed and the listed call took the worst), and the duty's
+// next call was a login again (with a password nobody gave, so it might fail: an excuse), which
+// the model repeated to the call limit. (The student's account, another entity of the same
+// request, makes the lookup an event of two instances, as university's user and aid do.)
+const policy = (asksFor: string) =>
+  parsePolicy(
+    `policy: aid_desk
+manual:
+  LOGIN: The student is logged in before applying.
+  RECORD: The record shows the student eligible before applying.
+  ENROLL: The record is read before an enrollment.
+  AID: Submit the application asked for, unless the login failed or the record rules it out.
+tools:
+  login_user:
+    parameters: {username: string, password: string}
+    output: text
+    labels: {"yes": logged in, "no": not logged in}
+  get_record:
+    parameters: {username: string}
+    output: text
+    labels: {eligible: eligible, probation: on probation}
+  apply_aid:
+    parameters: {username: string}
+    output: text
+    labels: {"yes": submitted, "no": refused}
+  enroll:
+    parameters: {username: string}
+task:
+  request_aid: {parameters: {username: string}${asksFor}}
+entities:
+  student: {from: {request_aid: {u: username}}}
+  account: {from: {request_aid: {w: username}}}
+propositions:
+  logged_in(student): {tool: login_user, when: "a.username == u", outcome: "o.label == 'yes'"}
+  login_failed(student): {tool: login_user, when: "a.username == u", outcome: "o.label == 'no'"}
+  ruled_out(student): {tool: get_record, when: "a.username == u", outcome: "o.label == 'probation'"}
+  apply(student): {tool: apply_aid, when: "a.username == u"}
+  applied(student): {tool: apply_aid, when: "a.username == u", outcome: "o.label == 'yes'"}
+  read(account): {tool: get_record, when: "a.username == w"}
+  enrolled(account): {tool: enroll, when: "a.username == w"}
+rules:
+  - {id: LOGIN, ltl: "G(apply(student) -> O logged_in(student))"}
+  - {id: ENROLL, ltl: "G(enrolled(account) -> O read(account))"}
+  - {id: AID, ltl: "F(applied(student) | login_failed(student) | ruled_out(student))", applies_to: requested}
+constraints:
+  - {id: RECORD, on: apply(student), require: "last('get_record').label == 'eligible'"}
+`,
+    "aid.yaml",
+  );
+
+const loggedIn = () =>
+  new Conversation([{ name: "request_aid", arguments: { username: "alice" } }]).call(
+    "login_user",
+    { username: "alice", password: "pw" },
+    { text: "True", label: "yes" },
+  );
+const apply = { name: "apply_aid", arguments: { username: "alice" } };
+const lookup = { name: "get_record", arguments: { username: "alice" } };
+
+describe("the step toward what was asked, where excuses also meet the duty", () => {
+  test("a constraint on the label a lookup returns is cleared by the lookup: it is the advice", () => {
+    const decision = new Evaluator(policy("")).decide(loggedIn().messages, apply);
+    assert.equal(decision.verdict, "block");
+    assert.deepEqual(decision.advice, { kind: "prerequisite", call: lookup, unblocks: true });
+  });
+
+  test("a call the game aims at two bindings is classed by its whole move: the lookup progresses", () => {
+    const next = new Evaluator(policy("")).next(loggedIn().messages);
+    assert.equal(next.calls.find((verdict) => verdict.call.name === "get_record")?.class, "progressing");
+    assert.equal(next.tools.find((tool) => tool.name === "get_record")?.class, "progressing");
+  });
+
+  test("asks_for: the duty's next call is the step toward the application, not a login that may fail", () => {
+    const asked = new Evaluator(policy(", asks_for: [apply_aid]")).next(loggedIn().messages);
+    assert.deepEqual(asked.openDuties[0]?.fulfil, lookup);
+    // Without it the ways tie on the request's one field, and the first progressing call is the login.
+    const tied = new Evaluator(policy("")).next(loggedIn().messages);
+    assert.equal(tied.openDuties[0]?.fulfil?.name, "login_user");
+  });
+
+  test("asks_for names a declared tool, or the policy does not load", () => {
+    assert.throws(
+      () => policy(", asks_for: [apply_financial_aid]"),
+      /task request_aid asks_for apply_financial_aid, which is not a declared tool/,
+    );
+  });
+});
