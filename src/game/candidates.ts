@@ -331,8 +331,10 @@ export function helpingCandidates(run: Run, candidates: readonly CandidateCall[]
  * its outcome cases consistent with that observation: those that give every instance it affects
  * the letter the observed outcome gives it. An observation is a fact (docs/policy.md, "The
  * game"): the environment answers the same call (same tool, same arguments, no other) the same
- * way again. A candidate without arguments stands for calls of any arguments, so no single
- * observation restricts it.
+ * way again. A candidate that leaves some arguments open stands for the call the run made with
+ * its arguments (`Run.observed`: a login for the user is the login made, not one with another
+ * password that might fail). A candidate without arguments stands for calls of any arguments, so
+ * no single observation restricts it.
  */
 export function observedCases(run: Run, candidates: readonly CandidateCall[]): Map<number, number[]> {
   const restricted = new Map<number, number[]>();

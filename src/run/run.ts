@@ -392,9 +392,9 @@ export class Run {
   }
 
   /**
-   * The outcome cases a call not answered yet may have: what the latest made call with the same
-   * tool and arguments returned, where that is known and the tool is not volatile (an observation
-   * is a fact: the same call returns it again), else every case of its tool.
+   * The outcome cases a call not answered yet may have: what the latest made call it repeats
+   * (`observed`) returned, where that is known and the tool is not volatile (an observation is a
+   * fact: the same call returns it again), else every case of its tool.
    */
   expectedCases(call: ToolCallEvent): readonly OutcomeCase[] {
     if (call.outcome.kind !== "pending") return this.outcomeCases(call.name, call.outcome);
@@ -403,12 +403,23 @@ export class Run {
   }
 
   /**
-   * The latest made call of `tool` with exactly `args` whose outcome is known (a label other than
-   * none, or JSON), of a tool that is not volatile.
+   * The latest made call of `tool` whose outcome is known, of a tool that is not volatile, that
+   * gave every argument of `args` the same value: the call `args` repeats. Values it leaves open
+   * are taken as that call gave them (a login for the user, its password no entity's, is the
+   * login the run made, not one with another password that might fail); a call without arguments
+   * repeats only a call without arguments.
    */
   observed(tool: string, args: Record<string, Value>): ToolCallEvent | undefined {
-    for (let node = this.parts.observations.get(tool); node; node = node.before)
-      if (valuesEqual(node.item.arguments, args)) return node.item;
+    const given = Object.entries(args);
+    for (let node = this.parts.observations.get(tool); node; node = node.before) {
+      const made = node.item.arguments;
+      if (
+        given.length === 0
+          ? Object.keys(made).length === 0
+          : given.every(([name, value]) => valuesEqual(made[name] ?? null, value))
+      )
+        return node.item;
+    }
     return undefined;
   }
 

@@ -21,12 +21,14 @@ manual:
   LOGIN: The student is logged in before applying.
   RECORD: The record shows the student eligible before applying.
   ENROLL: The record is read before an enrollment.
-  AID: Submit the application asked for, unless the login failed or the record rules it out.
+  AID: Submit the application asked for, unless the login failed or the record rules it out; or refer the student to the aid office.
 tools:
   login_user:
     parameters: {username: string, password: string}
     output: text
     labels: {"yes": logged in, "no": not logged in}
+  refer_to_office:
+    parameters: {username: string}
   get_record:
     parameters: {username: string}
     output: text
@@ -47,13 +49,14 @@ propositions:
   login_failed(student): {tool: login_user, when: "a.username == u", outcome: "o.label == 'no'"}
   ruled_out(student): {tool: get_record, when: "a.username == u", outcome: "o.label == 'probation'"}
   apply(student): {tool: apply_aid, when: "a.username == u"}
+  referred(student): {tool: refer_to_office, when: "a.username == u"}
   applied(student): {tool: apply_aid, when: "a.username == u", outcome: "o.label == 'yes'"}
   read(account): {tool: get_record, when: "a.username == w"}
   enrolled(account): {tool: enroll, when: "a.username == w"}
 rules:
   - {id: LOGIN, ltl: "G(apply(student) -> O logged_in(student))"}
   - {id: ENROLL, ltl: "G(enrolled(account) -> O read(account))"}
-  - {id: AID, ltl: "F(applied(student) | login_failed(student) | ruled_out(student))", applies_to: requested}
+  - {id: AID, ltl: "F(applied(student) | login_failed(student) | ruled_out(student) | referred(student))", applies_to: requested}
 constraints:
   - {id: RECORD, on: apply(student), require: "last('get_record').label == 'eligible'"}
 `,
@@ -82,12 +85,21 @@ describe("the step toward what was asked, where excuses also meet the duty", () 
     assert.equal(next.tools.find((tool) => tool.name === "get_record")?.class, "progressing");
   });
 
-  test("asks_for: the duty's next call is the step toward the application, not a login that may fail", () => {
+  test("asks_for: the duty's next call is the step toward the application, not the referral", () => {
     const asked = new Evaluator(policy(", asks_for: [apply_aid]")).next(loggedIn().messages);
     assert.deepEqual(asked.openDuties[0]?.fulfil, lookup);
-    // Without it the ways tie on the request's one field, and the first progressing call is the login.
+    // Without it the ways tie on the request's one field, and the first progressing call, the
+    // referral (one call, and the duty is met), is the duty's next call.
     const tied = new Evaluator(policy("")).next(loggedIn().messages);
-    assert.equal(tied.openDuties[0]?.fulfil?.name, "login_user");
+    assert.equal(tied.openDuties[0]?.fulfil?.name, "refer_to_office");
+  });
+
+  test("the login made is the login the game's candidate for the student stands for: no excuse to aim for", () => {
+    // The candidate login_user(username) leaves the password open; before, it stood for a login
+    // with any password, one that fails (an excuse that meets the duty), so it was progressing.
+    const next = new Evaluator(policy(", asks_for: [apply_aid]")).next(loggedIn().messages);
+    assert.equal(next.tools.find((tool) => tool.name === "login_user")?.class, "neutral");
+    assert.equal(next.calls.find((verdict) => verdict.call.name === "login_user")?.class, "neutral");
   });
 
   test("asks_for names a declared tool, or the policy does not load", () => {
