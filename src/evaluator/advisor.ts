@@ -255,6 +255,12 @@ export class Advisor {
         ? this.askedInstead(run, template, call, budget)
         : undefined;
     if (asked?.advice) return asked.advice;
+    // A constraint that reads what a lookup not made yet would answer: the lookup first.
+    const reading =
+      step === undefined && sequence === undefined
+        ? this.readFirst(run, violations, named, allowedNow(beliefClasses.safe), budget)
+        : undefined;
+    if (reading) return reading;
     const progressing = (candidate: CandidateCall): boolean =>
       classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
     // Where the sequence search ran out before it could tell (a policy with many tools), a step
@@ -304,6 +310,61 @@ export class Advisor {
     if (advice.kind === "alternative" && asked?.blockedIsAsked)
       advice.reason = `${call.name} is the way the request asked for, and no call makes it allowed now (${violations.map((finding) => finding.rule).join(", ")})`;
     return advice;
+  }
+
+  /**
+   * For a call blocked by constraints that read the answer of a tool the run has not called yet
+   * (`last('tool')`: no call of it with an answer), an allowed call of that tool to make first, on
+   * the bindings the blocked call names where the tool takes some, filled as advice is: a
+   * prerequisite that `reads` for those constraints.
+   * Its answer decides whether the call is allowed: a hypothetical call answers with a label at
+   * most, never the values a constraint compares.
+   */
+  private readFirst(
+    run: Run,
+    violations: readonly RuleFinding[],
+    named: ReadonlySet<number>,
+    allowed: readonly CandidateCall[],
+    budget: SearchBudget,
+  ): Advice | undefined {
+    const unread = new Map<string, string[]>();
+    for (const finding of violations) {
+      if (finding.kind !== "constraint") continue;
+      const constraint = this.judge.policy.constraints.find((entry) => entry.id === finding.rule);
+      for (const reference of constraint ? referencesOf(constraint.require) : []) {
+        const tool = reference.path[0];
+        if (reference.kind !== "last" || typeof tool !== "string" || this.answered(run, tool)) continue;
+        unread.set(tool, [...(unread.get(tool) ?? []), finding.rule]);
+      }
+    }
+    for (const [tool, rules] of unread) {
+      const own = allowed.filter((candidate) => candidate.tool === tool);
+      const candidate =
+        own.find(
+          (entry) => entry.bindings.length > 0 && entry.bindings.every((binding) => named.has(binding.id)),
+        ) ?? own[0];
+      const reads = [...new Set(rules)];
+      if (candidate) {
+        const filled = fillArguments(
+          this.judge,
+          run,
+          { name: tool, arguments: candidate.arguments },
+          candidate.bindings,
+          budget,
+        );
+        const advice: Advice = { kind: "prerequisite", call: filled.call, reads };
+        if (filled.missing.length > 0) advice.missing = filled.missing;
+        return advice;
+      }
+    }
+    return undefined;
+  }
+
+  /** Whether the run made a call of `tool` that was answered (a label, or JSON). */
+  private answered(run: Run, tool: string): boolean {
+    return run.calls.some(
+      (call) => call.name === tool && (call.outcome.kind === "json" || call.outcome.kind === "label"),
+    );
   }
 
   /**
@@ -421,7 +482,7 @@ export class Advisor {
 
   /**
    * The call to make toward `call` on `run` while it is still possible: `call` itself (filled)
-   * where it is allowed, else the prerequisite that unblocks it (`unblocks`, one or more steps);
+   * where it is allowed, else the prerequisite that unblocks it (`unblocks`, one or more steps) or reads what its constraints read (`reads`);
    * undefined where neither is found (it is impossible, or the search ran out).
    */
   toward(
@@ -439,9 +500,10 @@ export class Advisor {
         ...(filled.missing.length > 0 ? { missing: filled.missing } : {}),
       };
     if (decision.failClosed !== undefined) return undefined;
-    // Only a step that unblocks the call itself (another duty's way asked for is no step toward it; no cycle).
+    // Only a step toward the call itself: one that unblocks it, or reads what its constraints read
+    // (another duty's way asked for is no step toward it; no cycle).
     const advice = this.prerequisite(run, proposedEvent(filled.call), decision.violations, budget, false);
-    return advice?.unblocks ? advice : undefined;
+    return advice?.unblocks || advice?.reads ? advice : undefined;
   }
 
   /** Whether a call (with its move) would be allowed after a candidate call with one of its outcomes. */

@@ -39,6 +39,12 @@ export interface Advice {
    */
   steps?: number;
   /**
+   * Set on a prerequisite that answers what a blocking constraint reads and the run has not read
+   * yet (`last('internal_get_student_info').gpa` before any record lookup): the constraints it is
+   * for. Whether the call is then allowed depends on the value read (no `unblocks`).
+   */
+  reads?: string[];
+  /**
    * Set on an alternative to the way the request asked for (a decline of a refill request): why
    * that way is not advised — no call makes it allowed now.
    */

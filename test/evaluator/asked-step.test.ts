@@ -14,7 +14,7 @@ import { Conversation } from "../support/conversation.js";
 // next call was a login again (with a password nobody gave, so it might fail: an excuse), which
 // the model repeated to the call limit. (The student's account, another entity of the same
 // request, makes the lookup an event of two instances, as university's user and aid do.)
-const policy = (asksFor: string) =>
+const policy = (asksFor: string, record = "last('get_record').label == 'eligible'") =>
   parsePolicy(
     `policy: aid_desk
 manual:
@@ -33,6 +33,7 @@ tools:
     parameters: {username: string}
     output: text
     labels: {eligible: eligible, probation: on probation}
+    fields: {gpa: {number: 'gpa (\\d+(?:\\.\\d+)?)'}}
   apply_aid:
     parameters: {username: string}
     output: text
@@ -58,7 +59,7 @@ rules:
   - {id: ENROLL, ltl: "G(enrolled(account) -> O read(account))"}
   - {id: AID, ltl: "F(applied(student) | login_failed(student) | ruled_out(student) | referred(student))", applies_to: requested}
 constraints:
-  - {id: RECORD, on: apply(student), require: "last('get_record').label == 'eligible'"}
+  - {id: RECORD, on: apply(student), require: "${record}"}
 `,
     "aid.yaml",
   );
@@ -77,6 +78,20 @@ describe("the step toward what was asked, where excuses also meet the duty", () 
     const decision = new Evaluator(policy("")).decide(loggedIn().messages, apply);
     assert.equal(decision.verdict, "block");
     assert.deepEqual(decision.advice, { kind: "prerequisite", call: lookup, unblocks: true });
+  });
+
+  test("a constraint on a value a lookup not made yet would read: the lookup first, which reads it", () => {
+    const evaluator = new Evaluator(policy(", asks_for: [apply_aid]", "last('get_record').gpa >= 2.0"));
+    const decision = evaluator.decide(loggedIn().messages, apply);
+    assert.equal(decision.verdict, "block");
+    // Before: no call could be shown to allow it (a hypothetical lookup reads no value), so the
+    // advice was another way to meet the duty (the referral), and the duty's next call the blocked
+    // application itself.
+    assert.deepEqual(decision.advice, { kind: "prerequisite", call: lookup, reads: ["RECORD"] });
+    assert.deepEqual(evaluator.next(loggedIn().messages).openDuties[0]?.fulfil, lookup);
+    // Once read, the value decides: 3.1 allows the application.
+    const read = loggedIn().call("get_record", { username: "alice" }, { text: "gpa 3.1", label: "eligible" });
+    assert.equal(evaluator.decide(read.messages, apply).verdict, "allow");
   });
 
   test("a call the game aims at two bindings is classed by its whole move: the lookup progresses", () => {
