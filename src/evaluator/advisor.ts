@@ -315,8 +315,8 @@ export class Advisor {
   /**
    * For a call blocked by constraints that read the answer of a tool the run has not called yet
    * (`last('tool')`: no call of it with an answer), an allowed call of that tool to make first, on
-   * the bindings the blocked call names where the tool takes some, filled as advice is: a
-   * prerequisite that `reads` for those constraints.
+   * the bindings the blocked call names, filled as advice is: a prerequisite that `reads` for those
+   * constraints.
    * Its answer decides whether the call is allowed: a hypothetical call answers with a label at
    * most, never the values a constraint compares.
    */
@@ -343,19 +343,20 @@ export class Advisor {
         own.find(
           (entry) => entry.bindings.length > 0 && entry.bindings.every((binding) => named.has(binding.id)),
         ) ?? own[0];
-      const reads = [...new Set(rules)];
-      if (candidate) {
-        const filled = fillArguments(
-          this.judge,
-          run,
-          { name: tool, arguments: candidate.arguments },
-          candidate.bindings,
-          budget,
-        );
-        const advice: Advice = { kind: "prerequisite", call: filled.call, reads };
-        if (filled.missing.length > 0) advice.missing = filled.missing;
-        return advice;
-      }
+      // A lookup no rule mentions is no candidate of the game: its call is filled from the
+      // bindings the blocked call names (a major's record for the major asked for).
+      const filled = fillArguments(
+        this.judge,
+        run,
+        { name: tool, arguments: candidate?.arguments ?? {} },
+        candidate?.bindings ?? run.bindings.filter((binding) => named.has(binding.id)),
+        budget,
+      );
+      if (!candidate && (!budget.spend() || this.judge.decide(run, filled.call, false).verdict !== "allow"))
+        continue;
+      const advice: Advice = { kind: "prerequisite", call: filled.call, reads: [...new Set(rules)] };
+      if (filled.missing.length > 0) advice.missing = filled.missing;
+      return advice;
     }
     return undefined;
   }

@@ -40,6 +40,11 @@ tools:
     labels: {"yes": submitted, "no": refused}
   enroll:
     parameters: {username: string}
+  get_transcript:
+    parameters: {username: string}
+    output: text
+    labels: {read: read}
+    fields: {gpa: {number: 'gpa (\\d+(?:\\.\\d+)?)'}}
 task:
   request_aid: {parameters: {username: string}${asksFor}}
 entities:
@@ -92,6 +97,15 @@ describe("the step toward what was asked, where excuses also meet the duty", () 
     // Once read, the value decides: 3.1 allows the application.
     const read = loggedIn().call("get_record", { username: "alice" }, { text: "gpa 3.1", label: "eligible" });
     assert.equal(evaluator.decide(read.messages, apply).verdict, "allow");
+  });
+
+  test("the lookup to read first may be one no rule mentions (no call of the game): filled from the bindings", () => {
+    const evaluator = new Evaluator(policy(", asks_for: [apply_aid]", "last('get_transcript').gpa >= 2.0"));
+    assert.deepEqual(evaluator.decide(loggedIn().messages, apply).advice, {
+      kind: "prerequisite",
+      call: { name: "get_transcript", arguments: { username: "alice" } },
+      reads: ["RECORD"],
+    });
   });
 
   test("a call the game aims at two bindings is classed by its whole move: the lookup progresses", () => {
