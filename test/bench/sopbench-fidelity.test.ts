@@ -142,13 +142,16 @@ describe("bench:sopbench:fidelity's end of the run", () => {
 // bench/RESULTS.md reports.
 
 describe("the shipped SOPBench policies on SOPBench's tasks", { skip: sopbenchSkip }, () => {
-  for (const [domain, tasks, agree] of [
-    ["bank", 105, 97],
-    ["dmv", 78, 76],
-    ["hotel", 150, 98],
-    ["library", 52, 48],
-    ["online_market", 134, 116],
-    ["university", 34, 31],
+  // Trapped: at most that many runs may not end where they should (bench/README.md); bank's 21 are
+  // its 8 false blocks, 2 transfers next classes unsafe, and 11 requests without the identification
+  // or admin password their section needs (policies/sopbench-bank/README.md).
+  for (const [domain, tasks, agree, trapped] of [
+    ["bank", 105, 97, 21],
+    ["dmv", 78, 76, undefined],
+    ["hotel", 150, 98, undefined],
+    ["library", 52, 48, undefined],
+    ["online_market", 134, 116, undefined],
+    ["university", 34, 31, undefined],
   ] as const)
     it(`${domain}: no false allow, at least ${agree} of ${tasks} tasks agree`, async () => {
       const policy = loadPolicy(join(repoRoot, "policies", `sopbench-${domain}`, "policy.yaml"));
@@ -157,5 +160,6 @@ describe("the shipped SOPBench policies on SOPBench's tasks", { skip: sopbenchSk
       assert.equal(summary.tasks, tasks);
       assert.equal(summary.falseAllows, 0);
       assert.ok(summary.agree >= agree, `${summary.agree} of ${tasks} agree`);
+      if (trapped !== undefined) assert.ok(summary.trapped <= trapped, `${summary.trapped} trapped`);
     });
 });
