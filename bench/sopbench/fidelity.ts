@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Command } from "commander";
-import { Evaluator } from "../../src/evaluator/index.js";
+import { Evaluator, type NextAnswer } from "../../src/evaluator/index.js";
 import type { Value } from "../../src/expression/index.js";
 import { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy, type Policy, policyForSystem } from "../../src/policy/index.js";
@@ -37,6 +37,14 @@ export interface TaskFidelity {
   /** The call the policy judged wrongly and the rules it named (none for a false allow). */
   call?: string;
   rules?: string[];
+  /**
+   * Where the run stands after the oracle calls (absent where one of them was blocked): whether
+   * `done` is allowed, and whether the goal is progressing in `next` or the first open duty's next
+   * call. A task whose action should fail is **trapped** where the run may not end (no excuse
+   * meets the duty); one whose action should succeed, where it may not end and is not led to the
+   * goal either.
+   */
+  end?: { doneAllowed: boolean; ledToGoal: boolean; trapped: boolean };
   settings: Record<string, number | boolean>;
 }
 
@@ -64,9 +72,9 @@ export async function judgeOracleRuns(base: Policy, runs: readonly OracleRun[]):
       ...(call !== undefined ? { call, rules: rules ?? [] } : {}),
       settings: policy.settings.values,
     });
+    const grounded = async () => (await labeler.ground(messages)).messages;
     const decide = async (call: { name: string; arguments: Record<string, unknown> }) => {
-      const { messages: grounded } = await labeler.ground(messages);
-      return evaluator.decide(grounded, {
+      return evaluator.decide(await grounded(), {
         name: call.name,
         arguments: call.arguments as Record<string, Value>,
       });
@@ -98,6 +106,7 @@ export async function judgeOracleRuns(base: Policy, runs: readonly OracleRun[]):
         { role: "tool", tool_call_id: id, content: call.content },
       );
     }
+    const end = verdict ? undefined : endAfterOracle(evaluator.next(await grounded()), run);
     if (!verdict && run.goal.available) {
       const decision = await decide(run.goal);
       const rules = decision.violations.map((finding) => finding.rule);
@@ -106,9 +115,19 @@ export async function judgeOracleRuns(base: Policy, runs: readonly OracleRun[]):
       else if (decision.verdict === "allow" && !run.should_succeed)
         verdict = result("false allow", run.goal.name);
     }
-    results.push(verdict ?? result("agree"));
+    const judged = verdict ?? result("agree");
+    results.push(end ? { ...judged, end } : judged);
   }
   return results;
+}
+
+/** Whether the run may end, or is led to the goal, where the oracle calls leave it. */
+function endAfterOracle(next: NextAnswer, run: OracleRun): NonNullable<TaskFidelity["end"]> {
+  const doneAllowed = next.done.allowed;
+  const ledToGoal =
+    next.tools.some((tool) => tool.name === run.goal.name && tool.class === "progressing") ||
+    next.openDuties[0]?.fulfil?.name === run.goal.name;
+  return { doneAllowed, ledToGoal, trapped: !doneAllowed && (!run.should_succeed || !ledToGoal) };
 }
 
 /** The oracle runs of a domain, written by SOPBench's own code (bench/sopbench/oracle.py). */
@@ -143,6 +162,10 @@ export function fidelitySummary(results: readonly TaskFidelity[]) {
     agree: count("agree"),
     falseBlocks: count("false block"),
     falseAllows: count("false allow"),
+    trapped: results.filter((result) => result.end?.trapped).length,
+    /** Tasks whose action should succeed, and of them those the run is led to the goal in. */
+    shouldSucceed: results.filter((result) => result.shouldSucceed).length,
+    ledToGoal: results.filter((result) => result.shouldSucceed && result.end?.ledToGoal).length,
     blockingRules: [...rules.entries()].sort((left, right) => right[1] - left[1]),
   };
 }
@@ -168,8 +191,10 @@ async function main(argv: string[]): Promise<void> {
   const python = sopbenchPython(process.env.MENTOR_PYTHON ?? "python3");
   const policyDir = resolve(options.policyDir ?? join(repoRoot, "policies"));
   if (options.out) mkdirSync(options.out, { recursive: true });
-  console.log("| domain | tasks | agree | false blocks | false allows | rules behind the false blocks |");
-  console.log("| --- | --- | --- | --- | --- | --- |");
+  console.log(
+    "| domain | tasks | agree | false blocks | false allows | trapped | led to the goal | rules behind the false blocks |",
+  );
+  console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
   for (const domain of options.domains) {
     const policy = loadPolicy(domainPolicy(policyDir, domain).file);
     const results = await judgeOracleRuns(policy, oracleRuns(domain, dataDir, python));
@@ -178,7 +203,7 @@ async function main(argv: string[]): Promise<void> {
       writeFileSync(join(options.out, `${domain}.json`), `${JSON.stringify(results, null, 1)}\n`);
     const rules = summary.blockingRules.map(([rule, count]) => `${rule} ${count}`).join(", ");
     console.log(
-      `| ${domain} | ${summary.tasks} | ${summary.agree} | ${summary.falseBlocks} | ${summary.falseAllows} | ${rules} |`,
+      `| ${domain} | ${summary.tasks} | ${summary.agree} | ${summary.falseBlocks} | ${summary.falseAllows} | ${summary.trapped} | ${summary.ledToGoal} of ${summary.shouldSucceed} | ${rules} |`,
     );
   }
 }
