@@ -49,8 +49,18 @@ export class NextCalls {
       call,
       class: gameClass !== "unsafe" && this.judge.blocksWithNewBinding(run, call) ? "unsafe" : gameClass,
     }));
+    // A listed call that names one binding of a tool whose propositions pin another entity too (a
+    // transfer's account, not its destination) introduces a binding with no values for what it
+    // leaves out, which the rules refuse: it says nothing of the calls the agent writes with those
+    // arguments, so it decides neither the tool's class nor its argument values.
+    const written = calls.filter(
+      ({ call }) =>
+        !run
+          .introducedBindings(proposedEvent(call))
+          .some((binding) => Object.values(binding.values).every((value) => value === null)),
+    );
     const tools = [...this.judge.policy.tools.keys()].map((name) => {
-      const own = calls.filter((entry) => entry.call.name === name);
+      const own = written.filter((entry) => entry.call.name === name);
       const progressing = own.some((entry) => entry.class === "progressing");
       // A tool is unsafe only if every call of it is: its known bindings and a binding not seen yet.
       const unsafe =
@@ -64,7 +74,7 @@ export class NextCalls {
       tools,
       calls,
       arguments: withLimits(
-        mergeArgumentValues(argumentValues(calls), this.constrainedValues(run, calls, openDuties)),
+        mergeArgumentValues(argumentValues(written), this.constrainedValues(run, calls, openDuties)),
         argumentLimits(this.judge, run),
       ),
       openDuties,
