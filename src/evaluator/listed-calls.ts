@@ -30,16 +30,10 @@ export function listedCalls(
     return own;
   });
   const joint = new Map<string, CallClass | undefined>();
-  for (const candidate of template.candidates) {
-    const key = keyOf(candidate);
-    if (moveClass && several.has(key) && !joint.has(key))
-      joint.set(key, moveClass({ name: candidate.tool, arguments: candidate.arguments }));
-  }
   return template.candidates.map((candidate, position) => {
     const key = keyOf(candidate);
-    return {
-      call: { name: candidate.tool, arguments: candidate.arguments },
-      class: joint.get(key) ?? worst.get(key) ?? (classes[position] as CallClass),
-    };
+    const call = { name: candidate.tool, arguments: candidate.arguments };
+    if (moveClass && several.has(key) && !joint.has(key)) joint.set(key, moveClass(call));
+    return { call, class: joint.get(key) ?? worst.get(key) ?? (classes[position] as CallClass) };
   });
 }

@@ -48,7 +48,7 @@ interface RunParts {
   outcomes: OutcomeCatalog;
   /** Per tool that is not volatile: the made calls whose outcome is known, newest first (see `observed`). */
   observations: ReadonlyMap<string, CallList>;
-  /** Whether a block-mode instance did not accept at the start or after some call (see `hadDuty`). */
+  /** Whether a block-mode instance did not accept at the start or after some made call (see `hadDuty`). */
   hadDuty: boolean;
 }
 
@@ -94,19 +94,12 @@ export class Run {
 
   /**
    * Whether the run has had a duty: a block-mode instance that did not accept at the start or
-   * after some call (and may accept now). A run that never had one was asked nothing the policy
-   * knows, so ending it is allowed but no progress.
+   * after some made call (and may accept now). A run that never had one was asked nothing the
+   * policy knows, so ending it is allowed but no progress. Hypothetical steps (`after`) keep the
+   * flag of the run they start from: only `next` on a run of made calls reads it.
    */
   get hadDuty(): boolean {
     return this.parts.hadDuty;
-  }
-
-  private dutyOpenNow(): boolean {
-    return this.instances.some(
-      (instance, index) =>
-        instance.rule.mode === "block" &&
-        this.beliefs.some((belief) => !instance.rule.automaton.isAccepting(belief[index] as number)),
-    );
   }
 
   static start(policy: Policy, given: readonly TaskCall[]): Run {
@@ -136,7 +129,7 @@ export class Run {
       }
     }
     run = run.withInstancesFor("all");
-    return new Run({ ...run.parts, hadDuty: run.dutyOpenNow() });
+    return new Run({ ...run.parts, hadDuty: hasOpenDuty(run.instances, run.beliefs) });
   }
 
   /**
@@ -238,9 +231,10 @@ export class Run {
           beliefs.set(next.join(","), next);
         }
       }
-      const after = new Run({
+      const after = [...beliefs.values()];
+      return new Run({
         ...run.parts,
-        beliefs: [...beliefs.values()],
+        beliefs: after,
         calls,
         histories,
         observations,
@@ -248,8 +242,8 @@ export class Run {
           broken.size === 0
             ? run.broken
             : [...run.broken, ...[...broken].map((instance) => ({ instance, call: run.callCount }))],
+        hadDuty: run.hadDuty || (rearm && hasOpenDuty(run.instances, after)),
       });
-      return run.hadDuty || !after.dutyOpenNow() ? after : new Run({ ...after.parts, hadDuty: true });
     });
   }
 
@@ -671,4 +665,13 @@ function withObservation(
 /** Whether a proposition's `when` pins every variable of an entity to an argument. */
 function pinsEntity(proposition: PropositionSpec, variables: readonly string[]): boolean {
   return variables.every((variable) => variable in proposition.bindingPattern);
+}
+
+/** Whether some block-mode instance does not accept in some belief. */
+function hasOpenDuty(instances: readonly Instance[], beliefs: readonly Int32Array[]): boolean {
+  return instances.some(
+    (instance, index) =>
+      instance.rule.mode === "block" &&
+      beliefs.some((belief) => !instance.rule.automaton.isAccepting(belief[index] as number)),
+  );
 }
