@@ -6,6 +6,7 @@ import {
   holdsIn,
   referencesOf,
   type Scope,
+  sameExpression,
   type Value,
   valuesEqual,
 } from "../expression/index.js";
@@ -178,6 +179,37 @@ function allowedBy<T>(
 }
 
 /**
+ * `allowedBy`, met with what the expression allows each other argument term that a part of its
+ * top-level conjunction says the subject equals (`len(a.item_ids) > 0 && len(a.item_ids) ==
+ * len(a.new_item_ids)`: the new ids' list cannot be empty either). One step: the other term's
+ * own equalities are not followed.
+ */
+function allowedWithEqualities<T>(
+  expression: Expression,
+  subject: (node: Expression) => boolean,
+  domain: Domain<T>,
+  scope: Scope,
+): T {
+  let allowed = allowedBy(expression, subject, domain, scope);
+  for (const part of conjuncts(expression)) {
+    if (part.kind !== "binary" || part.operator !== "==") continue;
+    const other = subject(part.left) ? part.right : subject(part.right) ? part.left : undefined;
+    if (!other || known(other)) continue;
+    allowed = domain.meet(
+      allowed,
+      allowedBy(expression, (node) => sameExpression(node, other), domain, scope),
+    );
+  }
+  return allowed;
+}
+
+function conjuncts(expression: Expression): Expression[] {
+  return expression.kind === "binary" && expression.operator === "&&"
+    ? [...conjuncts(expression.left), ...conjuncts(expression.right)]
+    : [expression];
+}
+
+/**
  * Whether an expression's value is known before the call is written: it reads no argument, and
  * no variable (the binding's: a call not written yet may name another one).
  */
@@ -346,7 +378,8 @@ function fold<E extends { constraint: ConstraintSpec }, T>(
       joined = domain.join(
         joined,
         scopes.reduce(
-          (met, scope) => domain.meet(met, allowedBy(entry.constraint.require, subject, domain, scope)),
+          (met, scope) =>
+            domain.meet(met, allowedWithEqualities(entry.constraint.require, subject, domain, scope)),
           domain.any,
         ),
       );

@@ -60,8 +60,9 @@ describe("argument limits decided per argument", () => {
     const retail = limitsOf(policyFile("policies/tau2-retail/policy.yaml"), new Conversation([]));
     assert.deepEqual(retail["exchange_delivered_order_items.item_ids"], { minItems: 1 });
     assert.deepEqual(retail["modify_pending_order_items.item_ids"], { minItems: 1 });
-    // Its new item ids must match the item ids' length: that reads another argument, so no limit.
-    assert.equal(retail["exchange_delivered_order_items.new_item_ids"], undefined);
+    // Its new item ids match the item ids' length, which cannot be 0: they cannot be empty either.
+    assert.deepEqual(retail["exchange_delivered_order_items.new_item_ids"], { minItems: 1 });
+    assert.deepEqual(retail["modify_pending_order_items.new_item_ids"], { minItems: 1 });
     const airline = limitsOf(policyFile("policies/tau2-airline/policy.yaml"), new Conversation([]));
     assert.deepEqual(airline["book_reservation.passengers"], { minItems: 1 });
   });
@@ -98,6 +99,29 @@ describe("argument limits decided per argument", () => {
     // A part about the binding limits nothing, and the list's part still does.
     const list = sendPolicy(`  - {id: C1, on: sent(account), require: "a.account == x && len(a.items) > 0"}`);
     assert.deepEqual(limitsOf(list, request), { "send.items": { minItems: 1 } });
+  });
+
+  test("an argument said to equal another takes that one's limits, within one conjunction", () => {
+    const policy = sendPolicy(
+      `  - {id: C1, on: sent(account), require: "len(a.items) == a.amount && a.amount >= 2 && a.amount <= 3"}`,
+    );
+    const limits = limitsOf(policy, request);
+    assert.deepEqual(limits["send.items"], { minItems: 2 });
+    assert.deepEqual(limits["send.amount"], { minimum: 2, maximum: 3 });
+    const evaluator = new Evaluator(policy);
+    for (const amount of [2, 3])
+      for (const items of [[], [1]]) {
+        const decision = evaluator.decide(request.messages, {
+          name: "send",
+          arguments: { account: "A1", kind: "wire", amount, items },
+        });
+        assert.equal(decision.verdict, "block", `items ${JSON.stringify(items)}, amount ${amount}`);
+      }
+    // Under `||` the equality need not hold: it carries nothing.
+    const either = sendPolicy(
+      `  - {id: C1, on: sent(account), require: "(len(a.items) == a.amount || a.kind == 'cash') && a.amount >= 2"}`,
+    );
+    assert.equal(limitsOf(either, request)["send.items"], undefined);
   });
 
   test("no limit where a constraint cannot be decided per argument", () => {
