@@ -3,6 +3,7 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
+import { Agent as UndiciAgent } from "undici";
 import { apiBase } from "../src/agent/index.js";
 import { type BenchConversation, manualLeftOut } from "../src/dashboard/bench-runs.js";
 import type { BenchTask, Domain, Environment, ExecutedCall } from "./domains/domain.js";
@@ -108,6 +109,12 @@ export interface ServerAgentOptions {
   apiKey?: string;
 }
 
+const requestTimeoutMs = 15 * 60 * 1000;
+const patientDispatcher = new UndiciAgent({
+  headersTimeout: requestTimeoutMs,
+  bodyTimeout: requestTimeoutMs,
+});
+
 /**
  * The agent loop against mentor's OpenAI-compatible server: system = the manual, user = the
  * task's opening; every tool call the server returns is executed on the environment and its
@@ -119,7 +126,10 @@ export function serverAgent(options: ServerAgentOptions): Agent {
     baseURL: apiBase(options.url),
     apiKey: options.apiKey ?? process.env.MENTOR_API_KEY ?? "none",
     maxRetries: 0,
-    timeout: 15 * 60 * 1000,
+    timeout: requestTimeoutMs,
+    // Node's fetch gives up on a response whose headers take over 300 s (undici's default), and the
+    // client reports it as "Request timed out.": a long turn on a slow machine is not an error.
+    fetchOptions: { dispatcher: patientDispatcher },
   });
   const limits = options.limits ?? defaultLimits;
   return {
