@@ -22,6 +22,8 @@ export class NextCalls {
    */
   private readonly freshCalls = new WeakMap<Run, Map<string, boolean>>();
   private constrained: [string, ToolSpec, Set<string>][] | undefined;
+  /** Per run, whether the constraints a listed call's own arguments decide block it (by call). */
+  private readonly constraintVerdicts = new WeakMap<Run, Map<string, boolean>>();
 
   constructor(private readonly judge: Judge) {}
 
@@ -47,7 +49,11 @@ export class NextCalls {
     };
     const calls = listedCalls(template, classOf, moveClass).map(({ call, class: gameClass }) => ({
       call,
-      class: gameClass !== "unsafe" && this.judge.blocksWithNewBinding(run, call) ? "unsafe" : gameClass,
+      class:
+        gameClass !== "unsafe" &&
+        (this.judge.blocksWithNewBinding(run, call) || this.constraintsBlock(run, call))
+          ? "unsafe"
+          : gameClass,
     }));
     // A listed call that names one binding of a tool whose propositions pin another entity too (a
     // transfer's account, not its destination) introduces a binding with no values for what it
@@ -68,9 +74,17 @@ export class NextCalls {
       return { name, class: (unsafe ? "unsafe" : progressing ? "progressing" : "neutral") as CallClass };
     });
     const accepting = run.beliefs.every((belief) => template.isAccepting(belief));
+    const done = this.doneAt(run, accepting);
+    // A request's duty met by another way (a record the policy cannot compare, read) while the
+    // action it asked for is still allowed: that action is the progress, and ending is not pushed.
+    const open = done.progressing && done.stuck === undefined ? askedAndNotTaken(run, tools) : [];
+    if (open.length > 0) {
+      done.progressing = false;
+      for (const tool of tools) if (open.includes(tool.name)) tool.class = "progressing";
+    }
     const openDuties = this.judge.duties.at(template, run.beliefs);
     const answer: NextAnswer = {
-      done: this.doneAt(run, accepting),
+      done,
       tools,
       calls,
       arguments: withLimits(
@@ -162,6 +176,39 @@ export class NextCalls {
     return this.constrained;
   }
 
+  /**
+   * Whether a block constraint that the listed call's own arguments decide (its `require` and its
+   * proposition's `when` read no argument the call leaves out) blocks it now: a change of major
+   * refused on a GPA already read. The game judges rules, not constraints, so without this `next`
+   * would call it progressing and the token shield would boost a call `decide` then blocks.
+   */
+  private constraintsBlock(run: Run, call: ProposedCall): boolean {
+    const decidable = this.judge.policy.constraints.filter(
+      (constraint) =>
+        constraint.mode === "block" &&
+        constraint.on.tool === call.name &&
+        [...argumentsRead(constraint.require), ...argumentsRead(constraint.on.when)].every((argument) =>
+          Object.hasOwn(call.arguments, argument),
+        ),
+    );
+    if (decidable.length === 0) return false;
+    let known = this.constraintVerdicts.get(run);
+    if (!known) {
+      known = new Map();
+      this.constraintVerdicts.set(run, known);
+    }
+    const key = JSON.stringify([call.name, call.arguments]);
+    let blocked = known.get(key);
+    if (blocked === undefined) {
+      const ids = new Set(decidable.map((constraint) => constraint.id));
+      blocked = this.judge
+        .decide(run, call, false)
+        .violations.some((found) => found.kind === "constraint" && ids.has(found.rule));
+      known.set(key, blocked);
+    }
+    return blocked;
+  }
+
   /** Whether a call of `tool` for a binding not seen yet would be blocked whatever its outcome. */
   private freshCallUnsafe(run: Run, tool: string): boolean {
     const proposition = [...this.judge.policy.propositions.values()].find(
@@ -187,6 +234,19 @@ export class NextCalls {
     known.set(tool, unsafe);
     return unsafe;
   }
+}
+
+/**
+ * The tools the run's requests ask for (`asks_for`) that are not unsafe now and that no made call
+ * used: the way asked for is still open.
+ */
+function askedAndNotTaken(run: Run, tools: NextAnswer["tools"]): string[] {
+  const asked = new Set(run.task.flatMap((call) => run.policy.taskCalls.get(call.name)?.asksFor ?? []));
+  return [...asked].filter(
+    (tool) =>
+      !run.calls.some((call) => call.name === tool) &&
+      tools.some((entry) => entry.name === tool && entry.class !== "unsafe"),
+  );
 }
 
 function argumentValues(calls: CallVerdict[]): NextAnswer["arguments"] {

@@ -1,0 +1,71 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { Evaluator } from "../../src/evaluator/index.js";
+import { parsePolicy } from "../../src/policy/index.js";
+import { Conversation } from "../support/conversation.js";
+
+// A call that a constraint over values already read blocks is unsafe in `next`, as `decide` judges
+// it (the game judges rules only: it called such a call progressing and the token shield boosted
+// it, on SOPBench's university a change of major refused on a GPA read before). And a request's
+// duty met by another way while the action it asked for is still allowed: ending is allowed, not
+// pushed (before, ending was boosted right after the lookup that excuses the duty).
+const policy = parsePolicy(
+  `policy: card_desk
+manual:
+  SCORE: A card needs a credit score of 600 or more.
+  APPLY: Apply for the card asked for, unless the score was read (the duty cannot compare it).
+tools:
+  check_score:
+    parameters: {username: string}
+  apply_credit_card:
+    parameters: {username: string}
+task:
+  request_card: {asks_for: [apply_credit_card], parameters: {username: string}}
+entities:
+  account: {from: {request_card: {u: username}}}
+propositions:
+  score_read(account): {tool: check_score, when: "a.username == u"}
+  apply(account): {tool: apply_credit_card, when: "a.username == u"}
+rules:
+  - {id: APPLY, ltl: "F(apply(account) | score_read(account))", applies_to: requested}
+constraints:
+  - {id: SCORE, on: apply(account), require: "last('check_score').score >= 600"}
+`,
+  "card.yaml",
+);
+
+const checked = (score: number) =>
+  new Conversation([{ name: "request_card", arguments: { username: "ann" } }]).call(
+    "check_score",
+    { username: "ann" },
+    { json: { score } },
+  );
+
+const classOf = (evaluator: Evaluator, messages: unknown, tool: string) =>
+  evaluator.next(messages).tools.find((entry) => entry.name === tool)?.class;
+
+describe("next judges the constraints a listed call decides, and ending by an excuse", () => {
+  test("a call a constraint over values read blocks is unsafe, as decide says", () => {
+    const evaluator = new Evaluator(policy);
+    const apply = { name: "apply_credit_card", arguments: { username: "ann" } };
+    const low = checked(540).messages;
+    assert.equal(evaluator.decide(low, apply).verdict, "block");
+    assert.equal(classOf(evaluator, low, "apply_credit_card"), "unsafe");
+    const high = checked(720).messages;
+    assert.equal(evaluator.decide(high, apply).verdict, "allow");
+    assert.notEqual(classOf(evaluator, high, "apply_credit_card"), "unsafe");
+  });
+
+  test("a duty met by the lookup: ending is pushed only once the action asked for is taken or refused", () => {
+    const evaluator = new Evaluator(policy);
+    // The score allows the card: the action asked for is the progress, and ending is not pushed.
+    const high = checked(720);
+    assert.deepEqual(evaluator.next(high.messages).done, { allowed: true, progressing: false });
+    assert.equal(classOf(evaluator, high.messages, "apply_credit_card"), "progressing");
+    // The score rules it out: ending is the progress.
+    assert.deepEqual(evaluator.next(checked(540).messages).done, { allowed: true, progressing: true });
+    // The card applied for: ending is the progress.
+    const applied = high.call("apply_credit_card", { username: "ann" }, { json: { ok: true } });
+    assert.deepEqual(evaluator.next(applied.messages).done, { allowed: true, progressing: true });
+  });
+});
