@@ -343,8 +343,8 @@ describe("limits from a real policy, through the shield's sets and the plan", ()
         ),
       },
     }));
-  /** The decoder of a turn that must call `tool`, planned from the evaluator's sets on `conversation`. */
-  const decoderFor = (policy: Policy, conversation: Conversation, tool: string): CallDecoder => {
+  /** The plan of a turn that must call `tool`, from the evaluator's sets on `conversation`. */
+  const planFor = (policy: Policy, conversation: Conversation, tool: string): DecodePlan => {
     const sets = shieldSetsFor(new Evaluator(policy), conversation.messages);
     const planned = planGeneration(
       {
@@ -356,7 +356,11 @@ describe("limits from a real policy, through the shield's sets and the plan", ()
       syntax,
     );
     assert.equal(typeof planned, "object", `${tool} is not allowed: ${String(planned)}`);
-    const decoder = new CallDecoder(planned as DecodePlan, index, tokenize, isEnd);
+    return planned as DecodePlan;
+  };
+  /** The decoder of that turn, after the tool's name. */
+  const decoderFor = (policy: Policy, conversation: Conversation, tool: string): CallDecoder => {
+    const decoder = new CallDecoder(planFor(policy, conversation, tool), index, tokenize, isEnd);
     decoder.initialTokens();
     write(decoder, [...tool.split(""), '"']);
     return decoder;
@@ -390,6 +394,39 @@ describe("limits from a real policy, through the shield's sets and the plan", ()
     assert.deepEqual(allowedTexts(decoder, ["[", "[]", "[]}", '["']), ["[", '["']);
     write(decoder, ["["]);
     assert.deepEqual(allowedTexts(decoder, ["]", "]}", '"', '"]']), ['"', '"]']);
+  });
+
+  it("tau2-retail's R5: an item change's order id is the order seen pending, not one made up", () => {
+    // Task 4: two orders to change, one looked up (pending); the model wrote an item id as the order id.
+    const policy = loadPolicy(
+      fileURLToPath(new URL("../../../../policies/tau2-retail/policy.yaml", import.meta.url)),
+    );
+    const conversation = new Conversation(
+      [
+        { name: "request_item_change", arguments: { order_id: "#W6247578" } },
+        { name: "request_item_change", arguments: { order_id: "#W4776164" } },
+      ],
+      "Change items of orders #W6247578 and #W4776164.",
+    )
+      .call("find_user_id_by_email", { email: "a@example.com" }, { json: "user_1" })
+      .call(
+        "get_order_details",
+        { order_id: "#W6247578" },
+        { json: { order_id: "#W6247578", status: "pending", payment_history: [] } },
+      );
+    const decoder = decoderFor(policy, conversation, "modify_pending_order_items");
+    assert.deepEqual(allowedTexts(decoder, ["#", "3", "W", '"']), ["#"]);
+    write(decoder, ["#", "W"]);
+    // Not #W4776164 (not seen pending), not another id.
+    assert.deepEqual(allowedTexts(decoder, ["4", "6", "0", '"']), ["6"]);
+    write(decoder, value("6247578"));
+    // Whatever the sampler does, the order id is that one.
+    const planned = planFor(policy, conversation, "modify_pending_order_items");
+    const random = seededRandom(23);
+    for (let run = 0; run < 40; run++) {
+      const sampled = sample(planned, random, ["3", "7", "9", "#", "W", "4", '"', "]}", "<eos>"]);
+      assert.equal(sampled.calls[0]?.arguments.order_id, "#W6247578", `run ${run}`);
+    }
   });
 
   it("a refund's payment method: the one the order's lookup returned", () => {
