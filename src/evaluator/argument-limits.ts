@@ -23,7 +23,8 @@ import { type ArgumentLimits, type ProposedCall, proposedEvent } from "./types.j
 // The limits that the policy's block constraints put on one argument whatever the call's other
 // arguments are, so that the token shield can mask them while the value is written: an abstract
 // reading of `require` per argument (numbers: an interval; strings: the values allowed; lists:
-// the interval of their length), evaluated in every context a call of the tool can be judged in.
+// the interval of their length), evaluated in every context a call of the tool can be judged in;
+// and a binding argument's known values, where a rule blocks any call that names a new binding.
 
 /** What a constraint allows one argument, in one domain: an interval, or a set of strings. */
 interface Domain<T> {
@@ -300,7 +301,8 @@ function contextsOf(
 
 /**
  * Per tool argument, the limits every block constraint on the tool puts on it whatever the
- * call's other arguments (see the file's head); only arguments with some limit are listed. A
+ * call's other arguments (see the file's head), met with the known bindings' values where a
+ * rule blocks a new binding (`knownBindingValues`); only arguments with some limit are listed. A
  * limit nothing can meet is left out (the evaluator judges such calls).
  */
 export function argumentLimits(
