@@ -6,6 +6,7 @@ import type { Value } from "../../src/expression/index.js";
 import { loadPolicy, type Policy, parsePolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
 import { pharmacyPolicy, refillRequest } from "../support/pharmacy.js";
+import { retailPolicy, twoItemChanges } from "../support/retail-orders.js";
 
 // `next` lists the limits a policy's block constraints put on one argument whatever the call's
 // other arguments (the token shield masks them while the value is written), and none where that
@@ -189,30 +190,6 @@ describe("argument limits decided per argument", () => {
 // A call that names a binding the run does not know, where a rule breaks for good on any such
 // call: its binding argument is limited to the known bindings' values.
 
-const retailPolicy = () => policyFile("policies/tau2-retail/policy.yaml");
-
-/** tau2-retail task 4: items of two orders to change, one of them looked up (pending). */
-const twoOrders = () =>
-  new Conversation(
-    [
-      { name: "request_item_change", arguments: { order_id: "#W6247578" } },
-      { name: "request_item_change", arguments: { order_id: "#W4776164" } },
-    ],
-    "Change items of orders #W6247578 and #W4776164.",
-  )
-    .call("find_user_id_by_email", { email: "a@example.com" }, { json: "user_1" })
-    .call(
-      "get_order_details",
-      { order_id: "#W6247578" },
-      {
-        json: {
-          order_id: "#W6247578",
-          status: "pending",
-          payment_history: [{ payment_method_id: "credit_card_1" }],
-        },
-      },
-    );
-
 /** A policy of `check(account)` and `send(account, amount, kind, items)`: send only a checked account. */
 function checkedPolicy(sentWhen: string): Policy {
   return parsePolicy(
@@ -246,7 +223,7 @@ const checkedA1 = () =>
 
 describe("a binding argument where a new binding is blocked by a rule", () => {
   test("tau2-retail's R5: the order id of an item change is one of the orders the run knows", () => {
-    const answer = new Evaluator(retailPolicy()).next(twoOrders().messages);
+    const answer = new Evaluator(retailPolicy()).next(twoItemChanges().messages);
     const entry = answer.arguments.find(
       (found) => found.tool === "modify_pending_order_items" && found.argument === "order_id",
     );
@@ -254,7 +231,7 @@ describe("a binding argument where a new binding is blocked by a rule", () => {
     assert.deepEqual(entry?.limits, { oneOf: ["#W6247578"] });
     assert.deepEqual(entry?.unsafe, ["#W4776164"]);
     // R3, R9, R11 and R5 block the other order tools on a new order the same way.
-    const limits = limitsOf(retailPolicy(), twoOrders());
+    const limits = limitsOf(retailPolicy(), twoItemChanges());
     for (const tool of [
       "cancel_pending_order",
       "modify_pending_order_address",
@@ -267,7 +244,7 @@ describe("a binding argument where a new binding is blocked by a rule", () => {
 
   test("decide blocks every value outside the known bindings by the rule, and not the known one", () => {
     const evaluator = new Evaluator(retailPolicy());
-    const conversation = twoOrders();
+    const conversation = twoItemChanges();
     const call = (orderId: string) =>
       evaluator.decide(conversation.messages, {
         name: "modify_pending_order_items",
@@ -316,7 +293,7 @@ describe("a binding argument where a new binding is blocked by a rule", () => {
     assert.deepEqual(limits["send.account"], { oneOf: ["A1"] });
     // A check of a new account breaks nothing: no limit.
     assert.equal(limits["check.account"], undefined);
-    assert.equal(limitsOf(retailPolicy(), twoOrders())["get_order_details.order_id"], undefined);
+    assert.equal(limitsOf(retailPolicy(), twoItemChanges())["get_order_details.order_id"], undefined);
     // Travel: the first check of a route is allowed (and a route is named by two arguments).
     const travel = limitsOf(
       policyFile("policies/travel/policy.yaml"),

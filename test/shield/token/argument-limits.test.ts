@@ -18,6 +18,7 @@ import { canEndInRange, inRange, numberRange } from "../../../src/shield/token/n
 import { Conversation } from "../../support/conversation.js";
 import { decodePlan } from "../../support/decode-plan.js";
 import { pharmacyPolicy, refillRequest } from "../../support/pharmacy.js";
+import { retailPolicy, twoItemChanges } from "../../support/retail-orders.js";
 import { toyTokenizer } from "../../support/toy-tokenizer.js";
 
 // The limits a constraint puts on one argument, masked in its slot: a number within its bounds, a
@@ -397,23 +398,9 @@ describe("limits from a real policy, through the shield's sets and the plan", ()
   });
 
   it("tau2-retail's R5: an item change's order id is the order seen pending, not one made up", () => {
-    // Task 4: two orders to change, one looked up (pending); the model wrote an item id as the order id.
-    const policy = loadPolicy(
-      fileURLToPath(new URL("../../../../policies/tau2-retail/policy.yaml", import.meta.url)),
-    );
-    const conversation = new Conversation(
-      [
-        { name: "request_item_change", arguments: { order_id: "#W6247578" } },
-        { name: "request_item_change", arguments: { order_id: "#W4776164" } },
-      ],
-      "Change items of orders #W6247578 and #W4776164.",
-    )
-      .call("find_user_id_by_email", { email: "a@example.com" }, { json: "user_1" })
-      .call(
-        "get_order_details",
-        { order_id: "#W6247578" },
-        { json: { order_id: "#W6247578", status: "pending", payment_history: [] } },
-      );
+    // Task 4: the model wrote an item id as the order id.
+    const policy = retailPolicy();
+    const conversation = twoItemChanges();
     const decoder = decoderFor(policy, conversation, "modify_pending_order_items");
     assert.deepEqual(allowedTexts(decoder, ["#", "3", "W", '"']), ["#"]);
     write(decoder, ["#", "W"]);
