@@ -314,12 +314,11 @@ describe("a binding argument where a new binding is blocked by a rule", () => {
   });
 
   test("no limit where the block of a new binding depends on other arguments or on the value", () => {
-    const evaluator = (policy: Policy) => new Evaluator(policy);
-    // Only sends other than cash need a check: a cash send to a new account is allowed (with
-    // its kind not written, the proposition holds: the call breaks the rule for a new account).
-    const wire = checkedPolicy("a.account == x && a.kind != 'cash'");
-    assert.equal(limitsOf(wire, checkedA1())["send.account"], undefined);
-    const cash = evaluator(wire).decide(checkedA1().messages, {
+    // Only sends other than cash need a check: a cash send to a new account is allowed (the
+    // proposition reads the kind, which is not written yet).
+    const notCash = checkedPolicy("a.account == x && a.kind != 'cash'");
+    assert.equal(limitsOf(notCash, checkedA1())["send.account"], undefined);
+    const cash = new Evaluator(notCash).decide(checkedA1().messages, {
       name: "send",
       arguments: { account: "B2", amount: 5, kind: "cash", items: [1] },
     });
@@ -327,7 +326,7 @@ describe("a binding argument where a new binding is blocked by a rule", () => {
     // House accounts need no check: a value-dependent part of the binding's proposition.
     const house = checkedPolicy("a.account == x && !a.account.startsWith('house_')");
     assert.equal(limitsOf(house, checkedA1())["send.account"], undefined);
-    const toHouse = evaluator(house).decide(checkedA1().messages, {
+    const toHouse = new Evaluator(house).decide(checkedA1().messages, {
       name: "send",
       arguments: { account: "house_1", amount: 5, kind: "cash", items: [1] },
     });
@@ -337,7 +336,10 @@ describe("a binding argument where a new binding is blocked by a rule", () => {
     // of the account.
     const items = sendPolicy(`  - {id: C1, on: sent(account), require: "len(a.items) > 0"}`);
     assert.equal(limitsOf(items, request)["send.account"], undefined);
-    const missing = evaluator(items).decide(request.messages, { name: "send", arguments: { account: "B2" } });
+    const missing = new Evaluator(items).decide(request.messages, {
+      name: "send",
+      arguments: { account: "B2" },
+    });
     assert.equal(missing.verdict, "block");
     assert.ok(missing.violations.every((found) => found.kind === "constraint"));
   });
