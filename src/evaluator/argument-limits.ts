@@ -10,7 +10,12 @@ import {
   type Value,
   valuesEqual,
 } from "../expression/index.js";
-import type { ConstraintSpec, PropositionSpec } from "../policy/index.js";
+import {
+  type ConstraintSpec,
+  fitsParameterType,
+  type PropositionSpec,
+  type RuleSpec,
+} from "../policy/index.js";
 import type { Run, ToolCallEvent } from "../run/index.js";
 import type { Judge } from "./judge.js";
 import { type ArgumentLimits, type ProposedCall, proposedEvent } from "./types.js";
@@ -18,7 +23,8 @@ import { type ArgumentLimits, type ProposedCall, proposedEvent } from "./types.j
 // The limits that the policy's block constraints put on one argument whatever the call's other
 // arguments are, so that the token shield can mask them while the value is written: an abstract
 // reading of `require` per argument (numbers: an interval; strings: the values allowed; lists:
-// the interval of their length), evaluated in every context a call of the tool can be judged in.
+// the interval of their length), evaluated in every context a call of the tool can be judged in;
+// and a binding argument's known values, where a rule blocks any call that names a new binding.
 
 /** What a constraint allows one argument, in one domain: an interval, or a set of strings. */
 interface Domain<T> {
@@ -236,6 +242,20 @@ export function argumentsRead(expression: Expression | undefined): string[] {
   );
 }
 
+/**
+ * A proposition's binding pattern as variable → top-level argument pairs, where which bindings
+ * a call names can be told per argument: one entity at most, its pattern at the top level of the
+ * arguments, and a `when` that reads no other argument. Undefined where it cannot.
+ */
+function argumentPattern(proposition: PropositionSpec): [string, string][] | undefined {
+  if (proposition.entities.length > 1) return undefined;
+  const pattern = Object.entries(proposition.bindingPattern);
+  if (pattern.some(([, path]) => path.length !== 1 || typeof path[0] !== "string")) return undefined;
+  const named = new Set(pattern.map(([, path]) => path[0] as string));
+  if (argumentsRead(proposition.when).some((argument) => !named.has(argument))) return undefined;
+  return pattern.map(([variable, path]) => [variable, path[0] as string]);
+}
+
 /** Where one constraint is judged: per context a call of its tool may be in, the scopes of its targets. */
 type Contexts = Scope[][] | "somewhere not";
 
@@ -253,14 +273,11 @@ function contextsOf(
   eventOf: (call: ProposedCall) => ToolCallEvent,
 ): Contexts | undefined {
   const proposition: PropositionSpec = constraint.on;
-  if (proposition.entities.length > 1) return undefined;
-  const pattern = Object.entries(proposition.bindingPattern);
-  if (pattern.some(([, path]) => path.length !== 1 || typeof path[0] !== "string")) return undefined;
-  const named = new Set(pattern.map(([, path]) => path[0] as string));
-  if (argumentsRead(proposition.when).some((argument) => !named.has(argument))) return undefined;
+  const pattern = argumentPattern(proposition);
+  if (!pattern) return undefined;
   const entity = proposition.entities[0];
   const argumentsFor = (value: (variable: string) => Value) =>
-    Object.fromEntries(pattern.map(([variable, path]) => [path[0] as string, value(variable)]));
+    Object.fromEntries(pattern.map(([variable, argument]) => [argument, value(variable)]));
   const calls =
     entity === undefined
       ? [{}]
@@ -284,7 +301,8 @@ function contextsOf(
 
 /**
  * Per tool argument, the limits every block constraint on the tool puts on it whatever the
- * call's other arguments (see the file's head); only arguments with some limit are listed. A
+ * call's other arguments (see the file's head), met with the known bindings' values where a
+ * rule blocks a new binding (`knownBindingValues`); only arguments with some limit are listed. A
  * limit nothing can meet is left out (the evaluator judges such calls).
  */
 export function argumentLimits(
@@ -327,7 +345,111 @@ export function argumentLimits(
         found.set(`${toolName}.${parameter.name}`, { tool: toolName, argument: parameter.name, limits });
     }
   }
+  // A value outside the known bindings names a new one, which a rule blocks: met with what the
+  // constraints allow (where nothing is left, every call is blocked anyway: theirs stay).
+  for (const { tool, argument, values } of knownBindingValues(judge, run, eventOf)) {
+    const key = `${tool}.${argument}`;
+    const limits = found.get(key)?.limits ?? {};
+    const oneOf = strings.meet(limits.oneOf ?? "any", values) as Value[];
+    if (oneOf.length > 0) found.set(key, { tool, argument, limits: { ...limits, oneOf } });
+  }
   return [...found.values()];
+}
+
+/**
+ * Per tool argument that alone names the binding of an entity, where a call that names one not
+ * seen yet breaks a block rule for good whatever its other arguments (tau2-retail's R5: an order
+ * modified before it was seen pending): the values of the entity's bindings the run knows. The
+ * run matches a written value to a binding by exact equality, so any other value names a new one.
+ */
+function knownBindingValues(
+  judge: Judge,
+  run: Run,
+  eventOf: (call: ProposedCall) => ToolCallEvent,
+): { tool: string; argument: string; values: Value[] }[] {
+  const found: { tool: string; argument: string; values: Value[] }[] = [];
+  for (const rule of judge.policy.rules) {
+    const entity =
+      rule.entities.length === 1 ? judge.policy.entities.get(rule.entities[0] as string) : undefined;
+    if (rule.mode !== "block" || !entity || entity.variables.length !== 1) continue;
+    const variable = entity.variables[0] as string;
+    for (const tool of new Set(rule.propositions.map((proposition) => proposition.tool))) {
+      const argument = namingArgument(
+        rule.propositions.filter((proposition) => proposition.tool === tool),
+        variable,
+      );
+      const type = judge.policy.tools.get(tool)?.parameters.find(({ name }) => name === argument)?.type;
+      if (argument === undefined || !(type === "string" || typeof type === "object")) continue;
+      const fresh = eventOf({ name: tool, arguments: { [argument]: `\u0000unseen ${variable}` } });
+      if (!breaksNewBinding(run, rule, fresh)) continue;
+      const values = run.bindings
+        .filter((binding) => binding.entity === entity.name)
+        .map((binding) => binding.values[variable] ?? null)
+        .filter((value) => fitsParameterType(type, value));
+      found.push({ tool, argument, values });
+    }
+  }
+  return found;
+}
+
+/**
+ * The argument through which a rule's propositions on one tool name the binding of the entity's
+ * one variable, where the rule's letters at a call that names a new binding depend neither on
+ * the call's other arguments nor on which new value it writes: each proposition over the entity
+ * pins it by `a.<argument> == variable`, and every other part of its `when`, its `outcome`, and
+ * a proposition without entities read no argument and no variable. Undefined where they do.
+ */
+function namingArgument(propositions: PropositionSpec[], variable: string): string | undefined {
+  let argument: string | undefined;
+  for (const proposition of propositions) {
+    if (proposition.outcome && !known(proposition.outcome)) return undefined;
+    if (proposition.entities.length === 0) {
+      if (proposition.when && !known(proposition.when)) return undefined;
+      continue;
+    }
+    const pattern = argumentPattern(proposition);
+    const named = pattern?.length === 1 && pattern[0]?.[0] === variable ? pattern[0][1] : undefined;
+    if (named === undefined || (argument !== undefined && named !== argument)) return undefined;
+    const pins = (part: Expression) =>
+      part.kind === "binary" &&
+      part.operator === "==" &&
+      [
+        [part.left, part.right],
+        [part.right, part.left],
+      ].some(
+        ([side, other]) =>
+          isArgument(side as Expression, named) &&
+          other?.kind === "reference" &&
+          other.root === "variable" &&
+          other.path.length === 1 &&
+          other.path[0] === variable,
+      );
+    if (!conjuncts(proposition.when as Expression).every((part) => known(part) || pins(part)))
+      return undefined;
+    argument = named;
+  }
+  return argument;
+}
+
+/**
+ * Whether a call that introduces a binding leaves the rule's instance of it permanently
+ * violated, in every belief and every outcome case (then `decide` blocks the call).
+ */
+function breaksNewBinding(run: Run, rule: RuleSpec, call: ToolCallEvent): boolean {
+  const index = run
+    .atCall(call)
+    .instances.findIndex(
+      (instance) => instance.rule === rule && instance.bindings.some(({ id }) => id >= run.bindings.length),
+    );
+  if (index < 0) return false;
+  return run
+    .afterEach(
+      call,
+      run.expectedCases(call).map((outcomeCase) => [outcomeCase]),
+    )
+    .every((after) =>
+      after.beliefs.every((belief) => rule.automaton.colour(belief[index] as number) === "PERM_VIOL"),
+    );
 }
 
 function limitsOf<E extends { constraint: ConstraintSpec }>(

@@ -149,7 +149,8 @@ export interface NextAnswer {
   calls: CallVerdict[];
   /**
    * Per tool argument: values from the bindings whose calls are unsafe or progressing, and the
-   * `limits` the block constraints put on the argument whatever the call's other arguments.
+   * `limits` the block constraints put on the argument whatever the call's other arguments
+   * (and, for a binding argument, the known bindings' values where a rule blocks a new binding).
    */
   arguments: {
     tool: string;

@@ -6,6 +6,7 @@ import type { Value } from "../../src/expression/index.js";
 import { loadPolicy, type Policy, parsePolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
 import { pharmacyPolicy, refillRequest } from "../support/pharmacy.js";
+import { retailPolicy, twoItemChanges } from "../support/retail-orders.js";
 
 // `next` lists the limits a policy's block constraints put on one argument whatever the call's
 // other arguments (the token shield masks them while the value is written), and none where that
@@ -183,5 +184,163 @@ describe("argument limits decided per argument", () => {
         assert.equal(brokeConstraint, !within, `${argument} = ${value}`);
       }
     }
+  });
+});
+
+// A call that names a binding the run does not know, where a rule breaks for good on any such
+// call: its binding argument is limited to the known bindings' values.
+
+/** A policy of `check(account)` and `send(account, amount, kind, items)`: send only a checked account. */
+function checkedPolicy(sentWhen: string): Policy {
+  return parsePolicy(
+    `
+policy: checked
+manual:
+  R1: Check an account before sending to it.
+tools:
+  check: {parameters: {account: string}}
+  send: {parameters: {account: string, amount: number, kind: {enum: [wire, cash]}, items: array}}
+task:
+  request_send: {parameters: {account: string}}
+entities:
+  account: {from: {request_send: {x: account}}}
+propositions:
+  checked(account): {tool: check, when: "a.account == x"}
+  sent(account): {tool: send, when: "${sentWhen}"}
+rules:
+  - {id: R1, ltl: "G(sent(account) -> O checked(account))"}
+`,
+    "checked.yaml",
+  );
+}
+
+const checkedA1 = () =>
+  new Conversation([{ name: "request_send", arguments: { account: "A1" } }]).call(
+    "check",
+    { account: "A1" },
+    { json: { ok: true } },
+  );
+
+describe("a binding argument where a new binding is blocked by a rule", () => {
+  test("tau2-retail's R5: the order id of an item change is one of the orders the run knows", () => {
+    const answer = new Evaluator(retailPolicy()).next(twoItemChanges().messages);
+    const entry = answer.arguments.find(
+      (found) => found.tool === "modify_pending_order_items" && found.argument === "order_id",
+    );
+    // The order looked up; the other order is a request, not an order seen yet: unsafe.
+    assert.deepEqual(entry?.limits, { oneOf: ["#W6247578"] });
+    assert.deepEqual(entry?.unsafe, ["#W4776164"]);
+    // R3, R9, R11 and R5 block the other order tools on a new order the same way.
+    const limits = limitsOf(retailPolicy(), twoItemChanges());
+    for (const tool of [
+      "cancel_pending_order",
+      "modify_pending_order_address",
+      "modify_pending_order_payment",
+      "return_delivered_order_items",
+      "exchange_delivered_order_items",
+    ])
+      assert.deepEqual(limits[`${tool}.order_id`], { oneOf: ["#W6247578"] }, tool);
+  });
+
+  test("decide blocks every value outside the known bindings by the rule, and not the known one", () => {
+    const evaluator = new Evaluator(retailPolicy());
+    const conversation = twoItemChanges();
+    const call = (orderId: string) =>
+      evaluator.decide(conversation.messages, {
+        name: "modify_pending_order_items",
+        arguments: {
+          order_id: orderId,
+          item_ids: ["1008292230"],
+          new_item_ids: ["1008292231"],
+          payment_method_id: "credit_card_1",
+        },
+      });
+    const oneOf = evaluator
+      .next(conversation.messages)
+      .arguments.find((found) => found.tool === "modify_pending_order_items" && found.argument === "order_id")
+      ?.limits?.oneOf;
+    assert.deepEqual(oneOf, ["#W6247578"]);
+    // An item id as the order id (task 4's run), the id without its '#', in another case, padded,
+    // another order's id, the order asked for but not looked up.
+    const made = [
+      "3799046073",
+      "W6247578",
+      "#w6247578",
+      " #W6247578",
+      "#W6247578 ",
+      "#W0000000",
+      "#W4776164",
+    ];
+    for (const value of made) {
+      assert.ok(!oneOf.includes(value), value);
+      const decision = call(value);
+      assert.equal(decision.verdict, "block", value);
+      assert.ok(
+        decision.violations.some((found) => found.kind === "temporal" && found.rule === "R5"),
+        `${value}: ${JSON.stringify(decision.violations)}`,
+      );
+    }
+    const known = call("#W6247578");
+    assert.deepEqual(
+      known.violations.filter((found) => found.rule === "R5"),
+      [],
+    );
+    assert.equal(known.verdict, "allow");
+  });
+
+  test("a small policy: the account of a send is a checked one; a new one fits a check", () => {
+    const limits = limitsOf(checkedPolicy("a.account == x"), checkedA1());
+    assert.deepEqual(limits["send.account"], { oneOf: ["A1"] });
+    // A check of a new account breaks nothing: no limit.
+    assert.equal(limits["check.account"], undefined);
+    assert.equal(limitsOf(retailPolicy(), twoItemChanges())["get_order_details.order_id"], undefined);
+    // Travel: the first check of a route is allowed (and a route is named by two arguments).
+    const travel = limitsOf(
+      policyFile("policies/travel/policy.yaml"),
+      new Conversation([
+        {
+          name: "request_travel",
+          arguments: {
+            origin: "Toronto",
+            destination: "Chicago",
+            urgent: false,
+            mode: "flight",
+            travel_class: "any",
+          },
+        },
+      ]),
+    );
+    assert.deepEqual(Object.keys(travel), ["book_flight.travel_class"], "its constraint's limit only");
+  });
+
+  test("no limit where the block of a new binding depends on other arguments or on the value", () => {
+    // Only sends other than cash need a check: a cash send to a new account is allowed (the
+    // proposition reads the kind, which is not written yet).
+    const notCash = checkedPolicy("a.account == x && a.kind != 'cash'");
+    assert.equal(limitsOf(notCash, checkedA1())["send.account"], undefined);
+    const cash = new Evaluator(notCash).decide(checkedA1().messages, {
+      name: "send",
+      arguments: { account: "B2", amount: 5, kind: "cash", items: [1] },
+    });
+    assert.equal(cash.verdict, "allow");
+    // House accounts need no check: a value-dependent part of the binding's proposition.
+    const house = checkedPolicy("a.account == x && !a.account.startsWith('house_')");
+    assert.equal(limitsOf(house, checkedA1())["send.account"], undefined);
+    const toHouse = new Evaluator(house).decide(checkedA1().messages, {
+      name: "send",
+      arguments: { account: "house_1", amount: 5, kind: "cash", items: [1] },
+    });
+    assert.equal(toHouse.verdict, "allow");
+    // A new account breaks no rule (R1 asks for the requested one); the call with its other
+    // arguments missing is blocked, but by a constraint on a missing argument: that says nothing
+    // of the account.
+    const items = sendPolicy(`  - {id: C1, on: sent(account), require: "len(a.items) > 0"}`);
+    assert.equal(limitsOf(items, request)["send.account"], undefined);
+    const missing = new Evaluator(items).decide(request.messages, {
+      name: "send",
+      arguments: { account: "B2" },
+    });
+    assert.equal(missing.verdict, "block");
+    assert.ok(missing.violations.every((found) => found.kind === "constraint"));
   });
 });

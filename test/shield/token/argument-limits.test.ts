@@ -18,6 +18,7 @@ import { canEndInRange, inRange, numberRange } from "../../../src/shield/token/n
 import { Conversation } from "../../support/conversation.js";
 import { decodePlan } from "../../support/decode-plan.js";
 import { pharmacyPolicy, refillRequest } from "../../support/pharmacy.js";
+import { retailPolicy, twoItemChanges } from "../../support/retail-orders.js";
 import { toyTokenizer } from "../../support/toy-tokenizer.js";
 
 // The limits a constraint puts on one argument, masked in its slot: a number within its bounds, a
@@ -343,8 +344,8 @@ describe("limits from a real policy, through the shield's sets and the plan", ()
         ),
       },
     }));
-  /** The decoder of a turn that must call `tool`, planned from the evaluator's sets on `conversation`. */
-  const decoderFor = (policy: Policy, conversation: Conversation, tool: string): CallDecoder => {
+  /** The plan of a turn that must call `tool`, from the evaluator's sets on `conversation`. */
+  const planFor = (policy: Policy, conversation: Conversation, tool: string): DecodePlan => {
     const sets = shieldSetsFor(new Evaluator(policy), conversation.messages);
     const planned = planGeneration(
       {
@@ -356,7 +357,11 @@ describe("limits from a real policy, through the shield's sets and the plan", ()
       syntax,
     );
     assert.equal(typeof planned, "object", `${tool} is not allowed: ${String(planned)}`);
-    const decoder = new CallDecoder(planned as DecodePlan, index, tokenize, isEnd);
+    return planned as DecodePlan;
+  };
+  /** The decoder of that turn, after the tool's name. */
+  const decoderFor = (policy: Policy, conversation: Conversation, tool: string): CallDecoder => {
+    const decoder = new CallDecoder(planFor(policy, conversation, tool), index, tokenize, isEnd);
     decoder.initialTokens();
     write(decoder, [...tool.split(""), '"']);
     return decoder;
@@ -390,6 +395,25 @@ describe("limits from a real policy, through the shield's sets and the plan", ()
     assert.deepEqual(allowedTexts(decoder, ["[", "[]", "[]}", '["']), ["[", '["']);
     write(decoder, ["["]);
     assert.deepEqual(allowedTexts(decoder, ["]", "]}", '"', '"]']), ['"', '"]']);
+  });
+
+  it("tau2-retail's R5: an item change's order id is the order seen pending, not one made up", () => {
+    // Task 4: the model wrote an item id as the order id.
+    const policy = retailPolicy();
+    const conversation = twoItemChanges();
+    const decoder = decoderFor(policy, conversation, "modify_pending_order_items");
+    assert.deepEqual(allowedTexts(decoder, ["#", "3", "W", '"']), ["#"]);
+    write(decoder, ["#", "W"]);
+    // Not #W4776164 (not seen pending), not another id.
+    assert.deepEqual(allowedTexts(decoder, ["4", "6", "0", '"']), ["6"]);
+    write(decoder, value("6247578"));
+    // Whatever the sampler does, the order id is that one.
+    const planned = planFor(policy, conversation, "modify_pending_order_items");
+    const random = seededRandom(23);
+    for (let run = 0; run < 40; run++) {
+      const sampled = sample(planned, random, ["3", "7", "9", "#", "W", "4", '"', "]}", "<eos>"]);
+      assert.equal(sampled.calls[0]?.arguments.order_id, "#W6247578", `run ${run}`);
+    }
   });
 
   it("a refund's payment method: the one the order's lookup returned", () => {
