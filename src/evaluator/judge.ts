@@ -6,6 +6,7 @@ import { Advisor } from "./advisor.js";
 import { SearchBudget } from "./budget.js";
 import { Duties } from "./duties.js";
 import { BindingTexts, Findings } from "./findings.js";
+import { PerRunAnswers } from "./per-run-answers.js";
 import {
   type Decision,
   type Duty,
@@ -98,21 +99,14 @@ export class Judge {
    */
   blocksWithNewBinding(run: Run, call: ProposedCall): boolean {
     if (run.introducedBindings(proposedEvent(call)).length === 0) return false;
-    let known = this.newBindingBlocks.get(run);
-    if (!known) {
-      known = new Map();
-      this.newBindingBlocks.set(run, known);
-    }
-    const key = JSON.stringify([call.name, call.arguments]);
-    let blocked = known.get(key);
-    if (blocked === undefined) {
-      blocked = this.decide(run, call, false).verdict === "block";
-      known.set(key, blocked);
-    }
-    return blocked;
+    return this.newBindingBlocks.answer(
+      run,
+      JSON.stringify([call.name, call.arguments]),
+      () => this.decide(run, call, false).verdict === "block",
+    );
   }
 
-  private readonly newBindingBlocks = new WeakMap<Run, Map<string, boolean>>();
+  private readonly newBindingBlocks = new PerRunAnswers();
 
   /** Whether a call whose outcome cases are lost as given is blocked. */
   blocked(lost: boolean[]): boolean {

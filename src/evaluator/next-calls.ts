@@ -6,6 +6,7 @@ import { repairValues } from "./advisor.js";
 import { argumentLimits, argumentsRead } from "./argument-limits.js";
 import type { Judge } from "./judge.js";
 import { listedCalls } from "./listed-calls.js";
+import { PerRunAnswers } from "./per-run-answers.js";
 import { type CallVerdict, type Duty, type NextAnswer, type ProposedCall, proposedEvent } from "./types.js";
 
 /**
@@ -14,16 +15,17 @@ import { type CallVerdict, type Duty, type NextAnswer, type ProposedCall, propos
  */
 export class NextCalls {
   /**
-   * Whether a call of a tool for a binding not seen yet is blocked, per run and tool. Keyed by run:
-   * the answer reads the whole run (a run with no compliant finish left blocks every call; a new
+   * Whether a call of a tool for a binding not seen yet is blocked, per run and tool (a new
    * binding's instances share components with the others through rules without entities and
    * propositions over several entities; instances of rules that read every call start after the
-   * run's calls), so no part of it is a key for another run's answer.
+   * run's calls).
    */
-  private readonly freshCalls = new WeakMap<Run, Map<string, boolean>>();
+  private readonly freshCalls = new PerRunAnswers();
   private constrained: [string, ToolSpec, Set<string>][] | undefined;
-  /** Per run, whether the constraints a listed call's own arguments decide block it (by call). */
-  private readonly constraintVerdicts = new WeakMap<Run, Map<string, boolean>>();
+  /** Per run and listed call, whether the constraints its own arguments decide block it. */
+  private readonly constraintVerdicts = new PerRunAnswers();
+  /** Per tool, its block constraints and the arguments each reads (`require` and `when`). */
+  private blockConstraints: Map<string, { id: string; reads: string[] }[]> | undefined;
 
   constructor(private readonly judge: Judge) {}
 
@@ -88,7 +90,7 @@ export class NextCalls {
       tools,
       calls,
       arguments: withLimits(
-        mergeArgumentValues(argumentValues(written), this.constrainedValues(run, calls, openDuties)),
+        mergeArgumentValues(argumentValues(written), this.constrainedValues(run, written, openDuties)),
         argumentLimits(this.judge, run),
       ),
       openDuties,
@@ -183,30 +185,27 @@ export class NextCalls {
    * would call it progressing and the token shield would boost a call `decide` then blocks.
    */
   private constraintsBlock(run: Run, call: ProposedCall): boolean {
-    const decidable = this.judge.policy.constraints.filter(
-      (constraint) =>
-        constraint.mode === "block" &&
-        constraint.on.tool === call.name &&
-        [...argumentsRead(constraint.require), ...argumentsRead(constraint.on.when)].every((argument) =>
-          Object.hasOwn(call.arguments, argument),
-        ),
+    if (!this.blockConstraints) {
+      this.blockConstraints = new Map();
+      for (const constraint of this.judge.policy.constraints) {
+        if (constraint.mode !== "block") continue;
+        const reads = [...argumentsRead(constraint.require), ...argumentsRead(constraint.on.when)];
+        const list = this.blockConstraints.get(constraint.on.tool) ?? [];
+        list.push({ id: constraint.id, reads });
+        this.blockConstraints.set(constraint.on.tool, list);
+      }
+    }
+    const decidable = new Set(
+      (this.blockConstraints.get(call.name) ?? [])
+        .filter(({ reads }) => reads.every((argument) => Object.hasOwn(call.arguments, argument)))
+        .map(({ id }) => id),
     );
-    if (decidable.length === 0) return false;
-    let known = this.constraintVerdicts.get(run);
-    if (!known) {
-      known = new Map();
-      this.constraintVerdicts.set(run, known);
-    }
-    const key = JSON.stringify([call.name, call.arguments]);
-    let blocked = known.get(key);
-    if (blocked === undefined) {
-      const ids = new Set(decidable.map((constraint) => constraint.id));
-      blocked = this.judge
+    if (decidable.size === 0) return false;
+    return this.constraintVerdicts.answer(run, JSON.stringify([call.name, call.arguments]), () =>
+      this.judge
         .decide(run, call, false)
-        .violations.some((found) => found.kind === "constraint" && ids.has(found.rule));
-      known.set(key, blocked);
-    }
-    return blocked;
+        .violations.some((found) => found.kind === "constraint" && decidable.has(found.rule)),
+    );
   }
 
   /** Whether a call of `tool` for a binding not seen yet would be blocked whatever its outcome. */
@@ -218,21 +217,14 @@ export class NextCalls {
         Object.keys(candidate.bindingPattern).length > 0,
     );
     if (!proposition) return true;
-    let known = this.freshCalls.get(run);
-    if (!known) {
-      known = new Map();
-      this.freshCalls.set(run, known);
-    }
-    const answered = known.get(tool);
-    if (answered !== undefined) return answered;
-    // Argument values no binding can have, so the call introduces a new one.
-    const args: Record<string, Value> = {};
-    for (const [variable, path] of Object.entries(proposition.bindingPattern)) {
-      args[String(path[0])] = `\u0000unseen ${variable}`;
-    }
-    const unsafe = this.judge.decide(run, { name: tool, arguments: args }, false).verdict === "block";
-    known.set(tool, unsafe);
-    return unsafe;
+    return this.freshCalls.answer(run, tool, () => {
+      // Argument values no binding can have, so the call introduces a new one.
+      const args: Record<string, Value> = {};
+      for (const [variable, path] of Object.entries(proposition.bindingPattern)) {
+        args[String(path[0])] = `\u0000unseen ${variable}`;
+      }
+      return this.judge.decide(run, { name: tool, arguments: args }, false).verdict === "block";
+    });
   }
 }
 

@@ -16,6 +16,7 @@ const policy = parsePolicy(
 manual:
   FROM: The account is checked before it sends money.
   TO: The destination is checked before it receives money.
+  LIMIT: A transfer sends 500 at most.
 tools:
   check_exists:
     parameters: {username: string}
@@ -24,7 +25,7 @@ tools:
   transfer_funds:
     parameters: {username: string, destination_username: string, amount: number}
 task:
-  name_account: {parameters: {username: string}}
+  name_account: {parameters: {username: string, amount: number}}
 entities:
   account: {from: {name_account: {u: username}}}
 propositions:
@@ -34,13 +35,15 @@ propositions:
 rules:
   - {id: FROM, ltl: "G(sends(account) -> O exists(account))"}
   - {id: TO, ltl: "G(receives(account) -> O exists(account))"}
+constraints:
+  - {id: LIMIT, on: sends(account), require: "a.amount <= 500"}
 `,
   "transfer.yaml",
 );
 
 describe("a tool whose calls name two entities", () => {
   const checked = new Conversation([
-    { name: "name_account", arguments: { username: "alice" } },
+    { name: "name_account", arguments: { username: "alice", amount: 200 } },
     { name: "name_account", arguments: { username: "jane" } },
   ])
     .call("check_exists", { username: "alice" }, { text: "True", label: "exists" })
@@ -59,6 +62,11 @@ describe("a tool whose calls name two entities", () => {
       (entry) => entry.tool === "transfer_funds" && entry.argument === "username",
     );
     assert.deepEqual(usernames?.unsafe ?? [], []);
+    // Nor the values of an argument a constraint reads: an amount within the limit stays writable.
+    const amounts = next.arguments.find(
+      (entry) => entry.tool === "transfer_funds" && entry.argument === "amount",
+    );
+    assert.deepEqual(amounts?.unsafe ?? [], []);
     const sets = shieldSetsFor(evaluator, checked.messages);
     assert.ok(!sets.unsafeTools?.includes("transfer_funds"), "the token shield does not mask the transfer");
   });
