@@ -45,6 +45,13 @@ export interface TaskFidelity {
    * goal either.
    */
   end?: { doneAllowed: boolean; ledToGoal: boolean; trapped: boolean };
+  /**
+   * For a task whose action should succeed: at each oracle call (the goal included), what the
+   * token shield would boost (`next`'s progressing tools). A step is **led** where it boosts only
+   * tools the oracle still calls, **misled** where it boosts one the oracle no longer needs (an
+   * excuse, a repeat, a lookup the task never asks for), **unled** where it boosts nothing.
+   */
+  steering?: { led: number; misled: number; unled: number; misleading: string[] };
   settings: Record<string, number | boolean>;
 }
 
@@ -80,7 +87,23 @@ export async function judgeOracleRuns(base: Policy, runs: readonly OracleRun[]):
       });
     };
     let verdict: TaskFidelity | undefined;
+    const steering = { led: 0, misled: 0, unled: 0, misleading: [] as string[] };
+    const steer = async (at: number) => {
+      const needed = new Set([...run.calls.slice(at).map((call) => call.name), run.goal.name]);
+      const boosted = evaluator
+        .next(await grounded())
+        .tools.filter((tool) => tool.class === "progressing")
+        .map((tool) => tool.name);
+      const needless = boosted.filter((name) => !needed.has(name));
+      if (boosted.length === 0) steering.unled++;
+      else if (needless.length === 0) steering.led++;
+      else {
+        steering.misled++;
+        steering.misleading.push(...needless.filter((name) => !steering.misleading.includes(name)));
+      }
+    };
     for (const [at, call] of run.calls.entries()) {
+      if (run.should_succeed) await steer(at);
       const decision = await decide(call);
       if (decision.verdict === "block") {
         verdict = result(
@@ -106,6 +129,7 @@ export async function judgeOracleRuns(base: Policy, runs: readonly OracleRun[]):
         { role: "tool", tool_call_id: id, content: call.content },
       );
     }
+    if (!verdict && run.should_succeed) await steer(run.calls.length);
     const end = verdict ? undefined : endAfterOracle(evaluator.next(await grounded()), run);
     if (!verdict && run.goal.available) {
       const decision = await decide(run.goal);
@@ -116,7 +140,7 @@ export async function judgeOracleRuns(base: Policy, runs: readonly OracleRun[]):
         verdict = result("false allow", run.goal.name);
     }
     const judged = verdict ?? result("agree");
-    results.push(end ? { ...judged, end } : judged);
+    results.push({ ...judged, ...(end ? { end } : {}), ...(run.should_succeed ? { steering } : {}) });
   }
   return results;
 }
@@ -166,6 +190,13 @@ export function fidelitySummary(results: readonly TaskFidelity[]) {
     /** Tasks whose action should succeed, and of them those the run is led to the goal in. */
     shouldSucceed: results.filter((result) => result.shouldSucceed).length,
     ledToGoal: results.filter((result) => result.shouldSucceed && result.end?.ledToGoal).length,
+    /** Over the oracle steps of those the policy agrees with: led, misled and unled (`TaskFidelity.steering`). */
+    steps: (["led", "misled", "unled"] as const).map((kind) =>
+      results.reduce(
+        (sum, result) => sum + (result.outcome === "agree" ? (result.steering?.[kind] ?? 0) : 0),
+        0,
+      ),
+    ),
     blockingRules: [...rules.entries()].sort((left, right) => right[1] - left[1]),
   };
 }
@@ -192,9 +223,9 @@ async function main(argv: string[]): Promise<void> {
   const policyDir = resolve(options.policyDir ?? join(repoRoot, "policies"));
   if (options.out) mkdirSync(options.out, { recursive: true });
   console.log(
-    "| domain | tasks | agree | false blocks | false allows | trapped | led to the goal | rules behind the false blocks |",
+    "| domain | tasks | agree | false blocks | false allows | trapped | led to the goal | steps led / misled / unled | rules behind the false blocks |",
   );
-  console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
+  console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
   for (const domain of options.domains) {
     const policy = loadPolicy(domainPolicy(policyDir, domain).file);
     const results = await judgeOracleRuns(policy, oracleRuns(domain, dataDir, python));
@@ -203,7 +234,7 @@ async function main(argv: string[]): Promise<void> {
       writeFileSync(join(options.out, `${domain}.json`), `${JSON.stringify(results, null, 1)}\n`);
     const rules = summary.blockingRules.map(([rule, count]) => `${rule} ${count}`).join(", ");
     console.log(
-      `| ${domain} | ${summary.tasks} | ${summary.agree} | ${summary.falseBlocks} | ${summary.falseAllows} | ${summary.trapped} | ${summary.ledToGoal} of ${summary.shouldSucceed} | ${rules} |`,
+      `| ${domain} | ${summary.tasks} | ${summary.agree} | ${summary.falseBlocks} | ${summary.falseAllows} | ${summary.trapped} | ${summary.ledToGoal} of ${summary.shouldSucceed} | ${summary.steps.join(" / ")} | ${rules} |`,
     );
   }
 }

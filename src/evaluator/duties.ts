@@ -15,9 +15,23 @@ export interface DutyCalls {
  * known. Kept per template and beliefs array (every blocked call on a run asks for the run's
  * own); callers get their own copies.
  */
+/** An open duty, the instance it is of, and whether its `fulfil` goes toward the way its request asked for. */
+interface OpenDuty {
+  duty: Duty;
+  instance: number;
+  towardAsked: boolean;
+}
+
+/** The calls toward the ways requests asked for, the duty instances they serve, and the other open instances. */
+export interface AskedSteps {
+  steps: ProposedCall[];
+  instances: Set<number>;
+  others: Set<number>;
+}
+
 export class Duties {
   // Keyed by template, then beliefs array (runs and templates are never changed once built): an entry lives as long as both.
-  private readonly byTemplate = new WeakMap<StrategyTemplate, WeakMap<readonly Int32Array[], Duty[]>>();
+  private readonly byTemplate = new WeakMap<StrategyTemplate, WeakMap<readonly Int32Array[], OpenDuty[]>>();
 
   constructor(
     private readonly texts: BindingTexts,
@@ -29,18 +43,40 @@ export class Duties {
    * `runAt`, the run they are the beliefs of) those after a call allowed on it.
    */
   at(template: StrategyTemplate, beliefs: readonly Int32Array[], runAt?: () => Run): Duty[] {
-    const byBeliefs = this.byTemplate.get(template) ?? new WeakMap<readonly Int32Array[], Duty[]>();
+    return this.openAt(template, beliefs, runAt).map(({ duty }) => ({
+      ...duty,
+      ...(duty.missing ? { missing: [...duty.missing] } : {}),
+    }));
+  }
+
+  /**
+   * On `template`'s run: the calls the open duties make toward the ways their requests asked for
+   * while those are possible (the lookup an asked-for change of major needs first), and the duty
+   * instances they serve.
+   */
+  askedSteps(template: StrategyTemplate): AskedSteps {
+    const open = this.openAt(template, template.run.beliefs);
+    const asked = open.filter((entry) => entry.towardAsked);
+    return {
+      steps: asked.flatMap(({ duty }) => (duty.fulfil ? [duty.fulfil] : [])),
+      instances: new Set(asked.map(({ instance }) => instance)),
+      others: new Set(open.filter((entry) => !entry.towardAsked).map(({ instance }) => instance)),
+    };
+  }
+
+  private openAt(template: StrategyTemplate, beliefs: readonly Int32Array[], runAt?: () => Run): OpenDuty[] {
+    const byBeliefs = this.byTemplate.get(template) ?? new WeakMap<readonly Int32Array[], OpenDuty[]>();
     this.byTemplate.set(template, byBeliefs);
     let duties = byBeliefs.get(beliefs);
     if (!duties) {
       duties = this.open(template, beliefs, beliefs === template.run.beliefs ? template.run : runAt?.());
       byBeliefs.set(beliefs, duties);
     }
-    return duties.map((duty) => ({ ...duty, ...(duty.missing ? { missing: [...duty.missing] } : {}) }));
+    return duties;
   }
 
-  private open(template: StrategyTemplate, beliefs: readonly Int32Array[], run: Run | undefined): Duty[] {
-    const duties: Duty[] = [];
+  private open(template: StrategyTemplate, beliefs: readonly Int32Array[], run: Run | undefined): OpenDuty[] {
+    const duties: OpenDuty[] = [];
     const helpers = template.helpingCandidates();
     template.run.instances.forEach((instance, index) => {
       if (instance.rule.mode === "record") return;
@@ -73,7 +109,7 @@ export class Duties {
         duty.fulfil = filled.call;
         if (filled.missing?.length) duty.missing = filled.missing;
       }
-      duties.push(duty);
+      duties.push({ duty, instance: index, towardAsked: toward !== undefined });
     });
     return duties;
   }

@@ -12,11 +12,14 @@ const rank: Record<CallClass, number> = { unsafe: 0, neutral: 1, progressing: 2 
  * are one concrete call (the game aims a call at each binding it names, but a lookup of a student
  * steps the student's instances and the aid request's at once), `moveClass` classes the call as
  * `decide` judges it, by its whole move: one binding's neutral must not hide the other's progress.
+ * So is a call whose arguments also name bindings its candidate is not aimed at (a declaration of
+ * the minor asked for names the student too, whose rules may refuse it): `moveClass` is asked
+ * with the candidate, and answers where the call's move reaches instances the candidate does not.
  */
 export function listedCalls(
   template: StrategyTemplate,
   classOf: (candidate: CandidateCall) => CallClass,
-  moveClass?: (call: ProposedCall) => CallClass | undefined,
+  moveClass?: (call: ProposedCall, candidate?: CandidateCall) => CallClass | undefined,
 ): CallVerdict[] {
   const keyOf = (candidate: CandidateCall) => JSON.stringify([candidate.tool, candidate.arguments]);
   const worst = new Map<string, CallClass>();
@@ -34,6 +37,7 @@ export function listedCalls(
     const key = keyOf(candidate);
     const call = { name: candidate.tool, arguments: candidate.arguments };
     if (moveClass && several.has(key) && !joint.has(key)) joint.set(key, moveClass(call));
-    return { call, class: joint.get(key) ?? worst.get(key) ?? (classes[position] as CallClass) };
+    const whole = joint.has(key) ? joint.get(key) : moveClass?.(call, candidate);
+    return { call, class: whole ?? worst.get(key) ?? (classes[position] as CallClass) };
   });
 }

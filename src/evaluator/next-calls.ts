@@ -4,6 +4,7 @@ import { fitsParameterType, type ToolSpec } from "../policy/index.js";
 import type { Run } from "../run/index.js";
 import { repairValues } from "./advisor.js";
 import { argumentLimits, argumentsRead } from "./argument-limits.js";
+import type { AskedSteps } from "./duties.js";
 import type { Judge } from "./judge.js";
 import { listedCalls } from "./listed-calls.js";
 import { PerRunAnswers } from "./per-run-answers.js";
@@ -42,14 +43,16 @@ export class NextCalls {
       if (classes.includes("unsafe")) return "unsafe";
       return classes.every((entry) => entry === "progressing") ? "progressing" : "neutral";
     };
-    // A concrete call the run reads as several candidates: the class of its whole move.
-    const moveClass = (call: ProposedCall): CallClass | undefined => {
+    // A concrete call the run reads as several candidates, or as a move that reaches instances
+    // its candidate does not: the class of its whole move.
+    const moveClass = (call: ProposedCall, candidate?: CandidateCall): CallClass | undefined => {
       const event = proposedEvent(call);
-      return run.introducedBindings(event).length > 0
-        ? undefined
-        : classOf(template.moveOf(event, run.expectedCases(event)));
+      if (run.introducedBindings(event).length > 0) return undefined;
+      const move = template.moveOf(event, run.expectedCases(event));
+      if (candidate && move.affected.every((index) => candidate.affected.includes(index))) return undefined;
+      return classOf(move);
     };
-    const calls = listedCalls(template, classOf, moveClass).map(({ call, class: gameClass }) => ({
+    const judged = listedCalls(template, classOf, moveClass).map(({ call, class: gameClass }) => ({
       call,
       class:
         gameClass !== "unsafe" &&
@@ -57,6 +60,7 @@ export class NextCalls {
           ? "unsafe"
           : gameClass,
     }));
+    const calls = towardAsked(judged, template.candidates, this.judge.duties.askedSteps(template));
     // A listed call that names one binding of a tool whose propositions pin another entity too (a
     // transfer's account, not its destination) introduces a binding with no values for what it
     // leaves out, which the rules refuse: it says nothing of the calls the agent writes with those
@@ -226,6 +230,33 @@ export class NextCalls {
       return this.judge.decide(run, { name: tool, arguments: args }, false).verdict === "block";
     });
   }
+}
+
+/**
+ * Where a request asked for a way of meeting its duty that is still possible (a change of major,
+ * not the failed check that would excuse it), that way's next step is the duty's progress: the
+ * step is progressing unless the game finds it unsafe (listed if the game does not list it: a
+ * lookup only a constraint reads), and
+ * a call the game finds progressing only through such duties is neutral. Calls that also progress
+ * another open duty keep their class. `calls` are the game's candidates' listed calls, in order.
+ */
+function towardAsked(calls: CallVerdict[], candidates: readonly CandidateCall[], asked: AskedSteps): CallVerdict[] {
+  if (asked.steps.length === 0) return calls;
+  // A listed call names the arguments its candidate gives; the step fills every required one.
+  const isStep = (call: ProposedCall, step: ProposedCall) =>
+    call.name === step.name &&
+    Object.entries(call.arguments).every(([name, value]) => valuesEqual(step.arguments[name] ?? null, value));
+  const steered = calls.map((entry, position): CallVerdict => {
+    if (entry.class === "unsafe") return entry;
+    if (asked.steps.some((step) => isStep(entry.call, step))) return { ...entry, class: "progressing" };
+    const affected = (candidates[position] as CandidateCall).affected;
+    const onlyAsked =
+      affected.some((instance) => asked.instances.has(instance)) &&
+      !affected.some((instance) => asked.others.has(instance));
+    return entry.class === "progressing" && onlyAsked ? { ...entry, class: "neutral" } : entry;
+  });
+  const unlisted = asked.steps.filter((step) => !steered.some((entry) => isStep(entry.call, step)));
+  return [...steered, ...unlisted.map((step): CallVerdict => ({ call: step, class: "progressing" }))];
 }
 
 /**

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { Evaluator } from "../../src/evaluator/index.js";
+import { Evaluator, type NextAnswer } from "../../src/evaluator/index.js";
 import { parsePolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
 
@@ -123,6 +123,35 @@ describe("the step toward what was asked, where excuses also meet the duty", () 
     assert.equal(tied.openDuties[0]?.fulfil?.name, "refer_to_office");
   });
 
+  test("asks_for: the step toward the application is the progress, not the referral that would also meet the duty", () => {
+    // The game's environment is cooperative, so a referral (one call, and the duty is met) lowers
+    // the distance as much as the lookup the application needs: both were progressing, and the
+    // token shield boosted the way out as much as the way asked for.
+    const evaluator = new Evaluator(policy(", asks_for: [apply_aid]", "last('get_record').gpa >= 2.0"));
+    const classOf = (next: NextAnswer, tool: string) => next.tools.find((entry) => entry.name === tool)?.class;
+    const next = evaluator.next(loggedIn().messages);
+    assert.equal(classOf(next, "get_record"), "progressing");
+    assert.equal(classOf(next, "refer_to_office"), "neutral");
+    assert.deepEqual(next.calls.find((verdict) => verdict.call.name === "get_record")?.class, "progressing");
+    // Once the record rules the application out (a GPA below the bound, read: observations are
+    // facts), the asked way is impossible and the referral is progress again.
+    const low = loggedIn().call("get_record", { username: "alice" }, { text: "gpa 1.2", label: "eligible" });
+    assert.equal(evaluator.decide(low.messages, apply).verdict, "block");
+    assert.equal(classOf(evaluator.next(low.messages), "refer_to_office"), "progressing");
+  });
+
+  test("a lookup only a constraint reads, the step toward the asked way, is listed and progressing", () => {
+    const evaluator = new Evaluator(policy(", asks_for: [apply_aid]", "last('get_transcript').gpa >= 2.0"));
+    const next = evaluator.next(loggedIn().messages);
+    const transcript = { name: "get_transcript", arguments: { username: "alice" } };
+    assert.deepEqual(next.openDuties[0]?.fulfil, transcript);
+    assert.deepEqual(
+      next.calls.filter((verdict) => verdict.call.name === "get_transcript"),
+      [{ call: transcript, class: "progressing" }],
+    );
+    assert.equal(next.tools.find((entry) => entry.name === "get_transcript")?.class, "progressing");
+  });
+
   test("the login made is the login the game's candidate for the student stands for: no excuse to aim for", () => {
     // The candidate login_user(username) leaves the password open; before, it stood for a login
     // with any password, one that fails (an excuse that meets the duty), so it was progressing.
@@ -136,5 +165,56 @@ describe("the step toward what was asked, where excuses also meet the duty", () 
       () => policy(", asks_for: [apply_financial_aid]"),
       /task request_aid asks_for apply_financial_aid, which is not a declared tool/,
     );
+  });
+});
+
+// A call aimed at one binding whose arguments name another too: the declaration of the minor asked
+// for names the student, whom the login rule is about. The game's candidate aimed at the
+// declaration is no event of the student's rule, so it was progressing before the login, though
+// `decide` refuses that very call (SOPBench university's declare_minor, blocked by its login rule
+// and by the rule that the policy cannot read the minor's conditions, was boosted).
+describe("a listed call is classed by what its arguments name", () => {
+  const minors = parsePolicy(
+    `policy: minors
+manual:
+  LOGIN: The student is logged in before declaring a minor.
+  MINOR: Declare the minor asked for.
+tools:
+  login_user:
+    parameters: {username: string, password: string}
+    output: text
+    labels: {"yes": logged in, "no": not logged in}
+  declare_minor:
+    parameters: {username: string, minor: string}
+task:
+  request_minor: {parameters: {username: string, minor: string}}
+entities:
+  student: {from: {request_minor: {u: username}}}
+  declaration: {from: {request_minor: {nu: username, nm: minor}}}
+propositions:
+  logged_in(student): {tool: login_user, when: "a.username == u", outcome: "o.label == 'yes'"}
+  declares(student): {tool: declare_minor, when: "a.username == u"}
+  declared(declaration): {tool: declare_minor, when: "a.username == nu && a.minor == nm"}
+rules:
+  - {id: LOGIN, ltl: "G(declares(student) -> O logged_in(student))"}
+  - {id: MINOR, ltl: "F declared(declaration)", applies_to: requested}
+`,
+    "minors.yaml",
+  );
+  const declare = { name: "declare_minor", arguments: { username: "alice", minor: "Physics" } };
+  const asked = () => new Conversation([{ name: "request_minor", arguments: { username: "alice", minor: "Physics" } }]);
+
+  test("before the login the declaration is unsafe, as decide judges it; after it, progressing", () => {
+    const evaluator = new Evaluator(minors);
+    const before = evaluator.next(asked().messages);
+    assert.equal(evaluator.decide(asked().messages, declare).verdict, "block");
+    assert.deepEqual(
+      before.calls.filter((verdict) => verdict.call.name === "declare_minor").map((verdict) => verdict.class),
+      ["unsafe", "unsafe"],
+    );
+    assert.notEqual(before.tools.find((tool) => tool.name === "declare_minor")?.class, "progressing");
+    const loggedIn = asked().call("login_user", { username: "alice", password: "pw" }, { text: "True", label: "yes" });
+    const after = evaluator.next(loggedIn.messages);
+    assert.equal(after.calls.find((verdict) => verdict.call.arguments.minor === "Physics")?.class, "progressing");
   });
 });
