@@ -187,9 +187,14 @@ export function fidelitySummary(results: readonly TaskFidelity[]) {
     falseBlocks: count("false block"),
     falseAllows: count("false allow"),
     trapped: results.filter((result) => result.end?.trapped).length,
-    /** Tasks whose action should succeed, and of them those the run is led to the goal in. */
+    /**
+     * Tasks whose action should succeed, and of them those the policy agrees with and the run is
+     * led to the goal in (a goal the policy falsely blocks is no goal to lead to).
+     */
     shouldSucceed: results.filter((result) => result.shouldSucceed).length,
-    ledToGoal: results.filter((result) => result.shouldSucceed && result.end?.ledToGoal).length,
+    ledToGoal: results.filter(
+      (result) => result.shouldSucceed && result.outcome === "agree" && result.end?.ledToGoal,
+    ).length,
     /** Over the oracle steps of those the policy agrees with: led, misled and unled (`TaskFidelity.steering`). */
     steps: (["led", "misled", "unled"] as const).map((kind) =>
       results.reduce(

@@ -60,7 +60,14 @@ export class NextCalls {
           ? "unsafe"
           : gameClass,
     }));
-    const calls = towardAsked(judged, template.candidates, this.judge.duties.askedSteps(template));
+    // The instances a listed call is an event of: its candidate's, and those of the call as the run reads it.
+    const affected = (call: ProposedCall, position: number): number[] => {
+      const own = (template.candidates[position] as CandidateCall).affected;
+      const event = proposedEvent(call);
+      if (run.introducedBindings(event).length > 0) return own;
+      return [...own, ...template.moveOf(event, run.expectedCases(event)).affected];
+    };
+    const calls = towardAsked(judged, affected, this.judge.duties.askedSteps(template));
     // A listed call that names one binding of a tool whose propositions pin another entity too (a
     // transfer's account, not its destination) introduces a binding with no values for what it
     // leaves out, which the rules refuse: it says nothing of the calls the agent writes with those
@@ -240,20 +247,25 @@ export class NextCalls {
  * a call the game finds progressing only through such duties is neutral. Calls that also progress
  * another open duty keep their class. `calls` are the game's candidates' listed calls, in order.
  */
-function towardAsked(calls: CallVerdict[], candidates: readonly CandidateCall[], asked: AskedSteps): CallVerdict[] {
+function towardAsked(
+  calls: CallVerdict[],
+  affectedBy: (call: ProposedCall, position: number) => number[],
+  asked: AskedSteps,
+): CallVerdict[] {
   if (asked.steps.length === 0) return calls;
-  // A listed call names the arguments its candidate gives; the step fills every required one.
+  // The step's very call: a listed call that leaves out an argument the step gives (a lookup of an
+  // order that names the user only) is another call.
   const isStep = (call: ProposedCall, step: ProposedCall) =>
-    call.name === step.name &&
-    Object.entries(call.arguments).every(([name, value]) => valuesEqual(step.arguments[name] ?? null, value));
+    call.name === step.name && valuesEqual(call.arguments, step.arguments);
   const steered = calls.map((entry, position): CallVerdict => {
     if (entry.class === "unsafe") return entry;
     if (asked.steps.some((step) => isStep(entry.call, step))) return { ...entry, class: "progressing" };
-    const affected = (candidates[position] as CandidateCall).affected;
+    if (entry.class !== "progressing") return entry;
+    const affected = affectedBy(entry.call, position);
     const onlyAsked =
       affected.some((instance) => asked.instances.has(instance)) &&
       !affected.some((instance) => asked.others.has(instance));
-    return entry.class === "progressing" && onlyAsked ? { ...entry, class: "neutral" } : entry;
+    return onlyAsked ? { ...entry, class: "neutral" } : entry;
   });
   const unlisted = asked.steps.filter((step) => !steered.some((entry) => isStep(entry.call, step)));
   return [...steered, ...unlisted.map((step): CallVerdict => ({ call: step, class: "progressing" }))];

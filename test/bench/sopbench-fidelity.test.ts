@@ -69,6 +69,9 @@ describe("bench:sopbench:fidelity's judge", () => {
       trapped: 0,
       shouldSucceed: 3,
       ledToGoal: 0,
+      // The card desk owes nothing (no duty), so the token shield would boost no call: task 0's
+      // two steps (the score, the application) are unled.
+      steps: [0, 0, 2],
       blockingRules: [
         ["SCORE", 1],
         ["LOGIN", 1],
@@ -131,8 +134,13 @@ describe("bench:sopbench:fidelity's end of the run", () => {
         ["apply_card/2", "false allow", { doneAllowed: false, ledToGoal: true, trapped: true }],
       ],
     );
-    const { trapped, shouldSucceed, ledToGoal } = fidelitySummary(results);
+    const { trapped, shouldSucceed, ledToGoal, steps } = fidelitySummary(results);
     assert.deepEqual({ trapped, shouldSucceed, ledToGoal }, { trapped: 1, shouldSucceed: 1, ledToGoal: 1 });
+    // At each oracle call of the run that should succeed the shield boosts only what the oracle
+    // still calls: the score lookup, then the application.
+    assert.deepEqual(results[0]?.steering, { led: 2, misled: 0, unled: 0, misleading: [] });
+    assert.equal(results[1]?.steering, undefined);
+    assert.deepEqual(steps, [2, 0, 0]);
   });
 });
 
