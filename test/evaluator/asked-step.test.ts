@@ -218,3 +218,57 @@ rules:
     assert.equal(after.calls.find((verdict) => verdict.call.arguments.minor === "Physics")?.class, "progressing");
   });
 });
+
+// The lookup of the user's order (its owner is what the coupon's constraint reads) is the step
+// toward the asked coupon. The game lists the lookup aimed at the order, which names the order
+// only: another call. Before, it stood for the step, so the step was not listed and the token
+// shield boosted the lookup without its user (on online_market, where such a partial call is
+// unsafe, nothing was boosted at all).
+describe("the step toward the asked way is listed as the call it is", () => {
+  const coupons = parsePolicy(
+    `policy: coupons
+manual:
+  MINE: The order is looked up before a coupon is applied to it.
+  OWN: The order is the user's.
+  COUPON: Apply the coupon the user asks for.
+tools:
+  get_order:
+    parameters: {username: string, order_id: string}
+  use_coupon:
+    parameters: {username: string, order_id: string}
+task:
+  request_coupon: {asks_for: [use_coupon], parameters: {username: string, order_id: string}}
+entities:
+  user: {from: {request_coupon: {u: username}}}
+  order: {from: {request_coupon: {oid: order_id}}}
+  coupon: {from: {request_coupon: {cu: username, co: order_id}}}
+propositions:
+  user_looked_up(user): {tool: get_order, when: "a.username == u"}
+  order_looked_up(order): {tool: get_order, when: "a.order_id == oid"}
+  applies(order): {tool: use_coupon, when: "a.order_id == oid"}
+  applied(coupon): {tool: use_coupon, when: "a.username == cu && a.order_id == co"}
+rules:
+  - {id: MINE, ltl: "G(applies(order) -> O order_looked_up(order))"}
+  - {id: COUPON, ltl: "F applied(coupon)", applies_to: requested}
+constraints:
+  - {id: OWN, on: applies(order), require: "last('get_order').owner == a.username"}
+`,
+    "coupons.yaml",
+  );
+  test("the lookup of the user's order is progressing, as the duty's next call", () => {
+    const conversation = new Conversation([
+      { name: "request_coupon", arguments: { username: "alice", order_id: "ORD-1" } },
+    ]);
+    const next = new Evaluator(coupons).next(conversation.messages);
+    const lookup = { name: "get_order", arguments: { order_id: "ORD-1", username: "alice" } };
+    assert.deepEqual(next.openDuties[0]?.fulfil, lookup);
+    assert.deepEqual(
+      next.calls.filter((verdict) => verdict.call.name === "get_order"),
+      [
+        { call: { name: "get_order", arguments: { order_id: "ORD-1" } }, class: "neutral" },
+        { call: lookup, class: "progressing" },
+      ],
+    );
+    assert.equal(next.tools.find((tool) => tool.name === "get_order")?.class, "progressing");
+  });
+});
