@@ -272,3 +272,54 @@ constraints:
     assert.equal(next.tools.find((tool) => tool.name === "get_order")?.class, "progressing");
   });
 });
+
+// A credit check is an excuse of the asked card (bad credit meets the duty) and, aimed at the
+// user, an event of a rule about the user: the game lists one call for both aims, and whether it
+// serves only the asked duty is read from the instances the call is an event of as the run reads
+// it. Before, the user-aimed candidate's own instances were read, which do not include the duty's:
+// the check stayed progressing (online_market's use_coupon boosted its credit check at every step).
+describe("an excuse aimed at another entity of the request is neutral too", () => {
+  const cards = parsePolicy(
+    `policy: cards
+manual:
+  SCORE: The score is read before a card is issued.
+  FREEZE: A frozen user's credit is checked before the account is frozen.
+  CARD: Issue the card asked for, unless the credit is bad.
+tools:
+  check_credit:
+    parameters: {username: string}
+    output: text
+    labels: {good: good credit, bad: bad credit}
+  get_score:
+    parameters: {username: string}
+  issue_card:
+    parameters: {username: string}
+  freeze:
+    parameters: {username: string}
+task:
+  request_card: {asks_for: [issue_card], parameters: {username: string}}
+entities:
+  user: {from: {request_card: {u: username}}}
+  card_request: {from: {request_card: {cu: username}}}
+propositions:
+  credit_checked(user): {tool: check_credit, when: "a.username == u"}
+  frozen(user): {tool: freeze, when: "a.username == u"}
+  scored(card_request): {tool: get_score, when: "a.username == cu"}
+  issues(card_request): {tool: issue_card, when: "a.username == cu"}
+  bad_credit(card_request): {tool: check_credit, when: "a.username == cu", outcome: "o.label == 'bad'"}
+rules:
+  - {id: SCORE, ltl: "G(issues(card_request) -> O scored(card_request))"}
+  - {id: FREEZE, ltl: "G(frozen(user) -> O credit_checked(user))"}
+  - {id: CARD, ltl: "F(issues(card_request) | bad_credit(card_request))", applies_to: requested}
+`,
+    "cards.yaml",
+  );
+  test("the credit check is neutral while the card is possible; the score lookup is the progress", () => {
+    const conversation = new Conversation([{ name: "request_card", arguments: { username: "alice" } }]);
+    const next = new Evaluator(cards).next(conversation.messages);
+    const classOf = (tool: string) => next.tools.find((entry) => entry.name === tool)?.class;
+    assert.deepEqual(next.openDuties[0]?.fulfil, { name: "get_score", arguments: { username: "alice" } });
+    assert.equal(classOf("get_score"), "progressing");
+    assert.equal(classOf("check_credit"), "neutral");
+  });
+});
