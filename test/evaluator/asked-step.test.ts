@@ -128,7 +128,8 @@ describe("the step toward what was asked, where excuses also meet the duty", () 
     // the distance as much as the lookup the application needs: both were progressing, and the
     // token shield boosted the way out as much as the way asked for.
     const evaluator = new Evaluator(policy(", asks_for: [apply_aid]", "last('get_record').gpa >= 2.0"));
-    const classOf = (next: NextAnswer, tool: string) => next.tools.find((entry) => entry.name === tool)?.class;
+    const classOf = (next: NextAnswer, tool: string) =>
+      next.tools.find((entry) => entry.name === tool)?.class;
     const next = evaluator.next(loggedIn().messages);
     assert.equal(classOf(next, "get_record"), "progressing");
     assert.equal(classOf(next, "refer_to_office"), "neutral");
@@ -202,7 +203,8 @@ rules:
     "minors.yaml",
   );
   const declare = { name: "declare_minor", arguments: { username: "alice", minor: "Physics" } };
-  const asked = () => new Conversation([{ name: "request_minor", arguments: { username: "alice", minor: "Physics" } }]);
+  const asked = () =>
+    new Conversation([{ name: "request_minor", arguments: { username: "alice", minor: "Physics" } }]);
 
   test("before the login the declaration is unsafe, as decide judges it; after it, progressing", () => {
     const evaluator = new Evaluator(minors);
@@ -213,9 +215,16 @@ rules:
       ["unsafe", "unsafe"],
     );
     assert.notEqual(before.tools.find((tool) => tool.name === "declare_minor")?.class, "progressing");
-    const loggedIn = asked().call("login_user", { username: "alice", password: "pw" }, { text: "True", label: "yes" });
+    const loggedIn = asked().call(
+      "login_user",
+      { username: "alice", password: "pw" },
+      { text: "True", label: "yes" },
+    );
     const after = evaluator.next(loggedIn.messages);
-    assert.equal(after.calls.find((verdict) => verdict.call.arguments.minor === "Physics")?.class, "progressing");
+    assert.equal(
+      after.calls.find((verdict) => verdict.call.arguments.minor === "Physics")?.class,
+      "progressing",
+    );
   });
 });
 
