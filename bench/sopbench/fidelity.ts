@@ -55,8 +55,15 @@ export interface TaskFidelity {
   settings: Record<string, number | boolean>;
 }
 
-/** Each oracle run judged call by call by the policy its system prompt sets. */
-export async function judgeOracleRuns(base: Policy, runs: readonly OracleRun[]): Promise<TaskFidelity[]> {
+/**
+ * Each oracle run judged call by call by the policy its system prompt sets; with `steering` (the
+ * default), each step of a run that should succeed is also judged for what `next` would boost.
+ */
+export async function judgeOracleRuns(
+  base: Policy,
+  runs: readonly OracleRun[],
+  { steering: withSteering = true }: { steering?: boolean } = {},
+): Promise<TaskFidelity[]> {
   const parts = new Map<Policy, { evaluator: Evaluator; labeler: Labeler }>();
   const results: TaskFidelity[] = [];
   for (const run of runs) {
@@ -103,7 +110,7 @@ export async function judgeOracleRuns(base: Policy, runs: readonly OracleRun[]):
       }
     };
     for (const [at, call] of run.calls.entries()) {
-      if (run.should_succeed) await steer(at);
+      if (withSteering && run.should_succeed) await steer(at);
       const decision = await decide(call);
       if (decision.verdict === "block") {
         verdict = result(
@@ -129,7 +136,7 @@ export async function judgeOracleRuns(base: Policy, runs: readonly OracleRun[]):
         { role: "tool", tool_call_id: id, content: call.content },
       );
     }
-    if (!verdict && run.should_succeed) await steer(run.calls.length);
+    if (withSteering && !verdict && run.should_succeed) await steer(run.calls.length);
     const end = verdict ? undefined : endAfterOracle(evaluator.next(await grounded()), run);
     if (!verdict && run.goal.available) {
       const decision = await decide(run.goal);
@@ -140,7 +147,11 @@ export async function judgeOracleRuns(base: Policy, runs: readonly OracleRun[]):
         verdict = result("false allow", run.goal.name);
     }
     const judged = verdict ?? result("agree");
-    results.push({ ...judged, ...(end ? { end } : {}), ...(run.should_succeed ? { steering } : {}) });
+    results.push({
+      ...judged,
+      ...(end ? { end } : {}),
+      ...(withSteering && run.should_succeed ? { steering } : {}),
+    });
   }
   return results;
 }

@@ -152,24 +152,34 @@ describe("bench:sopbench:fidelity's end of the run", () => {
 describe("the shipped SOPBench policies on SOPBench's tasks", { skip: sopbenchSkip }, () => {
   // Trapped: at most that many runs may not end where they should (bench/README.md); bank's 19 are
   // its 8 false blocks and 11 requests without the identification or admin password their section
-  // needs (policies/sopbench-bank/README.md). Led: at least that many runs that should succeed are
-  // led to the goal after their oracle calls (bench/RESULTS.md, session 18).
-  for (const [domain, tasks, agree, trapped, led] of [
-    ["bank", 105, 97, 19, 28],
-    ["dmv", 78, 76, undefined, undefined],
-    ["hotel", 150, 98, undefined, undefined],
-    ["library", 52, 48, 5, 19],
-    ["online_market", 134, 116, 33, 48],
-    ["university", 34, 31, 8, 6],
+  // needs (policies/sopbench-bank/README.md); online_market's 39 include 6 false blocks of
+  // add_review whose refused goal `next` listed as progressing before session 19. Led: at least that
+  // many runs the policy agrees with, of those that should succeed, are led to the goal after their
+  // oracle calls. Steps: at each oracle call of those runs, at least that many where the token
+  // shield would boost only what the oracle still calls, at most that many where it would boost a
+  // call the oracle no longer needs (bench/RESULTS.md, session 19).
+  for (const [domain, tasks, agree, trapped, led, steps] of [
+    ["bank", 105, 97, 19, 28, { led: 79, misled: 0 }],
+    ["dmv", 78, 76, undefined, undefined, undefined],
+    ["hotel", 150, 98, undefined, undefined, undefined],
+    ["library", 52, 48, 5, 16, { led: 66, misled: 10 }],
+    ["online_market", 134, 116, 39, 31, { led: 137, misled: 5 }],
+    ["university", 34, 31, 8, 3, { led: 14, misled: 0 }],
   ] as const)
     it(`${domain}: no false allow, at least ${agree} of ${tasks} tasks agree`, async () => {
       const policy = loadPolicy(join(repoRoot, "policies", `sopbench-${domain}`, "policy.yaml"));
       const runs = oracleRuns(domain, sopbench as string, sopbenchPython("python3"));
-      const summary = fidelitySummary(await judgeOracleRuns(policy, runs));
+      // dmv and hotel have no request duty: nothing to steer, and the steps cost a `next` each.
+      const summary = fidelitySummary(await judgeOracleRuns(policy, runs, { steering: steps !== undefined }));
       assert.equal(summary.tasks, tasks);
       assert.equal(summary.falseAllows, 0);
       assert.ok(summary.agree >= agree, `${summary.agree} of ${tasks} agree`);
       if (trapped !== undefined) assert.ok(summary.trapped <= trapped, `${summary.trapped} trapped`);
       if (led !== undefined) assert.ok(summary.ledToGoal >= led, `${summary.ledToGoal} led to the goal`);
+      if (steps !== undefined) {
+        const [stepsLed, stepsMisled] = summary.steps;
+        assert.ok((stepsLed as number) >= steps.led, `${stepsLed} steps led`);
+        assert.ok((stepsMisled as number) <= steps.misled, `${stepsMisled} steps misled`);
+      }
     });
 });
