@@ -10,11 +10,6 @@ export interface DutyCalls {
   toward(run: Run, call: ProposedCall, bindings: readonly Binding[]): Advice | undefined;
 }
 
-/**
- * Open duties: enforced rule instances that do not accept, each with a call that helps if one is
- * known. Kept per template and beliefs array (every blocked call on a run asks for the run's
- * own); callers get their own copies.
- */
 /** An open duty, the instance it is of, and whether its `fulfil` goes toward the way its request asked for. */
 interface OpenDuty {
   duty: Duty;
@@ -29,6 +24,11 @@ export interface AskedSteps {
   others: Set<number>;
 }
 
+/**
+ * Open duties: enforced rule instances that do not accept, each with a call that helps if one is
+ * known. Kept per template and beliefs array (every blocked call on a run asks for the run's
+ * own); callers get their own copies.
+ */
 export class Duties {
   // Keyed by template, then beliefs array (runs and templates are never changed once built): an entry lives as long as both.
   private readonly byTemplate = new WeakMap<StrategyTemplate, WeakMap<readonly Int32Array[], OpenDuty[]>>();

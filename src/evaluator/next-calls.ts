@@ -43,13 +43,19 @@ export class NextCalls {
       if (classes.includes("unsafe")) return "unsafe";
       return classes.every((entry) => entry === "progressing") ? "progressing" : "neutral";
     };
+    // The call as the run reads it (none where it introduces a binding).
+    const wholeMove = (call: ProposedCall): CandidateCall | undefined => {
+      const event = proposedEvent(call);
+      return run.introducedBindings(event).length > 0
+        ? undefined
+        : template.moveOf(event, run.expectedCases(event));
+    };
     // A concrete call the run reads as several candidates, or as a move that reaches instances
     // its candidate does not: the class of its whole move.
     const moveClass = (call: ProposedCall, candidate?: CandidateCall): CallClass | undefined => {
-      const event = proposedEvent(call);
-      if (run.introducedBindings(event).length > 0) return undefined;
-      const move = template.moveOf(event, run.expectedCases(event));
-      if (candidate && move.affected.every((index) => candidate.affected.includes(index))) return undefined;
+      const move = wholeMove(call);
+      if (!move || (candidate && move.affected.every((index) => candidate.affected.includes(index))))
+        return undefined;
       return classOf(move);
     };
     const judged = listedCalls(template, classOf, moveClass).map(({ call, class: gameClass }) => ({
@@ -61,12 +67,10 @@ export class NextCalls {
           : gameClass,
     }));
     // The instances a listed call is an event of: its candidate's, and those of the call as the run reads it.
-    const affected = (call: ProposedCall, position: number): number[] => {
-      const own = (template.candidates[position] as CandidateCall).affected;
-      const event = proposedEvent(call);
-      if (run.introducedBindings(event).length > 0) return own;
-      return [...own, ...template.moveOf(event, run.expectedCases(event)).affected];
-    };
+    const affected = (call: ProposedCall, position: number): number[] => [
+      ...(template.candidates[position] as CandidateCall).affected,
+      ...(wholeMove(call)?.affected ?? []),
+    ];
     const calls = towardAsked(judged, affected, this.judge.duties.askedSteps(template));
     // A listed call that names one binding of a tool whose propositions pin another entity too (a
     // transfer's account, not its destination) introduces a binding with no values for what it
@@ -243,9 +247,9 @@ export class NextCalls {
  * Where a request asked for a way of meeting its duty that is still possible (a change of major,
  * not the failed check that would excuse it), that way's next step is the duty's progress: the
  * step is progressing unless the game finds it unsafe (listed if the game does not list it: a
- * lookup only a constraint reads), and
- * a call the game finds progressing only through such duties is neutral. Calls that also progress
- * another open duty keep their class. `calls` are the game's candidates' listed calls, in order.
+ * lookup only a constraint reads), and a call the game finds progressing only through such
+ * duties is neutral. Calls that also progress another open duty keep their class. `calls` are the
+ * game's candidates' listed calls, in order.
  */
 function towardAsked(
   calls: CallVerdict[],
