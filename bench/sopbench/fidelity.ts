@@ -70,12 +70,7 @@ export async function judgeOracleRuns(
     const policy = policyForSystem(base, run.system);
     let judge = parts.get(policy);
     if (!judge) {
-      // The searches for advice end at their decision budget, not at the clock: the same figures
-      // on a loaded machine as on an idle one.
-      judge = {
-        evaluator: new Evaluator(policy, { search: { maxMs: 600_000 } }),
-        labeler: new Labeler(policy),
-      };
+      judge = { evaluator: new Evaluator(policy), labeler: new Labeler(policy) };
       parts.set(policy, judge);
     }
     const { evaluator, labeler } = judge;
