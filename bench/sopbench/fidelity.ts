@@ -95,12 +95,9 @@ export async function judgeOracleRuns(
     };
     let verdict: TaskFidelity | undefined;
     const steering = { led: 0, misled: 0, unled: 0, misleading: [] as string[] };
-    const steer = async (at: number) => {
+    const steer = (at: number, next: NextAnswer) => {
       const needed = new Set([...run.calls.slice(at).map((call) => call.name), run.goal.name]);
-      const boosted = evaluator
-        .next(await grounded())
-        .tools.filter((tool) => tool.class === "progressing")
-        .map((tool) => tool.name);
+      const boosted = next.tools.filter((tool) => tool.class === "progressing").map((tool) => tool.name);
       const needless = boosted.filter((name) => !needed.has(name));
       if (boosted.length === 0) steering.unled++;
       else if (needless.length === 0) steering.led++;
@@ -110,7 +107,7 @@ export async function judgeOracleRuns(
       }
     };
     for (const [at, call] of run.calls.entries()) {
-      if (withSteering && run.should_succeed) await steer(at);
+      if (withSteering && run.should_succeed) steer(at, evaluator.next(await grounded()));
       const decision = await decide(call);
       if (decision.verdict === "block") {
         verdict = result(
@@ -136,8 +133,10 @@ export async function judgeOracleRuns(
         { role: "tool", tool_call_id: id, content: call.content },
       );
     }
-    if (withSteering && !verdict && run.should_succeed) await steer(run.calls.length);
-    const end = verdict ? undefined : endAfterOracle(evaluator.next(await grounded()), run);
+    // After the oracle calls: one `next` for the last step and for the end.
+    const last = verdict ? undefined : evaluator.next(await grounded());
+    if (last && withSteering && run.should_succeed) steer(run.calls.length, last);
+    const end = last && endAfterOracle(last, run);
     if (!verdict && run.goal.available) {
       const decision = await decide(run.goal);
       const rules = decision.violations.map((finding) => finding.rule);

@@ -43,12 +43,20 @@ export class NextCalls {
       if (classes.includes("unsafe")) return "unsafe";
       return classes.every((entry) => entry === "progressing") ? "progressing" : "neutral";
     };
-    // The call as the run reads it (none where it introduces a binding).
+    // The call as the run reads it (none where it introduces a binding); once per listed call.
+    const moves = new Map<string, CandidateCall | undefined>();
     const wholeMove = (call: ProposedCall): CandidateCall | undefined => {
-      const event = proposedEvent(call);
-      return run.introducedBindings(event).length > 0
-        ? undefined
-        : template.moveOf(event, run.expectedCases(event));
+      const key = JSON.stringify([call.name, call.arguments]);
+      if (!moves.has(key)) {
+        const event = proposedEvent(call);
+        moves.set(
+          key,
+          run.introducedBindings(event).length > 0
+            ? undefined
+            : template.moveOf(event, run.expectedCases(event)),
+        );
+      }
+      return moves.get(key);
     };
     // A concrete call the run reads as several candidates, or as a move that reaches instances
     // its candidate does not: the class of its whole move.
