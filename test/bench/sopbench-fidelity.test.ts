@@ -162,7 +162,8 @@ describe("the shipped SOPBench policies on SOPBench's tasks", { skip: sopbenchSk
     // bank's steps (79 / 0 / 56, bench/RESULTS.md) are not judged here: a `next` per step takes
     // its run from seconds to about 12 minutes.
     ["bank", 105, 97, 19, 28, undefined],
-    ["dmv", 78, 76, undefined, undefined, undefined],
+    // dmv's request duties (session 20): 106 / 0 / 5 steps measured, 28 of 30 led.
+    ["dmv", 78, 76, 2, 28, { led: 104, misled: 1 }],
     ["hotel", 150, 98, undefined, undefined, undefined],
     ["library", 52, 48, 5, 16, { led: 66, misled: 10 }],
     // online_market's searches for advice are cut by their 1 s clock on a loaded machine: 135 to
@@ -173,7 +174,7 @@ describe("the shipped SOPBench policies on SOPBench's tasks", { skip: sopbenchSk
     it(`${domain}: no false allow, at least ${agree} of ${tasks} tasks agree`, async () => {
       const policy = loadPolicy(join(repoRoot, "policies", `sopbench-${domain}`, "policy.yaml"));
       const runs = oracleRuns(domain, sopbench as string, sopbenchPython("python3"));
-      // dmv and hotel have no request duty: nothing to steer, and each step costs a `next`.
+      // hotel has no request duty: nothing to steer, and each step costs a `next`.
       const summary = fidelitySummary(await judgeOracleRuns(policy, runs, { steering: steps !== undefined }));
       assert.equal(summary.tasks, tasks);
       assert.equal(summary.falseAllows, 0);

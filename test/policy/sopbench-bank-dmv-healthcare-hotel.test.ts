@@ -28,10 +28,20 @@ for (const domain of domains) {
   );
 
   describe(`policies/sopbench-${domain}`, () => {
-    test("mentor lint: no error, no warning", () => {
+    test("mentor lint: no error, no warning but dmv's unchecked duties", () => {
       const result = run(["lint", policy]);
       assert.equal(result.status, 0, result.stdout + result.stderr);
-      assert.match(result.stdout, /0 error\(s\), 0 warning\(s\)/);
+      if (domain !== "dmv") {
+        assert.match(result.stdout, /0 error\(s\), 0 warning\(s\)/);
+        return;
+      }
+      // dmv's request duties join the account's group past lint's 5,000 states
+      // (policies/sopbench-dmv/README.md, "Requests"): that group's traps are not checked.
+      assert.match(result.stdout, /0 error\(s\), 1 warning\(s\)/);
+      assert.match(
+        result.stdout,
+        /warning \[unchecked\] rules [^\n]*U0_transfer_title[^\n]*not checked for traps/,
+      );
     });
 
     test("the suite has compliant runs and violating runs that name a manual sentence", () => {
