@@ -18,7 +18,8 @@ const maxFills = 256;
  * what `decide` reads). A candidate is a binding and a choice of which `when` predicates of its
  * tool hold; the arguments that name the binding may leave a predicate open (`a.k == 'x'`), and
  * then values that make the choice hold are filled in: the arguments' enum members, true and
- * false, the literals the tool's predicates compare with, or absent. So `next` lists, the
+ * false, the literals the tool's predicates compare with, the task's fields they read (a login with
+ * the identification the user gave), or absent. So `next` lists, the
  * observations restrict and `decide` judges one call. Undefined when no fill does it.
  */
 export function realizedArguments(
@@ -29,7 +30,7 @@ export function realizedArguments(
   affected: readonly number[],
   effects: readonly Int32Array[],
 ): Record<string, Value> | undefined {
-  const { open, readsHistory } = openArguments(run.policy, tool, given);
+  const { open, readsHistory } = openArguments(run, tool, given);
   // Nothing to fill: the arguments that name the binding decide every predicate there is.
   if (open.length === 0) return given;
   // The fill depends on the task and the bindings, not on the run's states: the runs of one task
@@ -83,28 +84,40 @@ interface OpenArgument {
 /**
  * The tool's parameters its propositions' `when` predicates read and `given` does not fill, each
  * with the values that may decide them: enum members, true and false for a boolean, else the
- * literals the predicates hold.
+ * literals the predicates hold and the values of the task fields they read in `run`'s task.
  */
 function openArguments(
-  policy: Policy,
+  run: Run,
   tool: string,
   given: Record<string, Value>,
 ): { open: OpenArgument[]; readsHistory: boolean } {
-  let byTool = whenReads.get(policy);
+  let byTool = whenReads.get(run.policy);
   if (!byTool) {
     byTool = new Map();
-    whenReads.set(policy, byTool);
+    whenReads.set(run.policy, byTool);
   }
   let reads = byTool.get(tool);
   if (!reads) {
-    reads = readByWhen(policy, tool);
+    reads = readByWhen(run.policy, tool);
     byTool.set(tool, reads);
   }
-  return { open: reads.arguments.filter(({ name }) => !(name in given)), readsHistory: reads.history };
+  const fromTask = reads.taskFields.flatMap(([name, field]) =>
+    run.task.filter((call) => call.name === name).map((call) => call.arguments[field] ?? null),
+  );
+  const open = reads.arguments
+    .filter(({ name }) => !(name in given))
+    .map(({ name, values, enumerated }) => ({
+      name,
+      values: enumerated ? values : [...new Set([...values, ...fromTask.filter((value) => value !== null)])],
+    }));
+  return { open, readsHistory: reads.history };
 }
 
 interface WhenReads {
-  arguments: OpenArgument[];
+  /** Each read parameter with its literals (`enumerated`: its enum members or booleans, nothing else fits). */
+  arguments: (OpenArgument & { enumerated: boolean })[];
+  /** The task fields the predicates read (`task.<call>.<field>`), as [call, field]. */
+  taskFields: [string, string][];
   history: boolean;
 }
 
@@ -115,6 +128,7 @@ function readByWhen(policy: Policy, toolName: string): WhenReads {
   const tool = policy.tools.get(toolName);
   const read = new Set<string>();
   const literals = new Set<Value>();
+  const taskFields = new Map<string, [string, string]>();
   let history = false;
   for (const proposition of policy.propositions.values()) {
     if (proposition.tool !== toolName || !proposition.when) continue;
@@ -123,6 +137,9 @@ function readByWhen(policy: Policy, toolName: string): WhenReads {
       if (node.kind === "call" && node.name !== "len") history = true;
       if (node.kind === "reference" && node.root === "arguments" && typeof node.path[0] === "string")
         read.add(node.path[0]);
+      const [call, field] = node.kind === "reference" && node.root === "task" ? node.path : [];
+      if (typeof call === "string" && typeof field === "string")
+        taskFields.set(`${call}.${field}`, [call, field]);
     });
   }
   const parameters = (tool?.parameters ?? []).filter((parameter) => read.has(parameter.name));
@@ -130,7 +147,9 @@ function readByWhen(policy: Policy, toolName: string): WhenReads {
     arguments: parameters.map(({ name, type }) => ({
       name,
       values: typeof type === "object" ? [...type.enum] : type === "boolean" ? [true, false] : [...literals],
+      enumerated: typeof type === "object" || type === "boolean",
     })),
+    taskFields: [...taskFields.values()],
     history,
   };
 }

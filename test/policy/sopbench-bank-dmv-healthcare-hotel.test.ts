@@ -40,7 +40,7 @@ for (const domain of domains) {
       assert.match(result.stdout, /0 error\(s\), 1 warning\(s\)/);
       assert.match(
         result.stdout,
-        /warning \[unchecked\] rules [^\n]*U0_transfer_title[^\n]*not checked for traps/,
+        /warning \[unchecked\] rules [^\n]*U0_renew_vehicle[^\n]*not checked for traps/,
       );
     });
 
