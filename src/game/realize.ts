@@ -19,8 +19,8 @@ const maxFills = 256;
  * tool hold; the arguments that name the binding may leave a predicate open (`a.k == 'x'`), and
  * then values that make the choice hold are filled in: the arguments' enum members, true and
  * false, the literals the tool's predicates compare with, the task's fields they read (a login with
- * the identification the user gave), or absent. So `next` lists, the
- * observations restrict and `decide` judges one call. Undefined when no fill does it.
+ * the identification the user gave), or absent. So `next` lists, the observations restrict and
+ * `decide` judges one call. Undefined when no fill does it.
  */
 export function realizedArguments(
   run: Run,
@@ -102,13 +102,15 @@ function openArguments(
     byTool.set(tool, reads);
   }
   const fromTask = reads.taskFields.flatMap(([name, field]) =>
-    run.task.filter((call) => call.name === name).map((call) => call.arguments[field] ?? null),
+    run.task.flatMap((call) =>
+      call.name === name && call.arguments[field] != null ? [call.arguments[field]] : [],
+    ),
   );
   const open = reads.arguments
     .filter(({ name }) => !(name in given))
     .map(({ name, values, enumerated }) => ({
       name,
-      values: enumerated ? values : [...new Set([...values, ...fromTask.filter((value) => value !== null)])],
+      values: enumerated ? values : [...new Set([...values, ...fromTask])],
     }));
   return { open, readsHistory: reads.history };
 }
