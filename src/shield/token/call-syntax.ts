@@ -1,4 +1,4 @@
-import type { ToolDefinition } from "../../openai/index.js";
+import type { ParameterSchema, ToolDefinition } from "../../openai/index.js";
 
 // The call syntax and its slots: a chat format's call text, a tool's arguments as fixed JSON
 // structure with value slots in between, and the text that closes each slot.
@@ -85,7 +85,7 @@ export function skeleton(tool: ToolDefinition, sets: Map<string, ArgumentSets>):
   let fixed = "{";
   properties.forEach(([key, schema], position) => {
     fixed += `${position === 0 ? "" : ", "}${JSON.stringify(key)}: `;
-    const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+    const type = slotType(schema);
     const enumValues = schema.enum?.filter((value): value is string => typeof value === "string");
     if (type === "string" || (enumValues !== undefined && enumValues.length > 0)) {
       segments.push({ kind: "fixed", text: fixed });
@@ -114,11 +114,26 @@ export function skeleton(tool: ToolDefinition, sets: Map<string, ArgumentSets>):
   return segments;
 }
 
+/**
+ * The type a value slot is written as: the schema's own (the first of a list), else the first
+ * `anyOf`/`oneOf` alternative with a type other than null (SOPBench declares a login's
+ * identification as string, object or null: written as `null` always, the login always failed).
+ */
+function slotType(schema: ParameterSchema): string | undefined {
+  if (schema.type !== undefined) return Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  const alternatives = schema.anyOf ?? schema.oneOf;
+  for (const alternative of Array.isArray(alternatives) ? (alternatives as ParameterSchema[]) : []) {
+    const type = slotType(alternative);
+    if (type !== undefined && type !== "null") return type;
+  }
+  return undefined;
+}
+
 /** Arguments the decoder writes as constants (untyped values: `null`). */
 export function constantArguments(tool: ToolDefinition): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   for (const [key, schema] of Object.entries(tool.parameters?.properties ?? {})) {
-    const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+    const type = slotType(schema);
     const hasEnum = (schema.enum ?? []).some((value) => typeof value === "string");
     if (["string", "number", "integer", "boolean", "array", "object"].includes(type ?? "") || hasEnum)
       continue;
