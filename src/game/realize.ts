@@ -101,17 +101,17 @@ function openArguments(
     reads = readByWhen(run.policy, tool);
     byTool.set(tool, reads);
   }
+  const unfilled = reads.arguments.filter(({ name }) => !(name in given));
+  if (unfilled.length === 0) return { open: [], readsHistory: reads.history };
   const fromTask = reads.taskFields.flatMap(([name, field]) =>
     run.task.flatMap((call) =>
       call.name === name && call.arguments[field] != null ? [call.arguments[field]] : [],
     ),
   );
-  const open = reads.arguments
-    .filter(({ name }) => !(name in given))
-    .map(({ name, values, enumerated }) => ({
-      name,
-      values: enumerated ? values : [...new Set([...values, ...fromTask])],
-    }));
+  const open = unfilled.map(({ name, values, enumerated }) => ({
+    name,
+    values: enumerated ? values : [...new Set([...values, ...fromTask])],
+  }));
   return { open, readsHistory: reads.history };
 }
 

@@ -129,15 +129,15 @@ function slotType(schema: ParameterSchema): string | undefined {
   return undefined;
 }
 
-/** Arguments the decoder writes as constants (untyped values: `null`). */
-export function constantArguments(tool: ToolDefinition): Record<string, unknown> {
-  const values: Record<string, unknown> = {};
-  for (const [key, schema] of Object.entries(tool.parameters?.properties ?? {})) {
-    const type = slotType(schema);
-    const hasEnum = (schema.enum ?? []).some((value) => typeof value === "string");
-    if (["string", "number", "integer", "boolean", "array", "object"].includes(type ?? "") || hasEnum)
-      continue;
-    values[key] = null;
-  }
-  return values;
+/** Arguments the decoder writes as constants: those `segments` (the tool's skeleton) give no slot, as `null`. */
+export function constantArguments(
+  tool: ToolDefinition,
+  segments: readonly Segment[],
+): Record<string, unknown> {
+  const slots = new Set(segments.flatMap((segment) => (segment.kind === "fixed" ? [] : [segment.key])));
+  return Object.fromEntries(
+    Object.keys(tool.parameters?.properties ?? {})
+      .filter((key) => !slots.has(key))
+      .map((key) => [key, null]),
+  );
 }

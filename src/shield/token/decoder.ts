@@ -431,9 +431,9 @@ export class CallDecoder {
     const tool = this.plan.tools.find((candidate) => candidate.name === name) as ToolDefinition;
     const closing = this.nameClosing(name);
     this.tool = tool;
-    this.values = constantArguments(tool);
     const sets = this.plan.argumentSets.get(name) ?? new Map<string, ArgumentSets>();
     this.segments = skeleton(tool, steered ? new Map([...sets, ...steered]) : sets);
+    this.values = constantArguments(tool, this.segments);
     return this.finishSlot(keep, emitted, closing);
   }
 
