@@ -16,7 +16,7 @@ import { type CallVerdict, type Duty, type NextAnswer, type ProposedCall, propos
  */
 export class NextCalls {
   /**
-   * Whether a call of a tool for a binding not seen yet is blocked, per run and tool (a new
+   * Whether every call of a tool is blocked, per run and tool (a new
    * binding's instances share components with the others through rules without entities and
    * propositions over several entities; instances of rules that read every call start after the
    * run's calls).
@@ -93,9 +93,8 @@ export class NextCalls {
     const tools = [...this.judge.policy.tools.keys()].map((name) => {
       const own = written.filter((entry) => entry.call.name === name);
       const progressing = own.some((entry) => entry.class === "progressing");
-      // A tool is unsafe only if every call of it is: its known bindings and a binding not seen yet.
-      const unsafe =
-        own.length > 0 && own.every((entry) => entry.class === "unsafe") && this.freshCallUnsafe(run, name);
+      // A tool is unsafe only if every call of it is: its known bindings and bindings not seen yet.
+      const unsafe = own.every((entry) => entry.class === "unsafe") && this.everyCallBlocked(run, name);
       return { name, class: (unsafe ? "unsafe" : progressing ? "progressing" : "neutral") as CallClass };
     });
     const accepting = run.beliefs.every((belief) => template.isAccepting(belief));
@@ -208,6 +207,17 @@ export class NextCalls {
    * would call it progressing and the token shield would boost a call `decide` then blocks.
    */
   private constraintsBlock(run: Run, call: ProposedCall): boolean {
+    const decidable = this.decidableConstraints(call);
+    if (decidable.size === 0) return false;
+    return this.constraintVerdicts.answer(run, JSON.stringify([call.name, call.arguments]), () =>
+      this.judge
+        .decide(run, call, false)
+        .violations.some((found) => found.kind === "constraint" && decidable.has(found.rule)),
+    );
+  }
+
+  /** The ids of the block constraints on the call's tool that its own arguments decide (every argument their `require` and `when` read is given). */
+  private decidableConstraints(call: ProposedCall): Set<string> {
     if (!this.blockConstraints) {
       this.blockConstraints = new Map();
       for (const constraint of this.judge.policy.constraints) {
@@ -218,38 +228,57 @@ export class NextCalls {
         this.blockConstraints.set(constraint.on.tool, list);
       }
     }
-    const decidable = new Set(
+    return new Set(
       (this.blockConstraints.get(call.name) ?? [])
         .filter(({ reads }) => reads.every((argument) => Object.hasOwn(call.arguments, argument)))
         .map(({ id }) => id),
     );
-    if (decidable.size === 0) return false;
-    return this.constraintVerdicts.answer(run, JSON.stringify([call.name, call.arguments]), () =>
-      this.judge
-        .decide(run, call, false)
-        .violations.some((found) => found.kind === "constraint" && decidable.has(found.rule)),
-    );
   }
 
-  /** Whether a call of `tool` for a binding not seen yet would be blocked whatever its outcome. */
-  private freshCallUnsafe(run: Run, tool: string): boolean {
-    const proposition = [...this.judge.policy.propositions.values()].find(
-      (candidate) =>
-        candidate.tool === tool &&
-        candidate.entities.length === 1 &&
-        Object.keys(candidate.bindingPattern).length > 0,
-    );
-    if (!proposition) return true;
+  /**
+   * Whether every call of `tool` breaks a rule now. Each argument a proposition of the tool binds
+   * an entity by takes the values the run's bindings of that entity have, and one no binding can
+   * have; every combination is decided, its other arguments left out (a constraint that reads one
+   * of them does not count). A change of a vehicle's address names the user and
+   * the plate: a known user with a new plate is a call too. Past `MAX_COMBINATIONS` the answer is
+   * no (the tool is not masked; `decide` still judges each call).
+   */
+  private everyCallBlocked(run: Run, tool: string): boolean {
     return this.freshCalls.answer(run, tool, () => {
-      // Argument values no binding can have, so the call introduces a new one.
-      const args: Record<string, Value> = {};
-      for (const [variable, path] of Object.entries(proposition.bindingPattern)) {
-        args[String(path[0])] = `\u0000unseen ${variable}`;
+      const choices = new Map<string, Value[]>();
+      for (const proposition of this.judge.policy.propositions.values()) {
+        if (proposition.tool !== tool) continue;
+        for (const [variable, path] of Object.entries(proposition.bindingPattern)) {
+          const argument = String(path[0]);
+          const values = choices.get(argument) ?? [`\u0000unseen ${argument}`];
+          for (const binding of run.bindings) {
+            const value = binding.values[variable];
+            if (path.length === 1 && proposition.entities.includes(binding.entity) && value != null)
+              if (!values.some((known) => valuesEqual(known, value))) values.push(value);
+          }
+          choices.set(argument, values);
+        }
       }
-      return this.judge.decide(run, { name: tool, arguments: args }, false).verdict === "block";
+      let combinations: Record<string, Value>[] = [{}];
+      for (const [argument, values] of choices) {
+        combinations = combinations.flatMap((args) =>
+          values.map((value) => ({ ...args, [argument]: value })),
+        );
+        if (combinations.length > MAX_COMBINATIONS) return false;
+      }
+      return combinations.every((args) => {
+        const call = { name: tool, arguments: args };
+        const decidable = this.decidableConstraints(call);
+        return this.judge
+          .decide(run, call, false)
+          .violations.some((found) => found.kind === "temporal" || decidable.has(found.rule));
+      });
     });
   }
 }
+
+/** The most argument combinations `everyCallBlocked` decides for one tool. */
+const MAX_COMBINATIONS = 64;
 
 /**
  * Where a request asked for a way of meeting its duty that is still possible (a change of major,

@@ -75,4 +75,39 @@ describe("a tool whose calls name two entities", () => {
     const unchecked = new Conversation([{ name: "name_account", arguments: { username: "alice" } }]);
     assert.equal(evaluator.decide(unchecked.messages, transfer).verdict, "block");
   });
+
+  // SOPBench's dmv: the model, asked to change a vehicle's address, wrote the change 50 times
+  // under the token shield, each blocked (the user not logged in): every listed change names one
+  // entity and was left out as above, so the tool was never masked.
+  test("is unsafe where every call it could write is blocked, known accounts and new ones alike", () => {
+    const named = new Conversation([{ name: "name_account", arguments: { username: "alice" } }]);
+    const next = evaluator.next(named.messages);
+    assert.equal(next.tools.find((tool) => tool.name === "transfer_funds")?.class, "unsafe");
+    assert.ok(shieldSetsFor(evaluator, named.messages).unsafeTools?.includes("transfer_funds"));
+    for (const destination of ["alice", "bob"])
+      assert.equal(
+        evaluator.decide(named.messages, {
+          name: "transfer_funds",
+          arguments: { username: "alice", destination_username: destination, amount: 1 },
+        }).verdict,
+        "block",
+      );
+  });
+
+  test("is not unsafe while one combination of known accounts is allowed (a transfer to oneself)", () => {
+    const one = new Conversation([{ name: "name_account", arguments: { username: "alice" } }]).call(
+      "check_exists",
+      { username: "alice" },
+      { text: "True", label: "exists" },
+    );
+    const self = {
+      name: "transfer_funds",
+      arguments: { username: "alice", destination_username: "alice", amount: 1 },
+    };
+    assert.equal(evaluator.decide(one.messages, self).verdict, "allow");
+    assert.notEqual(
+      evaluator.next(one.messages).tools.find((tool) => tool.name === "transfer_funds")?.class,
+      "unsafe",
+    );
+  });
 });
