@@ -1,7 +1,7 @@
 import { type Value, valuesEqual } from "../expression/index.js";
 import type { CallClass, CandidateCall } from "../game/index.js";
 import { fitsParameterType, type ToolSpec } from "../policy/index.js";
-import type { Run } from "../run/index.js";
+import type { Binding, Run } from "../run/index.js";
 import { repairValues } from "./advisor.js";
 import { argumentLimits, argumentsRead } from "./argument-limits.js";
 import type { AskedSteps } from "./duties.js";
@@ -99,14 +99,21 @@ export class NextCalls {
     });
     const accepting = run.beliefs.every((belief) => template.isAccepting(belief));
     const done = this.doneAt(run, accepting);
-    // A request's duty met by another way (a record the policy cannot compare, read) while the
-    // action it asked for is still allowed: that action is the progress, and ending is not pushed.
-    const open = done.progressing && done.stuck === undefined ? askedAndNotTaken(run, tools) : [];
-    if (open.length > 0) {
-      done.progressing = false;
-      for (const tool of tools) if (open.includes(tool.name)) tool.class = "progressing";
-    }
     const openDuties = this.judge.duties.at(template, run.beliefs);
+    // A request's duty met by another way (a record the policy cannot compare, read) while the
+    // action it asked for is not taken and still possible: the step toward it is the progress, not
+    // ending. Where every constraint on the action is judged on its filled call, that record showed
+    // nothing that rules it out: ending is refused until the action is taken.
+    if (done.progressing && done.stuck === undefined)
+      for (const way of this.askedWays(run, tools)) {
+        done.progressing = false;
+        for (const tool of tools)
+          if (tool.name === way.step.name && tool.class !== "unsafe") tool.class = "progressing";
+        if (way.duty) {
+          done.allowed = false;
+          openDuties.push(way.duty);
+        }
+      }
     const answer: NextAnswer = {
       done,
       tools,
@@ -236,6 +243,94 @@ export class NextCalls {
   }
 
   /**
+   * The actions requests asked for (`asks_for`) that no call has taken, on a run whose duties are
+   * met: for each, the step toward it while it is possible (itself where allowed, else the call
+   * that unblocks it), and a duty of the request's rule, with that step as its `fulfil`, where the
+   * action's call is filled and its arguments decide every block constraint on it (one it cannot
+   * decide may still refuse the action, so ending stays allowed there).
+   */
+  private askedWays(run: Run, tools: NextAnswer["tools"]): { step: ProposedCall; duty?: Duty }[] {
+    const ways: { step: ProposedCall; duty?: Duty }[] = [];
+    const seen = new Set<string>();
+    for (const instance of run.instances) {
+      if (instance.rule.appliesTo !== "requested" || !instance.bindings.every((binding) => binding.requested))
+        continue;
+      const asked = instance.bindings.flatMap((binding) =>
+        binding.taskCall ? (this.judge.policy.taskCalls.get(binding.taskCall.name)?.asksFor ?? []) : [],
+      );
+      for (const tool of asked) {
+        if (seen.has(tool) || run.calls.some((call) => call.name === tool)) continue;
+        seen.add(tool);
+        const call = { name: tool, arguments: this.boundArguments(run, tool, instance.bindings) };
+        const found = this.judge.advisor.toward(run, call, instance.bindings);
+        // A lookup made already that the constraints read (they refuse the action on what it showed) is no step.
+        const toward =
+          found &&
+          !run.calls.some(
+            (made) => made.name === found.call.name && valuesEqual(made.arguments, found.call.arguments),
+          )
+            ? found
+            : undefined;
+        // No step found for the call the request names (a constraint reads an argument it leaves
+        // out): the action is the step while some call of it is not unsafe, and ending stays allowed.
+        if (!toward) {
+          if (tools.some((entry) => entry.name === tool && entry.class !== "unsafe"))
+            ways.push({ step: call });
+          continue;
+        }
+        const constraints = this.judge.policy.constraints.filter(
+          (constraint) => constraint.mode === "block" && constraint.on.tool === tool,
+        );
+        // The action's own call where it is allowed now (filled), else the one the request names.
+        const action = toward.call.name === tool ? toward.call : call;
+        const required = this.judge.policy.tools.get(tool)?.required ?? [];
+        const judged =
+          toward.missing === undefined &&
+          required.every((name) => Object.hasOwn(action.arguments, name)) &&
+          this.decidableConstraints(action).size === constraints.length;
+        ways.push({
+          step: toward.call,
+          ...(judged
+            ? {
+                duty: {
+                  rule: instance.rule.id,
+                  sentence: instance.rule.sentence,
+                  colour: "met by a lookup, while the action asked for is possible",
+                  ...this.judge.texts.field(instance.bindings),
+                  fulfil: toward.call,
+                },
+              }
+            : {}),
+        });
+      }
+    }
+    return ways;
+  }
+
+  /**
+   * The arguments of a call of `tool` that the bindings give through its propositions' binding
+   * patterns, and where they leave a required one out, the task's value of that name (the
+   * username the user gave, for a return the request names by its order).
+   */
+  private boundArguments(run: Run, tool: string, bindings: readonly Binding[]): Record<string, Value> {
+    const args: Record<string, Value> = {};
+    for (const proposition of this.judge.policy.propositions.values()) {
+      if (proposition.tool !== tool) continue;
+      for (const [variable, path] of Object.entries(proposition.bindingPattern)) {
+        const value = bindings.find(
+          (binding) => proposition.entities.includes(binding.entity) && binding.values[variable] != null,
+        )?.values[variable];
+        if (path.length === 1 && value != null) args[String(path[0])] ??= value;
+      }
+    }
+    for (const name of this.judge.policy.tools.get(tool)?.required ?? []) {
+      const given = run.task.find((call) => call.arguments[name] != null)?.arguments[name];
+      if (given != null) args[name] ??= given;
+    }
+    return args;
+  }
+
+  /**
    * Whether every call of `tool` breaks a rule now. Each argument a proposition of the tool binds
    * an entity by takes the values the run's bindings of that entity have, and one no binding can
    * have; every combination is decided, its other arguments left out (a constraint that reads one
@@ -310,19 +405,6 @@ function towardAsked(
   });
   const unlisted = asked.steps.filter((step) => !steered.some((entry) => isStep(entry.call, step)));
   return [...steered, ...unlisted.map((step): CallVerdict => ({ call: step, class: "progressing" }))];
-}
-
-/**
- * The tools the run's requests ask for (`asks_for`) that are not unsafe now and that no made call
- * used: the way asked for is still open.
- */
-function askedAndNotTaken(run: Run, tools: NextAnswer["tools"]): string[] {
-  const asked = new Set(run.task.flatMap((call) => run.policy.taskCalls.get(call.name)?.asksFor ?? []));
-  return [...asked].filter(
-    (tool) =>
-      !run.calls.some((call) => call.name === tool) &&
-      tools.some((entry) => entry.name === tool && entry.class !== "unsafe"),
-  );
 }
 
 function argumentValues(calls: CallVerdict[]): NextAnswer["arguments"] {
