@@ -9,8 +9,7 @@ import { Conversation } from "../support/conversation.js";
 // it, on SOPBench's university a change of major refused on a GPA read before). And a request's
 // duty met by another way while the action it asked for is still allowed: ending is refused
 // (before, it was boosted right after the lookup that excuses the duty, then allowed and not pushed).
-const policy = parsePolicy(
-  `policy: card_desk
+const cardDesk = `policy: card_desk
 manual:
   SCORE: A card needs a credit score of 600 or more.
   APPLY: Apply for the card asked for, unless the score was read (the duty cannot compare it).
@@ -30,9 +29,8 @@ rules:
   - {id: APPLY, ltl: "F(apply(account) | score_read(account))", applies_to: requested}
 constraints:
   - {id: SCORE, on: apply(account), require: "last('check_score').score >= 600"}
-`,
-  "card.yaml",
-);
+`;
+const policy = parsePolicy(cardDesk, "card.yaml");
 
 const checked = (score: number) =>
   new Conversation([{ name: "request_card", arguments: { username: "ann" } }]).call(
@@ -81,32 +79,19 @@ describe("next judges the constraints a listed call decides, and ending by an ex
 // blocked until the login, so the login is the progress and ending is refused (SOPBench's dmv: the
 // vehicle's details read, its renewal waited on the time lookup; the shield boosted nothing).
 const loginPolicy = parsePolicy(
-  `policy: card_desk_login
-manual:
-  SCORE: A card needs a credit score of 600 or more.
-  LOGIN: The user logs in before applying.
-  APPLY: Apply for the card asked for, unless the score was read (the duty cannot compare it).
-tools:
-  check_score:
-    parameters: {username: string}
-  login_user:
-    parameters: {username: string}
-  apply_credit_card:
-    parameters: {username: string}
-task:
-  request_card: {asks_for: [apply_credit_card], parameters: {username: string}}
-entities:
-  account: {from: {request_card: {u: username}}}
-propositions:
-  score_read(account): {tool: check_score, when: "a.username == u"}
-  logged_in(account): {tool: login_user, when: "a.username == u"}
-  apply(account): {tool: apply_credit_card, when: "a.username == u"}
-rules:
-  - {id: APPLY, ltl: "F(apply(account) | score_read(account))", applies_to: requested}
-  - {id: LOGIN, ltl: "G(apply(account) -> O logged_in(account))"}
-constraints:
-  - {id: SCORE, on: apply(account), require: "last('check_score').score >= 600"}
-`,
+  cardDesk
+    .replace(
+      "tools:\n",
+      "  LOGIN: The user logs in before applying.\ntools:\n  login_user:\n    parameters: {username: string}\n",
+    )
+    .replace(
+      "propositions:\n",
+      'propositions:\n  logged_in(account): {tool: login_user, when: "a.username == u"}\n',
+    )
+    .replace(
+      "constraints:\n",
+      '  - {id: LOGIN, ltl: "G(apply(account) -> O logged_in(account))"}\nconstraints:\n',
+    ),
   "card-login.yaml",
 );
 
