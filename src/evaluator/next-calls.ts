@@ -16,12 +16,11 @@ import { type CallVerdict, type Duty, type NextAnswer, type ProposedCall, propos
  */
 export class NextCalls {
   /**
-   * Whether every call of a tool is blocked, per run and tool (a new
-   * binding's instances share components with the others through rules without entities and
-   * propositions over several entities; instances of rules that read every call start after the
-   * run's calls).
+   * Whether every call of a tool is blocked, per run and tool (a new binding's instances share
+   * components with the others through rules without entities and propositions over several
+   * entities; instances of rules that read every call start after the run's calls).
    */
-  private readonly freshCalls = new PerRunAnswers();
+  private readonly blockedTools = new PerRunAnswers();
   private constrained: [string, ToolSpec, Set<string>][] | undefined;
   /** Per run and listed call, whether the constraints its own arguments decide block it. */
   private readonly constraintVerdicts = new PerRunAnswers();
@@ -314,20 +313,39 @@ export class NextCalls {
    */
   private boundArguments(run: Run, tool: string, bindings: readonly Binding[]): Record<string, Value> {
     const args: Record<string, Value> = {};
-    for (const proposition of this.judge.policy.propositions.values()) {
-      if (proposition.tool !== tool) continue;
-      for (const [variable, path] of Object.entries(proposition.bindingPattern)) {
-        const value = bindings.find(
-          (binding) => proposition.entities.includes(binding.entity) && binding.values[variable] != null,
-        )?.values[variable];
-        if (path.length === 1 && value != null) args[String(path[0])] ??= value;
-      }
-    }
+    for (const [argument, values] of this.bindingValues(tool, bindings))
+      if (values.length > 0) args[argument] = values[0] as Value;
     for (const name of this.judge.policy.tools.get(tool)?.required ?? []) {
       const given = run.task.find((call) => call.arguments[name] != null)?.arguments[name];
       if (given != null) args[name] ??= given;
     }
     return args;
+  }
+
+  /**
+   * Per top-level argument a proposition of `tool` binds an entity by, the distinct values
+   * `bindings` of that entity give it (none for a pattern below the top level), in their order.
+   */
+  private bindingValues(tool: string, bindings: readonly Binding[]): Map<string, Value[]> {
+    const found = new Map<string, Value[]>();
+    for (const proposition of this.judge.policy.propositions.values()) {
+      if (proposition.tool !== tool) continue;
+      for (const [variable, path] of Object.entries(proposition.bindingPattern)) {
+        const values = found.get(String(path[0])) ?? [];
+        found.set(String(path[0]), values);
+        if (path.length !== 1) continue;
+        for (const binding of bindings) {
+          const value = binding.values[variable];
+          if (
+            proposition.entities.includes(binding.entity) &&
+            value != null &&
+            !values.some((known) => valuesEqual(known, value))
+          )
+            values.push(value);
+        }
+      }
+    }
+    return found;
   }
 
   /**
@@ -339,21 +357,10 @@ export class NextCalls {
    * no (the tool is not masked; `decide` still judges each call).
    */
   private everyCallBlocked(run: Run, tool: string): boolean {
-    return this.freshCalls.answer(run, tool, () => {
-      const choices = new Map<string, Value[]>();
-      for (const proposition of this.judge.policy.propositions.values()) {
-        if (proposition.tool !== tool) continue;
-        for (const [variable, path] of Object.entries(proposition.bindingPattern)) {
-          const argument = String(path[0]);
-          const values = choices.get(argument) ?? [`\u0000unseen ${argument}`];
-          for (const binding of run.bindings) {
-            const value = binding.values[variable];
-            if (path.length === 1 && proposition.entities.includes(binding.entity) && value != null)
-              if (!values.some((known) => valuesEqual(known, value))) values.push(value);
-          }
-          choices.set(argument, values);
-        }
-      }
+    return this.blockedTools.answer(run, tool, () => {
+      const choices = [...this.bindingValues(tool, run.bindings)].map(
+        ([argument, known]): [string, Value[]] => [argument, [`\u0000unseen ${argument}`, ...known]],
+      );
       let combinations: Record<string, Value>[] = [{}];
       for (const [argument, values] of choices) {
         combinations = combinations.flatMap((args) =>
