@@ -94,7 +94,13 @@ export class NextCalls {
       const progressing = own.some((entry) => entry.class === "progressing");
       // A tool is unsafe only if every call of it is: its known bindings and bindings not seen yet.
       const unsafe = own.every((entry) => entry.class === "unsafe") && this.everyCallBlocked(run, name);
-      return { name, class: (unsafe ? "unsafe" : progressing ? "progressing" : "neutral") as CallClass };
+      const repeats =
+        own.length > 0 && own.every((entry) => run.observed(name, entry.call.arguments) !== undefined);
+      return {
+        name,
+        class: (unsafe ? "unsafe" : progressing ? "progressing" : "neutral") as CallClass,
+        ...(repeats ? { repeats: true as const } : {}),
+      };
     });
     const accepting = run.beliefs.every((belief) => template.isAccepting(belief));
     const done = this.doneAt(run, accepting);

@@ -143,8 +143,12 @@ export interface NextAnswer {
    * boosted) rather than forcing another call; it says why.
    */
   done: { allowed: boolean; progressing: boolean; stuck?: string };
-  /** Per tool the policy governs: unsafe (every call of it is unsafe), progressing, or neutral. */
-  tools: { name: string; class: CallClass }[];
+  /**
+   * Per tool the policy governs: unsafe (every call of it is unsafe), progressing, or neutral.
+   * `repeats`: every call `calls` lists of the tool repeats a made call whose outcome is a fact
+   * (docs/policy.md, "The game"): calling it again can only tell what the run already knows.
+   */
+  tools: { name: string; class: CallClass; repeats?: true }[];
   /** The concrete calls the game considers (one per tool and binding), classified. */
   calls: CallVerdict[];
   /**

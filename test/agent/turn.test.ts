@@ -136,6 +136,24 @@ describe("a shielded turn on a tiny model with the travel policy", () => {
     assert.ok(blockedInNone > 0, "none mode returns calls the evaluator blocks");
   });
 
+  it("token mode steers a repeat of the answered distance check to the booking; none mode repeats it", async () => {
+    const checked = new Conversation(
+      [{ name: "request_travel", arguments: { origin: "Toronto", destination: "Chicago", urgent: false } }],
+      "Book me a train from Toronto to Chicago.",
+    ).call("check_distance", { origin: "Toronto", destination: "Chicago" }, { text: "720 km", label: "long" })
+      .messages as ChatMessage[];
+    let repeatsInNone = 0;
+    for (let seed = 0; seed < 12; seed++) {
+      const turn = (mode: "token" | "none") =>
+        runTurn({ ...base, messages: checked, mode, toolChoice: "required", seed });
+      const names = (result: TurnResult) =>
+        (result.message.tool_calls ?? []).map((call) => call.function.name);
+      assert.deepEqual(names(await turn("token")), ["book_train"]);
+      if (names(await turn("none")).includes("check_distance")) repeatsInNone++;
+    }
+    assert.ok(repeatsInNone > 0, "unshielded, the model repeats the check");
+  });
+
   it("refuses with a clear code when tool_choice asks for what the policy forbids", async () => {
     await assert.rejects(
       runTurn({

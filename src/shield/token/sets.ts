@@ -51,6 +51,14 @@ export interface ShieldSets {
    * an end of the turn it samples there becomes this call, steered to the advised values.
    */
   doneRedirect?: AdvisedCall;
+  /**
+   * Tools whose every listed call repeats a made call whose outcome is a fact (`next`'s
+   * `repeats`), each with the call that progresses instead: the end's redirect, else the first
+   * progressing call, else the policy's `done.tool` where ending progresses. Such a tool is named
+   * as a redirected one is: the model may start the name, and a name that can only become the
+   * repeated tool is steered to `to` (where the turn may call `to`; else the tool stays allowed).
+   */
+  repeated?: Redirect[];
   /** Set when the search for redirects ran out of its budget: the redirects not found are masks. */
   searchStopped?: string;
 }
@@ -142,11 +150,13 @@ export function shieldSetsFor(
       }
     }
   }
+  const repeated = repeatedCalls(next, unsafe, doneRedirect, evaluator.policy.doneTool);
   const stopped = budget.exhausted ?? budget.partStopped;
   return {
     ...sets,
     ...(redirects.length > 0 ? { redirects } : {}),
     ...(doneRedirect ? { doneRedirect } : {}),
+    ...(repeated.length > 0 ? { repeated } : {}),
     ...(stopped !== undefined ? { searchStopped: stopped } : {}),
   };
 }
@@ -166,6 +176,33 @@ function endOfTurnRedirect(
   if (fulfil === undefined) return undefined;
   if (!unsafe.has(fulfil.name)) return { to: fulfil.name, arguments: fulfil.arguments };
   return stepToward(fulfil);
+}
+
+/**
+ * The neutral tools `next` finds only repeats of (every call it lists of them was made, and
+ * answered with a fact), each steered to what progresses instead (`ShieldSets.repeated`): a
+ * model that asks again what it was told loops to the call limit (login ×10 on SOPBench).
+ */
+function repeatedCalls(
+  next: NextAnswer,
+  unsafe: ReadonlySet<string>,
+  doneRedirect: AdvisedCall | undefined,
+  doneTool: string | undefined,
+): Redirect[] {
+  const progressing = next.calls.find(
+    (verdict) => verdict.class === "progressing" && !unsafe.has(verdict.call.name),
+  )?.call;
+  const target: AdvisedCall | undefined =
+    doneRedirect ??
+    (progressing
+      ? { to: progressing.name, arguments: progressing.arguments }
+      : next.done.progressing && doneTool !== undefined
+        ? { to: doneTool }
+        : undefined);
+  if (target === undefined) return [];
+  return next.tools
+    .filter((tool) => tool.repeats && tool.class === "neutral" && tool.name !== target.to)
+    .map((tool) => ({ tool: tool.name, ...target }));
 }
 
 /** The evaluator's advice for a call, where it is a step of another, allowed tool that unblocks the call. */

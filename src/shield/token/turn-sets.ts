@@ -24,7 +24,10 @@ export interface TurnSets {
    * `required`, the named one, those `allowed_tools` lists; none under `none`.
    */
   offered: string[];
-  /** The offered tools the shield allows (not unsafe, within `allowedTools`): what may be called. */
+  /**
+   * The offered tools the shield allows (not unsafe, within `allowedTools`, not a repeat steered
+   * to an allowed call: `ShieldSets.repeated`): what may be called.
+   */
   allowed: string[];
   /** The request requires a call (`required`, a named function, `allowed_tools` with mode `required`). */
   callRequired: boolean;
@@ -55,9 +58,13 @@ export function turnSets(options: TurnSetsOptions): TurnSets {
   const sets = options.sets ?? {};
   const offered = offeredNames(options.tools, choice);
   const unsafe = new Set(sets.unsafeTools ?? []);
-  const allowed = offered.filter(
-    (name) => !unsafe.has(name) && (sets.allowedTools === undefined || sets.allowedTools.includes(name)),
-  );
+  const permitted = (name: string) =>
+    offered.includes(name) &&
+    !unsafe.has(name) &&
+    (sets.allowedTools === undefined || sets.allowedTools.includes(name));
+  // A repeat is steered to the call that progresses instead, where the turn may make that call.
+  const steered = new Set((sets.repeated ?? []).filter(({ to }) => permitted(to)).map(({ tool }) => tool));
+  const allowed = offered.filter((name) => permitted(name) && !steered.has(name));
   const callRequired = options.callRequired === true || requiresCall(choice);
   // A client that asks for text may end the turn, open duties or not.
   const doneAllowed = choice === "none" || (sets.doneAllowed ?? true);

@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { Evaluator } from "../../../src/evaluator/index.js";
+import { loadPolicy, parsePolicy } from "../../../src/policy/index.js";
+import { planGeneration, shieldSetsFor, turnSets } from "../../../src/shield/token/index.js";
+import { Conversation } from "../../support/conversation.js";
+import { travelPolicyFile } from "../../support/tiny-travel.js";
+
+// A repeat of a call whose outcome is a fact tells nothing new: the token shield steers a name
+// that can only become it to the call that progresses instead (SOPBench: login ×10 to the limit).
+
+const route = { origin: "Toronto", destination: "Chicago" };
+const task = [{ name: "request_travel", arguments: { ...route, urgent: false } }];
+
+function checked(label: string | null): Conversation {
+  return new Conversation(task, "Book me a train from Toronto to Chicago.").call("check_distance", route, {
+    text: label === null ? "no route found" : "720 km",
+    label,
+  });
+}
+
+describe("a tool whose every listed call repeats an observation", () => {
+  const evaluator = new Evaluator(loadPolicy(travelPolicyFile));
+
+  it("is marked by next once the call was made and answered, and steered to the progressing call", () => {
+    const before = evaluator.next(new Conversation(task).messages);
+    assert.equal(before.tools.find((tool) => tool.name === "check_distance")?.repeats, undefined);
+    const conversation = checked("long");
+    const next = evaluator.next(conversation.messages);
+    assert.deepEqual(
+      next.tools.filter((tool) => tool.repeats),
+      [{ name: "check_distance", class: "neutral", repeats: true }],
+    );
+    const sets = shieldSetsFor(evaluator, conversation.messages, next);
+    assert.deepEqual(sets.repeated, [{ tool: "check_distance", to: "book_train", arguments: route }]);
+  });
+
+  it("is no repeat where the answer told nothing (no label) or the tool is volatile", () => {
+    const unread = evaluator.next(checked(null).messages);
+    assert.equal(unread.tools.find((tool) => tool.name === "check_distance")?.repeats, undefined);
+    const volatile = new Evaluator(
+      parsePolicy(
+        readFileSync(travelPolicyFile, "utf8").replace(
+          "description: Distance in km between two cities.",
+          "description: Distance in km between two cities.\n    volatile: true",
+        ),
+        travelPolicyFile,
+      ),
+    );
+    const next = volatile.next(checked("long").messages);
+    assert.equal(next.tools.find((tool) => tool.name === "check_distance")?.repeats, undefined);
+    assert.equal(shieldSetsFor(volatile, checked("long").messages, next).repeated, undefined);
+  });
+
+  it("is left to the model where nothing progresses instead", () => {
+    // The train booked: nothing is open, ending is the progressing move, and travel has no done tool.
+    const booked = checked("long").call("book_train", route, { json: { status: "confirmed" } });
+    const next = evaluator.next(booked.messages);
+    assert.equal(next.done.allowed, true);
+    assert.equal(next.tools.find((tool) => tool.name === "check_distance")?.repeats, true);
+    assert.equal(shieldSetsFor(evaluator, booked.messages, next).repeated, undefined);
+  });
+});
+
+describe("the turn's sets with a repeated tool", () => {
+  const repeated = [{ tool: "check_distance", to: "book_train" }];
+  const tools = ["check_distance", "book_train"];
+
+  it("leave the repeated tool out of what may be called, and redirect its name", () => {
+    const turn = turnSets({ tools, sets: { repeated } });
+    assert.deepEqual(turn.allowed, ["book_train"]);
+    const plan = planGeneration(
+      { messages: [], shield: { mode: "token", sets: { repeated } } },
+      tools.map((name) => ({ name, parameters: { type: "object", properties: {} } })),
+      { prefix: '<tool_call>\n{"name": "', paramsPrefix: '", "arguments": ', suffix: "}\n</tool_call>" },
+    );
+    assert.ok(typeof plan === "object");
+    assert.deepEqual(plan.names, ["book_train"]);
+    assert.deepEqual([...plan.redirects], [["check_distance", "book_train"]]);
+  });
+
+  it("keep the repeated tool allowed where the turn may not call the progressing one", () => {
+    assert.deepEqual(turnSets({ tools, sets: { repeated, unsafeTools: ["book_train"] } }).allowed, [
+      "check_distance",
+    ]);
+    const named = { type: "function", function: { name: "check_distance" } } as const;
+    assert.deepEqual(turnSets({ tools, toolChoice: named, sets: { repeated } }).allowed, ["check_distance"]);
+  });
+});
