@@ -23,6 +23,7 @@ import {
   type ShieldSets,
   shieldSetsFor,
   shieldSetsFromNextAnswer,
+  type TurnSets,
   turnSets,
   withDoneTool,
 } from "../shield/token/index.js";
@@ -118,6 +119,11 @@ export interface TurnAttempt {
   usage: Usage;
   generateMs: number;
   decideMs: number;
+  /**
+   * Token shield: the tool of a call that repeated a made call whose outcome is a fact, while a
+   * call progresses instead; not returned, the turn generated again with that tool steered there.
+   */
+  repeated?: string;
 }
 
 /** What the shield did in a turn: the `mentor` field of a response and of a flight record. */
@@ -254,26 +260,28 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     }
   }
   // What the request offers, intersected with what the policy allows (unshielded: the request alone).
-  const turn = turnSets({
-    tools: tools.map((tool) => tool.function.name),
-    toolChoice,
-    ...(options.parallelToolCalls !== undefined ? { parallelToolCalls: options.parallelToolCalls } : {}),
-    ...(shielded && next !== undefined
-      ? {
-          sets: withDoneTool(
-            { unsafeTools: unsafeNames(next, tools, evaluator as Evaluator), doneAllowed: next.done.allowed },
-            evaluator?.policy.doneTool,
-          ),
-        }
-      : {}),
-  });
+  const turnOf = (sets?: ShieldSets) =>
+    turnSets({
+      tools: tools.map((tool) => tool.function.name),
+      toolChoice,
+      ...(options.parallelToolCalls !== undefined ? { parallelToolCalls: options.parallelToolCalls } : {}),
+      ...(sets ? { sets } : {}),
+    });
+  const turn = turnOf(
+    shielded && next !== undefined
+      ? withDoneTool(
+          { unsafeTools: unsafeNames(next, tools, evaluator as Evaluator), doneAllowed: next.done.allowed },
+          evaluator?.policy.doneTool,
+        )
+      : undefined,
+  );
   if (turn.refusal !== undefined)
     throw withTurnRecord(new MentorError("MNT_ERR_NOTHING_ALLOWED", turn.refusal), record);
   const working: ChatMessage[] = shielded
     ? withReminder(history, evaluator, next as NextAnswer, budget())
     : [...history];
   if (shielded) await pause();
-  const tokenShield =
+  let tokenShield =
     options.mode === "token" && next !== undefined
       ? {
           sets: tokenSets(evaluator as Evaluator, history, next, budget(), {
@@ -364,6 +372,15 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       entry.calls = await judgeInOrder(evaluator, judgedOn, calls, { solver: options.solver, budget, pause });
       entry.decideMs = performance.now() - decideStarted;
       const blocked = entry.calls.filter((call) => call.verdict === "block");
+      const repeated =
+        tokenShield && blocked.length === 0 && attempt < maxRegenerations
+          ? repeatToSteer(evaluator as Evaluator, history, entry.calls, tokenShield.sets, turnOf)
+          : undefined;
+      if (repeated !== undefined && tokenShield) {
+        entry.repeated = repeated.tool;
+        tokenShield = { ...tokenShield, sets: repeated.sets };
+        continue;
+      }
       if (!shielded || blocked.length === 0) {
         const end = ends[0];
         if (end !== undefined) {
@@ -541,6 +558,32 @@ function stoppedError(stop: Stop): MentorError {
   );
   error.details = { stopped: stop };
   return error;
+}
+
+/**
+ * A call that repeats a made call whose outcome is a fact (its tool not volatile, the answer read:
+ * it can only tell what the run knows), where the token shield has a call that progresses instead
+ * and the turn may make it: the tool, and the sets with it steered there (`ShieldSets.repeated`).
+ * Covers what `next` cannot mark by name: a tool the policy's rules do not read, a lookup of one
+ * order asked again while another is still to look up.
+ */
+function repeatToSteer(
+  evaluator: Evaluator,
+  history: readonly ChatMessage[],
+  calls: readonly AttemptCall[],
+  sets: ShieldSets,
+  turnOf: (sets: ShieldSets) => TurnSets,
+): { tool: string; sets: ShieldSets } | undefined {
+  const steering = sets.repeated;
+  if (steering === undefined) return undefined;
+  const run = evaluator.run(history);
+  for (const { call } of calls) {
+    if (call.name === steering.to || steering.tools.includes(call.name)) continue;
+    if (run.observed(call.name, call.arguments) === undefined) continue;
+    const steered = { ...sets, repeated: { ...steering, tools: [...steering.tools, call.name] } };
+    if (!turnOf(steered).allowed.includes(call.name)) return { tool: call.name, sets: steered };
+  }
+  return undefined;
 }
 
 /** The policy's unsafe tools, and the request's tools the policy does not declare (fail closed). */

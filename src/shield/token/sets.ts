@@ -52,13 +52,10 @@ export interface ShieldSets {
    */
   doneRedirect?: AdvisedCall;
   /**
-   * Tools whose every listed call repeats a made call whose outcome is a fact (`next`'s
-   * `repeats`), each with the call that progresses instead: the end's redirect, else the first
-   * progressing call, else the policy's `done.tool` where ending progresses. Such a tool is named
-   * as a redirected one is: the model may start the name, and a name that can only become the
-   * repeated tool is steered to `to` (where the turn may call `to`; else the tool stays allowed).
+   * Where the run has a call that progresses: that call (`to`), and the tools whose calls only
+   * repeat what the run was told (`RepeatSteering`), each named as a redirected tool is.
    */
-  repeated?: Redirect[];
+  repeated?: RepeatSteering;
   /** Set when the search for redirects ran out of its budget: the redirects not found are masks. */
   searchStopped?: string;
 }
@@ -67,6 +64,17 @@ export interface ShieldSets {
 export interface AdvisedCall {
   to: string;
   arguments?: Record<string, Value>;
+}
+
+/**
+ * The call that progresses instead of a repeat: the end's redirect, else the first progressing
+ * call `next` lists, else the policy's `done.tool` where ending progresses. `tools`: those whose
+ * every listed call repeats a made call whose outcome is a fact (`next`'s `repeats`), and those
+ * whose call the turn found repeating one; the model may start such a name, and a name that can
+ * only become one of them is steered to `to` (where the turn may call `to`; else they stay allowed).
+ */
+export interface RepeatSteering extends AdvisedCall {
+  tools: string[];
 }
 
 /** An unsafe tool and the allowed call the evaluator's advice names for it. */
@@ -156,7 +164,7 @@ export function shieldSetsFor(
     ...sets,
     ...(redirects.length > 0 ? { redirects } : {}),
     ...(doneRedirect ? { doneRedirect } : {}),
-    ...(repeated.length > 0 ? { repeated } : {}),
+    ...(repeated ? { repeated } : {}),
     ...(stopped !== undefined ? { searchStopped: stopped } : {}),
   };
 }
@@ -179,16 +187,16 @@ function endOfTurnRedirect(
 }
 
 /**
- * The neutral tools `next` finds only repeats of (every call it lists of them was made, and
- * answered with a fact), each steered to what progresses instead (`ShieldSets.repeated`): a
- * model that asks again what it was told loops to the call limit (login ×10 on SOPBench).
+ * The call a repeat is steered to, with the neutral tools `next` finds only repeats of (every call
+ * it lists of them was made, and answered with a fact): a model that asks again what it was told
+ * loops to the call limit (login ×10 on SOPBench). Undefined where nothing progresses instead.
  */
 function repeatedCalls(
   next: NextAnswer,
   unsafe: ReadonlySet<string>,
   doneRedirect: AdvisedCall | undefined,
   doneTool: string | undefined,
-): Redirect[] {
+): RepeatSteering | undefined {
   const progressing = next.calls.find(
     (verdict) => verdict.class === "progressing" && !unsafe.has(verdict.call.name),
   )?.call;
@@ -199,10 +207,11 @@ function repeatedCalls(
       : next.done.progressing && doneTool !== undefined
         ? { to: doneTool }
         : undefined);
-  if (target === undefined) return [];
-  return next.tools
+  if (target === undefined) return undefined;
+  const tools = next.tools
     .filter((tool) => tool.repeats && tool.class === "neutral" && tool.name !== target.to)
-    .map((tool) => ({ tool: tool.name, ...target }));
+    .map((tool) => tool.name);
+  return { ...target, tools };
 }
 
 /** The evaluator's advice for a call, where it is a step of another, allowed tool that unblocks the call. */

@@ -27,7 +27,8 @@ export interface Steering {
 export function steeringOf(sets: ShieldSets, turn: TurnSets): Steering {
   const offered = new Set(turn.offered);
   const allowed = new Set(turn.allowed);
-  const kept = [...(sets.redirects ?? []), ...(sets.repeated ?? [])].filter(
+  const { tools: repeats, ...instead } = sets.repeated ?? { tools: [], to: "" };
+  const kept = [...(sets.redirects ?? []), ...repeats.map((tool) => ({ tool, ...instead }))].filter(
     ({ tool, to }) => offered.has(tool) && !allowed.has(tool) && allowed.has(to),
   );
   const end =

@@ -63,7 +63,7 @@ export function turnSets(options: TurnSetsOptions): TurnSets {
     !unsafe.has(name) &&
     (sets.allowedTools === undefined || sets.allowedTools.includes(name));
   // A repeat is steered to the call that progresses instead, where the turn may make that call.
-  const steered = new Set((sets.repeated ?? []).filter(({ to }) => permitted(to)).map(({ tool }) => tool));
+  const steered = new Set(sets.repeated && permitted(sets.repeated.to) ? sets.repeated.tools : []);
   const allowed = offered.filter((name) => permitted(name) && !steered.has(name));
   const callRequired = options.callRequired === true || requiresCall(choice);
   // A client that asks for text may end the turn, open duties or not.

@@ -1,11 +1,14 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
+import { type GenerationRequest, givenGrounding, runTurn } from "../../../src/agent/index.js";
 import { Evaluator } from "../../../src/evaluator/index.js";
+import type { ChatMessage } from "../../../src/openai/index.js";
 import { loadPolicy, parsePolicy } from "../../../src/policy/index.js";
 import { planGeneration, shieldSetsFor, turnSets } from "../../../src/shield/token/index.js";
 import { Conversation } from "../../support/conversation.js";
-import { travelPolicyFile } from "../../support/tiny-travel.js";
+import { ScriptedGenerator, type Step } from "../../support/scripted-generator.js";
+import { travelPolicyFile, travelTool } from "../../support/tiny-travel.js";
 
 // A repeat of a call whose outcome is a fact tells nothing new: the token shield steers a name
 // that can only become it to the call that progresses instead (SOPBench: login ×10 to the limit).
@@ -33,7 +36,7 @@ describe("a tool whose every listed call repeats an observation", () => {
       [{ name: "check_distance", class: "neutral", repeats: true }],
     );
     const sets = shieldSetsFor(evaluator, conversation.messages, next);
-    assert.deepEqual(sets.repeated, [{ tool: "check_distance", to: "book_train", arguments: route }]);
+    assert.deepEqual(sets.repeated, { to: "book_train", arguments: route, tools: ["check_distance"] });
   });
 
   it("is no repeat where the answer told nothing (no label) or the tool is volatile", () => {
@@ -50,7 +53,7 @@ describe("a tool whose every listed call repeats an observation", () => {
     );
     const next = volatile.next(checked("long").messages);
     assert.equal(next.tools.find((tool) => tool.name === "check_distance")?.repeats, undefined);
-    assert.equal(shieldSetsFor(volatile, checked("long").messages, next).repeated, undefined);
+    assert.deepEqual(shieldSetsFor(volatile, checked("long").messages, next).repeated?.tools, []);
   });
 
   it("is left to the model where nothing progresses instead", () => {
@@ -64,7 +67,7 @@ describe("a tool whose every listed call repeats an observation", () => {
 });
 
 describe("the turn's sets with a repeated tool", () => {
-  const repeated = [{ tool: "check_distance", to: "book_train" }];
+  const repeated = { to: "book_train", tools: ["check_distance"] };
   const tools = ["check_distance", "book_train"];
 
   it("leave the repeated tool out of what may be called, and redirect its name", () => {
@@ -86,5 +89,51 @@ describe("the turn's sets with a repeated tool", () => {
     ]);
     const named = { type: "function", function: { name: "check_distance" } } as const;
     assert.deepEqual(turnSets({ tools, toolChoice: named, sets: { repeated } }).allowed, ["check_distance"]);
+  });
+});
+
+describe("a turn whose call repeats an observation that next could not mark by name", () => {
+  const evaluator = new Evaluator(loadPolicy(travelPolicyFile));
+  const back = { origin: "Chicago", destination: "Toronto" };
+  // Two routes asked for: check_distance has a call still to make, so the name stays the model's.
+  const checkedOne = new Conversation(
+    [task[0] as (typeof task)[number], { name: "request_travel", arguments: { ...back, urgent: false } }],
+    "Book me a train from Toronto to Chicago and one back.",
+  ).call("check_distance", route, { text: "720 km", label: "long" });
+  const turn = async (steps: Step[]) => {
+    const scripted = new ScriptedGenerator(steps);
+    const generator = {
+      tokenShield: true,
+      generate: (request: GenerationRequest) => scripted.generate(request),
+    };
+    const result = await runTurn({
+      messages: checkedOne.messages as ChatMessage[],
+      tools: ["check_distance", "check_seats", "book_train", "book_flight"].map(travelTool),
+      evaluator,
+      grounder: givenGrounding,
+      generator,
+      mode: "token",
+    });
+    return { result, requests: scripted.requests };
+  };
+
+  it("is not returned: the turn generates again with the tool steered to the progressing call", async () => {
+    const first = evaluator.next(checkedOne.messages);
+    assert.equal(first.tools.find((tool) => tool.name === "check_distance")?.repeats, undefined);
+    const { result, requests } = await turn([
+      { calls: [{ name: "check_distance", arguments: route }] },
+      { calls: [{ name: "book_train", arguments: route }] },
+    ]);
+    assert.equal(result.mentor.attempts[0]?.repeated, "check_distance");
+    assert.deepEqual(requests[0]?.tokenShield?.sets.repeated?.tools, []);
+    assert.deepEqual(requests[1]?.tokenShield?.sets.repeated?.tools, ["check_distance"]);
+    assert.equal(result.message.tool_calls?.[0]?.function.name, "book_train");
+  });
+
+  it("leaves a call that asks something new alone", async () => {
+    const { result } = await turn([{ calls: [{ name: "check_distance", arguments: back }] }]);
+    assert.equal(result.mentor.attempts.length, 1);
+    assert.equal(result.mentor.attempts[0]?.repeated, undefined);
+    assert.deepEqual(JSON.parse(result.message.tool_calls?.[0]?.function.arguments ?? "{}"), back);
   });
 });
