@@ -20,9 +20,9 @@ export interface Steering {
 
 /**
  * The shield's redirects this turn may follow (from unsafe tools, and from repeated ones): only
- * from a tool the request offers that may not be called, only to one that may; the end's, only where the turn may not end and may call the
- * advised tool. A redirected call's string slots allow only the advised values (of every
- * redirect to its tool).
+ * from a tool the request offers that may not be called, only to one that may; the end's, only
+ * where the turn may not end and may call the advised tool. A redirected call's string slots
+ * allow only the advised values (of every redirect to its tool).
  */
 export function steeringOf(sets: ShieldSets, turn: TurnSets): Steering {
   const offered = new Set(turn.offered);
