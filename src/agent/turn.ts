@@ -15,7 +15,7 @@ import {
   type Stop,
   yieldToEventLoop,
 } from "../evaluator/index.js";
-import type { Value } from "../expression/index.js";
+import { type Value, valuesEqual } from "../expression/index.js";
 import { type ChatMessage, type ChatTool, messageText, type ToolChoice } from "../openai/index.js";
 import { blockedText, doneRefusedText, reminderText, stoppedText, stuckText } from "../shield/index.js";
 import {
@@ -374,7 +374,14 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       const blocked = entry.calls.filter((call) => call.verdict === "block");
       const repeated =
         tokenShield && blocked.length === 0 && attempt < maxRegenerations
-          ? repeatToSteer(evaluator as Evaluator, history, entry.calls, tokenShield.sets, turnOf)
+          ? repeatToSteer(
+              evaluator as Evaluator,
+              history,
+              next as NextAnswer,
+              entry.calls,
+              tokenShield.sets,
+              turnOf,
+            )
           : undefined;
       if (repeated !== undefined && tokenShield) {
         entry.repeated = repeated.tool;
@@ -562,14 +569,16 @@ function stoppedError(stop: Stop): MentorError {
 
 /**
  * A call that repeats a made call whose outcome is a fact (its tool not volatile, the answer read:
- * it can only tell what the run knows), where the token shield has a call that progresses instead
- * and the turn may make it: the tool, and the sets with it steered there (`ShieldSets.repeated`).
- * Covers what `next` cannot mark by name: a tool the policy's rules do not read, a lookup of one
- * order asked again while another is still to look up.
+ * it can only tell what the run knows) and is no progressing call `next` lists (a login again after
+ * a logout is progress), where the token shield has a call that progresses instead and the turn
+ * may make it: the tool, and the sets with it steered there (`ShieldSets.repeated`). Covers what
+ * `next` cannot mark by name: a tool the policy's rules do not read, a lookup of one order asked
+ * again while another is still to look up.
  */
 function repeatToSteer(
   evaluator: Evaluator,
   history: readonly ChatMessage[],
+  next: NextAnswer,
   calls: readonly AttemptCall[],
   sets: ShieldSets,
   turnOf: (sets: ShieldSets) => TurnSets,
@@ -580,6 +589,15 @@ function repeatToSteer(
   for (const { call } of calls) {
     if (call.name === steering.to || steering.tools.includes(call.name)) continue;
     if (run.observed(call.name, call.arguments) === undefined) continue;
+    const progresses = next.calls.some(
+      (listed) =>
+        listed.class === "progressing" &&
+        listed.call.name === call.name &&
+        Object.entries(listed.call.arguments).every(([name, value]) =>
+          valuesEqual(call.arguments[name] ?? null, value),
+        ),
+    );
+    if (progresses) continue;
     const steered = { ...sets, repeated: { ...steering, tools: [...steering.tools, call.name] } };
     if (!turnOf(steered).allowed.includes(call.name)) return { tool: call.name, sets: steered };
   }

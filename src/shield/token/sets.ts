@@ -158,7 +158,7 @@ export function shieldSetsFor(
       }
     }
   }
-  const repeated = repeatedCalls(next, unsafe, doneRedirect, evaluator.policy.doneTool);
+  const repeated = repeatSteering(next, unsafe, doneRedirect, evaluator.policy.doneTool);
   const stopped = budget.exhausted ?? budget.partStopped;
   return {
     ...sets,
@@ -191,7 +191,7 @@ function endOfTurnRedirect(
  * it lists of them was made, and answered with a fact): a model that asks again what it was told
  * loops to the call limit (login ×10 on SOPBench). Undefined where nothing progresses instead.
  */
-function repeatedCalls(
+function repeatSteering(
   next: NextAnswer,
   unsafe: ReadonlySet<string>,
   doneRedirect: AdvisedCall | undefined,

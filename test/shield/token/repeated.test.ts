@@ -137,3 +137,64 @@ describe("a turn whose call repeats an observation that next could not mark by n
     assert.deepEqual(JSON.parse(result.message.tool_calls?.[0]?.function.arguments ?? "{}"), back);
   });
 });
+
+describe("a repeat that is progress", () => {
+  // The score is owed first, the card needs a login not undone by a logout: after login and
+  // logout, logging in again repeats an observation and is progress all the same.
+  const desk = new Evaluator(
+    parsePolicy(
+      `policy: login_desk
+manual:
+  SCORE: Read the user's score.
+  APPLY: Apply for the card asked for.
+  LOGIN: The user is logged in (and not logged out since) when applying.
+tools:
+  check_score: {parameters: {username: string}}
+  login_user: {parameters: {username: string}}
+  logout_user: {parameters: {username: string}}
+  apply_credit_card: {parameters: {username: string}}
+task:
+  request_card: {asks_for: [apply_credit_card], parameters: {username: string}}
+entities:
+  account: {from: {request_card: {u: username}}}
+propositions:
+  score_read(account): {tool: check_score, when: "a.username == u"}
+  logged_in(account): {tool: login_user, when: "a.username == u"}
+  logged_out(account): {tool: logout_user, when: "a.username == u"}
+  apply(account): {tool: apply_credit_card, when: "a.username == u"}
+rules:
+  - {id: SCORE, ltl: "F score_read(account)", applies_to: requested}
+  - {id: APPLY, ltl: "F apply(account)", applies_to: requested}
+  - {id: LOGIN, ltl: "G(apply(account) -> (!logged_out(account) S logged_in(account)))"}
+`,
+      "login-desk.yaml",
+    ),
+  );
+  const ann = { username: "ann" };
+  const loggedOut = new Conversation([{ name: "request_card", arguments: ann }])
+    .call("login_user", ann, { json: true })
+    .call("logout_user", ann, { json: true });
+
+  it("is returned, not generated again toward the first duty's call", async () => {
+    const next = desk.next(loggedOut.messages);
+    assert.deepEqual(
+      next.calls.filter(({ call }) => call.name === "login_user").map((verdict) => verdict.class),
+      ["progressing"],
+    );
+    const scripted = new ScriptedGenerator([{ calls: [{ name: "login_user", arguments: ann }] }]);
+    const result = await runTurn({
+      messages: loggedOut.messages as ChatMessage[],
+      tools: ["check_score", "login_user", "logout_user", "apply_credit_card"].map((name) => ({
+        type: "function" as const,
+        function: { name, parameters: { type: "object", properties: { username: { type: "string" } } } },
+      })),
+      evaluator: desk,
+      grounder: givenGrounding,
+      generator: { tokenShield: true, generate: (request: GenerationRequest) => scripted.generate(request) },
+      mode: "token",
+    });
+    assert.equal(scripted.requests[0]?.tokenShield?.sets.repeated?.to, "check_score");
+    assert.equal(result.mentor.attempts.length, 1);
+    assert.equal(result.message.tool_calls?.[0]?.function.name, "login_user");
+  });
+});
