@@ -5,7 +5,7 @@ import type { Binding, Instance, OutcomeCase, Run, ToolCallEvent } from "../run/
 import type { SolverClient } from "../smt/index.js";
 import { blockedForGood } from "./blocked-for-good.js";
 import { SearchBudget } from "./budget.js";
-import { fillArguments, unknownArguments } from "./fill.js";
+import { fillArguments, unknownArguments, withKnownArguments } from "./fill.js";
 import type { Judge } from "./judge.js";
 import { boundValues, nearestFirst } from "./nearest.js";
 import { requestedWays } from "./requested.js";
@@ -18,6 +18,7 @@ import { type Advice, type Decision, type ProposedCall, proposedEvent, type Rule
 export class Advisor {
   // Keyed by candidate: candidates belong to the game's instance arrays, and their moves and calls go with them.
   private readonly enablerMoves = new WeakMap<CandidateCall, CandidateCall[]>();
+  private readonly madeEvents = new WeakMap<Run, Map<CandidateCall, Map<ToolCallEvent, ToolCallEvent>>>();
   private readonly candidateEvents = new WeakMap<
     CandidateCall,
     Map<OutcomeCase | undefined, ToolCallEvent>
@@ -158,22 +159,26 @@ export class Advisor {
     const classes = beliefClasses.classes;
     // Bindings that differ only in their task call (a route asked for by train and by plane)
     // give the same concrete call: it is judged once. The blocked call itself (its arguments
-    // those of a candidate, and maybe more) is never its own advice.
+    // those of a candidate, and maybe more) is never its own advice. A candidate that leaves out
+    // an argument naming another entity is judged as the agent would make it, with the known value
+    // (an order's lookup by the user the task names: allowed once that user is logged in, where
+    // the lookup by no user stays blocked).
     const allowedNow = (candidates: readonly CandidateCall[]): CandidateCall[] =>
-      distinctCalls(candidates).filter(
-        (candidate) =>
-          !isSameCall(candidate, call) &&
-          !this.judge.blocksWithNewBinding(run, { name: candidate.tool, arguments: candidate.arguments }),
-      );
+      distinctCalls(candidates).filter((candidate) => {
+        if (isSameCall(candidate, call)) return false;
+        const made = this.madeEvent(run, candidate);
+        return made === this.candidateEvent(candidate)
+          ? !this.judge.blocksWithNewBinding(run, made)
+          : budget.spend() && this.judge.decide(run, made, false).verdict === "allow";
+      });
     // A prerequisite acts on the bindings of the rules the blocked call is an event of (or on none).
     // Calls the agent can make with what is known come first: of two checks that unblock a call
     // (an account's existence, a login), the one whose arguments nobody has to ask for.
+    const onNamed = beliefClasses.safe.filter((candidate) =>
+      candidate.bindings.every((binding) => named.has(binding.id)),
+    );
     const related = executableFirst(
-      allowedNow(
-        beliefClasses.safe.filter((candidate) =>
-          candidate.bindings.every((binding) => named.has(binding.id)),
-        ),
-      ),
+      allowedNow(onNamed),
       (candidate) =>
         unknownArguments(
           this.judge,
@@ -202,7 +207,7 @@ export class Advisor {
             ? this.allowedAfter(run, template, candidate, caseIndex, call, move, ordered)
             : this.clearsAfter(
                 run,
-                run.after(this.candidateEvent(candidate, outcomeCase), [outcomeCase]),
+                run.after(this.madeEvent(run, candidate, outcomeCase), [outcomeCase]),
                 proposed,
                 ordered,
               )),
@@ -219,17 +224,30 @@ export class Advisor {
         still.every((rule) => blocking.has(rule))
       );
     };
+    // The second call: one allowed now, or one the first step allows (an order's lookup by the
+    // user, after the user's login).
+    const later = [
+      ...related,
+      ...distinctCalls(onNamed).filter(
+        (candidate) =>
+          !related.includes(candidate) && this.madeEvent(run, candidate) !== this.candidateEvent(candidate),
+      ),
+    ];
     const allowedAfterOneMore = (after: Run): boolean =>
-      related.some((candidate) =>
-        candidate.cases.some(
-          (outcomeCase) =>
-            budget.spend() &&
-            this.judge.decide(
-              after.after(this.candidateEvent(candidate, outcomeCase), [outcomeCase]),
-              proposed,
-              false,
-            ).verdict === "allow",
-        ),
+      later.some(
+        (candidate) =>
+          (related.includes(candidate) ||
+            (budget.spend() &&
+              this.judge.decide(after, this.madeEvent(run, candidate), false).verdict === "allow")) &&
+          candidate.cases.some(
+            (outcomeCase) =>
+              budget.spend() &&
+              this.judge.decide(
+                after.after(this.madeEvent(run, candidate, outcomeCase), [outcomeCase]),
+                proposed,
+                false,
+              ).verdict === "allow",
+          ),
       );
     const step =
       enabler ??
@@ -237,15 +255,35 @@ export class Advisor {
         ? related.find((candidate) =>
             candidate.cases.some((outcomeCase) => {
               if (!budget.spend()) return false;
-              const after = run.after(this.candidateEvent(candidate, outcomeCase), [outcomeCase]);
+              const after = run.after(this.madeEvent(run, candidate, outcomeCase), [outcomeCase]);
               return lessBlocked(after) && allowedAfterOneMore(after);
             }),
           )
         : undefined);
+    // Several rules block it and no step and one more call allow it: a step after which fewer of
+    // them block (a login before a cancellation that also needs the order's checks). The bounded
+    // search for a sequence then starts from it only: from every allowed call, a policy with many
+    // tools cuts it before three steps.
+    // (Where a rule blocks it whatever comes first, no step is one toward it.)
+    const whole =
+      run.introducedBindings(call).length === 0 ? template.moveOf(call, run.expectedCases(call)) : undefined;
+    const forGood =
+      whole !== undefined &&
+      this.judge.blocked(whole.cases.map((_, caseIndex) => blockedForGood(run, whole, caseIndex)));
+    const fewer =
+      step === undefined && blocking.size > 1 && !forGood
+        ? related.find((candidate) =>
+            candidate.cases.some(
+              (outcomeCase) =>
+                budget.spend() &&
+                lessBlocked(run.after(this.madeEvent(run, candidate, outcomeCase), [outcomeCase])),
+            ),
+          )
+        : undefined;
     // No single step: the first of the shortest sequence of steps after which the call is allowed.
     const searched =
-      step === undefined && ordered
-        ? this.firstOfSequence(run, template, related, named, call, budget)
+      step === undefined && ordered && !forGood
+        ? this.firstOfSequence(run, template, fewer ? [fewer] : related, named, call, whole, budget)
         : undefined;
     const sequence = searched !== "cut" ? searched : undefined;
     // The way the request asked for, where the blocked call serves a duty another way (a renewal
@@ -263,24 +301,12 @@ export class Advisor {
     if (reading) return reading;
     const progressing = (candidate: CandidateCall): boolean =>
       classes.get(candidate)?.every((entry) => entry === "progressing") ?? false;
-    // Where the sequence search ran out before it could tell (a policy with many tools), a step
-    // after which fewer of the same rules block the call is still one toward it (a login before
-    // an action that also needs a lookup the login allows).
-    const fewerBlocking = (): CandidateCall | undefined =>
-      related.find((candidate) =>
-        candidate.cases.some(
-          (outcomeCase) =>
-            budget.spend() &&
-            lessBlocked(run.after(this.candidateEvent(candidate, outcomeCase), [outcomeCase])),
-        ),
-      );
-    const found =
+    const chosen =
       step ??
       sequence?.first ??
+      fewer ??
       related.find(progressing) ??
       allowedNow(beliefClasses.safe).find(progressing);
-    const fallback = found === undefined && searched === "cut" ? fewerBlocking() : undefined;
-    const chosen = found ?? fallback;
     if (chosen === undefined) return undefined;
     const filled = fillArguments(
       this.judge,
@@ -290,15 +316,15 @@ export class Advisor {
       budget,
     );
     // A progressing call after which fewer of the same rules block the call is a step toward it
-    // (a lookup before a dispense that also needs a check), not another way.
-    // (fewerBlocking's step is one by construction: not judged again, nor charged to the budget.)
+    // (a lookup before a dispense that also needs a check), not another way (`fewer` is one by
+    // construction: not judged again, nor charged to the budget).
     const toward =
-      chosen === fallback ||
+      chosen === fewer ||
       (chosen !== step &&
         chosen !== sequence?.first &&
         chosen.cases.some(
           (outcomeCase) =>
-            budget.spend() && lessBlocked(run.after(this.candidateEvent(chosen, outcomeCase), [outcomeCase])),
+            budget.spend() && lessBlocked(run.after(this.madeEvent(run, chosen, outcomeCase), [outcomeCase])),
         ));
     const advice: Advice =
       chosen === step
@@ -411,25 +437,22 @@ export class Advisor {
    * The first call of the shortest sequence of two to `SEQUENCE_STEPS` calls after which a call
    * blocked by rules of order is cleared (`clearsAfter`), each call allowed where it is made, on
    * the runs after them (so the incremental and the reference computations give the same answer).
-   * The first call is one of `related` (allowed now); the later ones are the game's candidates on
-   * the `named` bindings, each made once; where the template can read the call's move, every step
-   * touches one of its components (`touchesSameComponent`), and a call that a block rule forbids
-   * whatever comes first (`blockedForGood`) gets no search. Breadth first, so the first found is a
-   * shortest; it spends at most `SEQUENCE_DECISIONS` of `budget`, and answers `cut` when that
-   * bound (or the budget) is hit before it could tell (the budget's `partStopped` says so).
+   * The first call is one of `firsts` (allowed now); the later ones are the game's candidates on
+   * the `named` bindings, each made once, as the agent would make them (`madeEvent`); where the
+   * template can read the call's `move`, every step touches one of its components
+   * (`touchesSameComponent`). Breadth first, so the first found is a shortest; it spends at most
+   * `SEQUENCE_DECISIONS` of `budget`, and answers `cut` when that bound (or the budget) is hit
+   * before it could tell (the budget's `partStopped` says so).
    */
   private firstOfSequence(
     run: Run,
     template: StrategyTemplate,
-    related: readonly CandidateCall[],
+    firsts: readonly CandidateCall[],
     named: ReadonlySet<number>,
     call: ToolCallEvent,
+    move: CandidateCall | undefined,
     budget: SearchBudget,
   ): { first: CandidateCall; steps: number } | "cut" | undefined {
-    const move =
-      run.introducedBindings(call).length === 0 ? template.moveOf(call, run.expectedCases(call)) : undefined;
-    if (move && this.judge.blocked(move.cases.map((_, caseIndex) => blockedForGood(run, move, caseIndex))))
-      return undefined;
     const spend = budget.part(
       SEQUENCE_DECISIONS,
       "the search for a sequence of steps that unblocks the call",
@@ -443,10 +466,10 @@ export class Advisor {
         (candidate) => linked(candidate) && candidate.bindings.every((binding) => named.has(binding.id)),
       ),
     ).filter((candidate) => !isSameCall(candidate, call));
-    let paths = related.filter(linked).flatMap((first) =>
+    let paths = firsts.filter(linked).flatMap((first) =>
       first.cases.map((outcomeCase) => ({
         first,
-        after: run.after(this.candidateEvent(first, outcomeCase), [outcomeCase]),
+        after: run.after(this.madeEvent(run, first, outcomeCase), [outcomeCase]),
         made: [first],
       })),
     );
@@ -456,11 +479,11 @@ export class Advisor {
         for (const candidate of later) {
           if (path.made.includes(candidate)) continue;
           if (!spend()) return "cut";
-          const made = { name: candidate.tool, arguments: candidate.arguments };
-          if (this.judge.decide(path.after, made, false).verdict !== "allow") continue;
+          if (this.judge.decide(path.after, this.madeEvent(run, candidate), false).verdict !== "allow")
+            continue;
           for (const outcomeCase of candidate.cases) {
             if (!spend()) return "cut";
-            const after = path.after.after(this.candidateEvent(candidate, outcomeCase), [outcomeCase]);
+            const after = path.after.after(this.madeEvent(run, candidate, outcomeCase), [outcomeCase]);
             if (this.clearsAfter(path.after, after, proposed, true))
               return { first: path.first, steps: length };
             longer.push({ first: path.first, after, made: [...path.made, candidate] });
@@ -492,7 +515,7 @@ export class Advisor {
     bindings: readonly Binding[],
     budget = new SearchBudget(this.judge.options.search),
   ): Advice | undefined {
-    const filled = fillArguments(this.judge, run, call, bindings, budget);
+    const filled = fillArguments(this.judge, run, call, bindings, budget, true);
     const decision = this.judge.decide(run, filled.call, false);
     if (decision.verdict === "allow")
       return {
@@ -504,7 +527,7 @@ export class Advisor {
     // Only a step toward the call itself: one that unblocks it, or reads what its constraints read
     // (another duty's way asked for is no step toward it; no cycle).
     const advice = this.prerequisite(run, proposedEvent(filled.call), decision.violations, budget, false);
-    return advice?.unblocks || advice?.reads ? advice : undefined;
+    return advice?.kind === "prerequisite" ? advice : undefined;
   }
 
   /** Whether a call (with its move) would be allowed after a candidate call with one of its outcomes. */
@@ -522,11 +545,14 @@ export class Advisor {
     const rebuilt = (): boolean =>
       this.clearsAfter(
         run,
-        run.after(this.candidateEvent(candidate, outcomeCase), [outcomeCase]),
+        run.after(this.madeEvent(run, candidate, outcomeCase), [outcomeCase]),
         call,
         ordered,
       );
-    if (run.introducedBindings(event).length > 0) return rebuilt();
+    // The template steps the candidate's own move: a call made with more arguments is judged on
+    // the run after it.
+    if (this.madeEvent(run, candidate) !== event || run.introducedBindings(event).length > 0)
+      return rebuilt();
     const step = this.enablerMove(template, candidate, event, caseIndex);
     const masks = step.effects[0] as Int32Array;
     // Instances the candidate loses for good would leave the game for the call: rebuild then. An
@@ -620,6 +646,38 @@ export class Advisor {
       events.set(key, event);
     }
     return event;
+  }
+
+  /**
+   * The call the agent would make for a candidate aimed at a binding, on `run`
+   * (`withKnownArguments`: an order's lookup with the user the task names), as `candidateEvent`
+   * gives it: one object per run, candidate and outcome case. The candidate's own event where
+   * nothing is added, and for a candidate without arguments (it stands for calls of any
+   * arguments, not for the one the task's values would make).
+   */
+  private madeEvent(run: Run, candidate: CandidateCall, outcomeCase?: OutcomeCase): ToolCallEvent {
+    const event = this.candidateEvent(candidate, outcomeCase);
+    const byCandidate =
+      this.madeEvents.get(run) ?? new Map<CandidateCall, Map<ToolCallEvent, ToolCallEvent>>();
+    this.madeEvents.set(run, byCandidate);
+    let events = byCandidate.get(candidate);
+    if (!events) {
+      events = new Map();
+      byCandidate.set(candidate, events);
+    }
+    let made = events.get(event);
+    if (!made && Object.keys(candidate.arguments).length === 0) made = event;
+    if (!made) {
+      const call = withKnownArguments(
+        this.judge,
+        run,
+        { name: candidate.tool, arguments: candidate.arguments },
+        candidate.bindings,
+      );
+      made = call.arguments === candidate.arguments ? event : { ...event, arguments: call.arguments };
+      events.set(event, made);
+    }
+    return made;
   }
 
   /** Whether a proposition's predicates read the history (then a call's letters depend on it). */

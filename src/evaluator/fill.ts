@@ -12,7 +12,9 @@ import type { ProposedCall } from "./types.js";
  * binding pattern that names the argument), the task's fields of that name, the fields of that
  * name in earlier JSON outputs (newest first: what lookups returned), and its enum members (true
  * and false for a boolean). The first value with which the call is allowed is taken (each try
- * spends one decision of `budget`); an argument no value allows is named missing.
+ * spends one decision of `budget`); an argument no value allows is named missing. A `target` (a call
+ * to make after the steps that unblock it) takes, where no value allows it, the first value with
+ * which only rules of order block it: the user's name in a cancellation still waiting for the login.
  */
 export function fillArguments(
   judge: Judge,
@@ -20,6 +22,7 @@ export function fillArguments(
   call: ProposedCall,
   bindings: readonly Binding[],
   budget: SearchBudget,
+  target = false,
 ): { call: ProposedCall; missing: string[] } {
   const tool = judge.policy.tools.get(call.name);
   const args = { ...call.arguments };
@@ -49,16 +52,51 @@ export function fillArguments(
             : [[other, options.get(other)?.[0] as Value]],
         ),
       );
-    const allowed = values.find(
-      (value) =>
-        budget.spend() &&
-        judge.decide(run, { name: call.name, arguments: { ...rest(), ...args, [name]: value } }, false)
-          .verdict === "allow",
-    );
-    if (allowed === undefined) missing.push(name);
-    else args[name] = allowed;
+    let ordered: Value | undefined;
+    const allowed = values.find((value) => {
+      if (!budget.spend()) return false;
+      const decision = judge.decide(
+        run,
+        { name: call.name, arguments: { ...rest(), ...args, [name]: value } },
+        false,
+      );
+      if (
+        target &&
+        ordered === undefined &&
+        decision.failClosed === undefined &&
+        decision.violations.every((finding) => finding.kind === "temporal")
+      )
+        ordered = value;
+      return decision.verdict === "allow";
+    });
+    const taken = allowed ?? ordered;
+    if (taken === undefined) missing.push(name);
+    else args[name] = taken;
   }
   return { call: { name: call.name, arguments: args }, missing };
+}
+
+/**
+ * `call` with each required argument it does not give set to its first known value (no decision
+ * spent): the call the agent would make for a candidate of the game that names one entity only (an
+ * order's lookup, whose user the task gives). `call` itself where nothing was added.
+ */
+export function withKnownArguments(
+  judge: Judge,
+  run: Run,
+  call: ProposedCall,
+  bindings: readonly Binding[],
+): ProposedCall {
+  const tool = judge.policy.tools.get(call.name);
+  const added = (tool?.required ?? []).flatMap((name) => {
+    if (name in call.arguments) return [];
+    const parameter = tool?.parameters.find((entry) => entry.name === name);
+    const first = knownValues(judge, run, name, bindings, parameter)[0];
+    return first === undefined ? [] : [[name, first] as const];
+  });
+  return added.length === 0
+    ? call
+    : { name: call.name, arguments: { ...call.arguments, ...Object.fromEntries(added) } };
 }
 
 /** The required arguments of `call` it does not give and nothing known could fill (no decision spent). */

@@ -332,3 +332,77 @@ rules:
     assert.equal(classOf("check_credit"), "neutral");
   });
 });
+
+// An asked cancellation whose duty is about the order alone, blocked by a login rule about the
+// user and a rule that the order's placement was checked: the duty's next call is the login, with
+// the user's name and password from the task. Before, the cancellation's user was filled only by a
+// value that allows the call, and none does before the login: the step was sought for a call with
+// no user (the login of nobody), none was found, and the duty's next call was the blocked
+// cancellation itself with `username` missing; nothing progressed, and the model repeated a check
+// to the call limit (SOPBench online_market cancel_order/0, session 22).
+describe("the step toward an asked call blocked by two rules, one about an entity the duty does not name", () => {
+  const shop = parsePolicy(
+    `policy: cancellations
+manual:
+  LOGIN: The user is logged in before cancelling or checking an order.
+  PLACED: The order is checked to be the user's before it is cancelled.
+  CANCEL: Cancel the order asked for, unless it is not the user's.
+tools:
+  login_user:
+    parameters: {username: string, password: string}
+    output: text
+    labels: {"yes": logged in, "no": not logged in}
+  check_order:
+    parameters: {username: string, order_id: string}
+    output: text
+    labels: {"yes": the user's, "no": not the user's}
+  cancel_order:
+    parameters: {username: string, order_id: string}
+task:
+  request_cancel: {asks_for: [cancel_order], parameters: {username: string, password: string, order_id: string}}
+entities:
+  user: {from: {request_cancel: {u: username}}}
+  order: {from: {request_cancel: {oid: order_id}}}
+  cancel_request: {from: {request_cancel: {xo: order_id}}}
+propositions:
+  logged_in(user): {tool: login_user, when: "a.username == u", outcome: "o.label == 'yes'"}
+  cancels(user): {tool: cancel_order, when: "a.username == u"}
+  checks(user): {tool: check_order, when: "a.username == u"}
+  placed(order): {tool: check_order, when: "a.order_id == oid", outcome: "o.label == 'yes'"}
+  order_cancelled(order): {tool: cancel_order, when: "a.order_id == oid"}
+  cancelled(cancel_request): {tool: cancel_order, when: "a.order_id == xo"}
+  not_placed(cancel_request): {tool: check_order, when: "a.order_id == xo", outcome: "o.label == 'no'"}
+rules:
+  - {id: LOGIN, ltl: "G((cancels(user) | checks(user)) -> O logged_in(user))"}
+  - {id: PLACED, ltl: "G(order_cancelled(order) -> O placed(order))"}
+  - {id: CANCEL, ltl: "F(cancelled(cancel_request) | not_placed(cancel_request))", applies_to: requested}
+`,
+    "cancellations.yaml",
+  );
+  const asked = () =>
+    new Conversation([
+      { name: "request_cancel", arguments: { username: "alice", password: "pw", order_id: "ORD-4" } },
+    ]);
+  const classOf = (next: NextAnswer, tool: string) => next.tools.find((entry) => entry.name === tool)?.class;
+
+  test("the login, then the check, then the cancellation: each the duty's next call, progressing", () => {
+    const evaluator = new Evaluator(shop);
+    const login = { name: "login_user", arguments: { username: "alice", password: "pw" } };
+    const start = evaluator.next(asked().messages);
+    assert.deepEqual(start.openDuties[0]?.fulfil, login);
+    assert.equal(start.openDuties[0]?.missing, undefined);
+    assert.equal(classOf(start, "login_user"), "progressing");
+    const loggedIn = asked().call("login_user", login.arguments, { text: "True", label: "yes" });
+    const check = evaluator.next(loggedIn.messages);
+    const lookup = { name: "check_order", arguments: { order_id: "ORD-4", username: "alice" } };
+    assert.deepEqual(check.openDuties[0]?.fulfil, lookup);
+    assert.equal(classOf(check, "check_order"), "progressing");
+    const checked = loggedIn.call("check_order", lookup.arguments, { text: "True", label: "yes" });
+    const cancel = evaluator.next(checked.messages);
+    assert.deepEqual(cancel.openDuties[0]?.fulfil, {
+      name: "cancel_order",
+      arguments: { order_id: "ORD-4", username: "alice" },
+    });
+    assert.equal(classOf(cancel, "cancel_order"), "progressing");
+  });
+});

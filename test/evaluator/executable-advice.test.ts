@@ -68,9 +68,9 @@ describe("advice the agent can make with what is known comes first", () => {
 // SOPBench's healthcare: adding a provider needs a login and an active policy, which a lookup
 // shows, and the lookup itself needs the login. Among sixty other lookups behind the same login
 // (they share its component of the game, so the search cannot set them aside) the search for the
-// whole sequence (login, lookup, add) runs out of its share of the budget; the login, after which
-// fewer of the same rules block the call, is still the step toward it.
-describe("where the search for a sequence runs out, a step that leaves fewer rules blocking", () => {
+// whole sequence (login, lookup, add) runs out of its share of the budget, even from the login
+// alone; the login, after which fewer of the same rules block the call, is still the step toward it.
+describe("where several rules block a call, a step that leaves fewer of them blocking", () => {
   const lookups = Array.from({ length: 60 }, (_, index) => `lookup_${index}`);
   const policy = parsePolicy(
     `policy: provider_desk
