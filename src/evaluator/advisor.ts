@@ -506,8 +506,9 @@ export class Advisor {
 
   /**
    * The call to make toward `call` on `run` while it is still possible: `call` itself (filled)
-   * where it is allowed, else the prerequisite that unblocks it (`unblocks`, one or more steps) or reads what its constraints read (`reads`);
-   * undefined where neither is found (it is impossible, or the search ran out).
+   * where it is allowed, else a prerequisite: the step that unblocks it (`unblocks`, one or more
+   * steps), reads what its constraints read (`reads`), or leaves fewer of the rules blocking it;
+   * undefined where none is found (it is impossible, or the search ran out).
    */
   toward(
     run: Run,
@@ -524,8 +525,8 @@ export class Advisor {
         ...(filled.missing.length > 0 ? { missing: filled.missing } : {}),
       };
     if (decision.failClosed !== undefined) return undefined;
-    // Only a step toward the call itself: one that unblocks it, or reads what its constraints read
-    // (another duty's way asked for is no step toward it; no cycle).
+    // Only a step toward the call itself (another duty's way asked for is no step toward it; no
+    // cycle), never another way to meet its duty.
     const advice = this.prerequisite(run, proposedEvent(filled.call), decision.violations, budget, false);
     return advice?.kind === "prerequisite" ? advice : undefined;
   }
