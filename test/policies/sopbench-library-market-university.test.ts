@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { Evaluator } from "../../src/evaluator/index.js";
+import { Labeler } from "../../src/labeler/index.js";
 import { loadPolicy, policyForSystem } from "../../src/policy/index.js";
 
 // No model. The SOPBench policies written from the library, online market and university SOPs:
@@ -112,4 +114,61 @@ describe("SOPBench settings from the rendered SOP", () => {
       }
     });
   }
+});
+
+// A cancellation is blocked by three rules (the login, the order checked to be the user's, its
+// status read) and its duty names only the order. Each step is the duty's next call and the one
+// progressing tool, through to the end. Before, the order's lookups were judged without the user
+// (blocked for nobody's login), no step was found, the duty's next call was the blocked
+// cancellation itself and nothing progressed: the model checked the user's name ten times to the
+// call limit (SOPBench online_market cancel_order/0, session 22).
+describe("policies/sopbench-online_market leads an asked cancellation step by step", () => {
+  test("login, order check, order details, cancellation, then the end", async () => {
+    const policy = loadPolicy(join(policies, "sopbench-online_market", "policy.yaml"));
+    const evaluator = new Evaluator(policy);
+    const labeler = new Labeler(policy);
+    const messages: Record<string, unknown>[] = [
+      {
+        role: "user",
+        content:
+          'Hello! I would like to cancel an order. My username is "alice", my password is "sadfnjskdanfksadjnfl", and the order ID I wish to cancel is "ORD-2".',
+      },
+    ];
+    const details =
+      "{'order_id': 'ORD-2', 'items': [{'product_id': 'Headphones', 'quantity': 1, 'price': 100.0}], 'status': 'Processing', 'total_amount': 100.0, 'order_placed_date': '2024-10-01', 'number_of_exchanges': 0, 'coupons_used': []}";
+    const user = { username: "alice" };
+    const order = { order_id: "ORD-2", username: "alice" };
+    const steps = [
+      { name: "login_user", arguments: { ...user, password: "sadfnjskdanfksadjnfl" }, output: "True" },
+      { name: "internal_check_order_exist", arguments: order, output: "True" },
+      { name: "get_order_details", arguments: order, output: details },
+      { name: "cancel_order", arguments: order, output: "True" },
+    ];
+    for (const [index, step] of steps.entries()) {
+      const next = evaluator.next((await labeler.ground(messages)).messages);
+      assert.deepEqual(next.openDuties[0]?.fulfil, { name: step.name, arguments: step.arguments }, step.name);
+      assert.deepEqual(
+        next.tools.filter((tool) => tool.class === "progressing").map((tool) => tool.name),
+        [step.name],
+      );
+      const id = `call_${index}`;
+      messages.push(
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            {
+              id,
+              type: "function",
+              function: { name: step.name, arguments: JSON.stringify(step.arguments) },
+            },
+          ],
+        },
+        { role: "tool", tool_call_id: id, content: step.output },
+      );
+    }
+    const end = evaluator.next((await labeler.ground(messages)).messages);
+    assert.deepEqual(end.openDuties, []);
+    assert.equal(end.done.allowed, true);
+  });
 });
