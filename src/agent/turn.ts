@@ -17,6 +17,7 @@ import {
 } from "../evaluator/index.js";
 import { type Value, valuesEqual } from "../expression/index.js";
 import { type ChatMessage, type ChatTool, messageText, type ToolChoice } from "../openai/index.js";
+import type { Policy } from "../policy/index.js";
 import { blockedText, doneRefusedText, reminderText, stoppedText, stuckText } from "../shield/index.js";
 import {
   defaultToolChoice,
@@ -124,6 +125,11 @@ export interface TurnAttempt {
    * call progresses instead; not returned, the turn generated again with that tool steered there.
    */
   repeated?: string;
+  /**
+   * Shielded: the tools of calls identical to one before them in the message, of tools whose
+   * answers are facts (not volatile): not made, the first one's answer is theirs.
+   */
+  duplicates?: string[];
 }
 
 /** What the shield did in a turn: the `mentor` field of a response and of a flight record. */
@@ -368,7 +374,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       const isEnd = (call: GeneratedCall) =>
         call.name === evaluator?.policy.doneTool && call.invalid === undefined;
       const ends = offered.filter(isEnd);
-      const calls = offered.filter((call) => !isEnd(call));
+      const written = offered.filter((call) => !isEnd(call));
+      const calls = shielded ? withoutDuplicates(written, (evaluator as Evaluator).policy) : written;
+      if (calls.length < written.length)
+        entry.duplicates = written.filter((call) => !calls.includes(call)).map((call) => call.name);
       entry.calls = await judgeInOrder(evaluator, judgedOn, calls, { solver: options.solver, budget, pause });
       entry.decideMs = performance.now() - decideStarted;
       const blocked = entry.calls.filter((call) => call.verdict === "block");
@@ -449,6 +458,28 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
   }
   record.exhausted = true;
   return finish({ role: "assistant", content: lastFeedback }, "stop");
+}
+
+/**
+ * The calls of one message without those identical to one before them (same tool, equal
+ * arguments) of a tool that is not volatile: the same call gets the same answer (docs/policy.md,
+ * "The model of the world"), so a check written twice in one message is made once and a booking
+ * written twice is not made twice. A volatile tool's calls (a status poll) are all kept.
+ */
+function withoutDuplicates(calls: readonly GeneratedCall[], policy: Policy): GeneratedCall[] {
+  return calls.filter(
+    (call, index) =>
+      call.invalid !== undefined ||
+      policy.tools.get(call.name)?.volatile === true ||
+      !calls
+        .slice(0, index)
+        .some(
+          (earlier) =>
+            earlier.invalid === undefined &&
+            earlier.name === call.name &&
+            valuesEqual(earlier.arguments as Value, call.arguments as Value),
+        ),
+  );
 }
 
 /**
