@@ -233,15 +233,15 @@ export class Advisor {
           !related.includes(candidate) && this.madeEvent(run, candidate) !== this.candidateEvent(candidate),
       ),
     ];
-    const allowedAfterOneMore = (after: Run): boolean =>
+    const allowedAfterOneMore = (after: Run, spend: () => boolean): boolean =>
       later.some(
         (candidate) =>
           (related.includes(candidate) ||
-            (budget.spend() &&
+            (spend() &&
               this.judge.decide(after, this.madeEvent(run, candidate), false).verdict === "allow")) &&
           candidate.cases.some(
             (outcomeCase) =>
-              budget.spend() &&
+              spend() &&
               this.judge.decide(
                 after.after(this.madeEvent(run, candidate, outcomeCase), [outcomeCase]),
                 proposed,
@@ -249,37 +249,38 @@ export class Advisor {
               ).verdict === "allow",
           ),
       );
-    const step =
-      enabler ??
-      (blocking.size > 1
-        ? related.find((candidate) =>
-            candidate.cases.some((outcomeCase) => {
-              if (!budget.spend()) return false;
-              const after = run.after(this.madeEvent(run, candidate, outcomeCase), [outcomeCase]);
-              return lessBlocked(after) && allowedAfterOneMore(after);
-            }),
-          )
-        : undefined);
-    // Several rules block it and no step and one more call allow it: a step after which fewer of
-    // them block (a login before a cancellation that also needs the order's checks). The bounded
-    // search for a sequence then starts from it only: from every allowed call, a policy with many
-    // tools cuts it before three steps.
-    // (Where a rule blocks it whatever comes first, no step is one toward it.)
+    // Several rules block it: the steps after which fewer of them block (a login before a
+    // cancellation that also needs the order checked), unless a rule blocks it whatever comes first.
     const whole =
       run.introducedBindings(call).length === 0 ? template.moveOf(call, run.expectedCases(call)) : undefined;
     const forGood =
       whole !== undefined &&
       this.judge.blocked(whole.cases.map((_, caseIndex) => blockedForGood(run, whole, caseIndex)));
-    const fewer =
-      step === undefined && blocking.size > 1 && !forGood
-        ? related.find((candidate) =>
+    const fewerSteps =
+      enabler === undefined && blocking.size > 1 && !forGood
+        ? related.filter((candidate) =>
             candidate.cases.some(
               (outcomeCase) =>
                 budget.spend() &&
                 lessBlocked(run.after(this.madeEvent(run, candidate, outcomeCase), [outcomeCase])),
             ),
           )
-        : undefined;
+        : [];
+    // The one after which one more call allows it unblocks it (within a share of the budget, so
+    // that the searches after it keep theirs); else the first of them is the step toward it, and
+    // the bounded search for a sequence starts from it only (from every allowed call, a policy
+    // with many tools cuts it before three steps).
+    const oneMore = budget.part(STEP_DECISIONS, "the search for a step that one more call completes");
+    const step =
+      enabler ??
+      fewerSteps.find((candidate) =>
+        candidate.cases.some((outcomeCase) => {
+          if (!oneMore()) return false;
+          const after = run.after(this.madeEvent(run, candidate, outcomeCase), [outcomeCase]);
+          return lessBlocked(after) && allowedAfterOneMore(after, oneMore);
+        }),
+      );
+    const fewer = step === undefined ? fewerSteps[0] : undefined;
     // No single step: the first of the shortest sequence of steps after which the call is allowed.
     const searched =
       step === undefined && ordered && !forGood
@@ -713,6 +714,8 @@ function labelOf(outcomeCase: OutcomeCase | undefined): string | null | undefine
 /** The longest sequence of steps the advice looks for before a blocked call, and its share of the search budget. */
 const SEQUENCE_STEPS = 3;
 const SEQUENCE_DECISIONS = 200;
+/** Decisions the search for a step that one more call completes may spend. */
+const STEP_DECISIONS = 200;
 
 /**
  * The ids of the bindings a call names and of those the instances it is an event of monitor with

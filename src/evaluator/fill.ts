@@ -12,9 +12,10 @@ import type { ProposedCall } from "./types.js";
  * binding pattern that names the argument), the task's fields of that name, the fields of that
  * name in earlier JSON outputs (newest first: what lookups returned), and its enum members (true
  * and false for a boolean). The first value with which the call is allowed is taken (each try
- * spends one decision of `budget`); an argument no value allows is named missing. A `target` (a call
- * to make after the steps that unblock it) takes, where no value allows it, the first value with
- * which only rules of order block it: the user's name in a cancellation still waiting for the login.
+ * spends one decision of `budget`); an argument no value allows is named missing. A `target` (the
+ * way a request asked for, to make after the steps that unblock it) takes, where no value allows
+ * it, the first known value (the request's): the user's name in a cancellation still waiting for
+ * the login.
  */
 export function fillArguments(
   judge: Judge,
@@ -52,24 +53,13 @@ export function fillArguments(
             : [[other, options.get(other)?.[0] as Value]],
         ),
       );
-    let ordered: Value | undefined;
-    const allowed = values.find((value) => {
-      if (!budget.spend()) return false;
-      const decision = judge.decide(
-        run,
-        { name: call.name, arguments: { ...rest(), ...args, [name]: value } },
-        false,
-      );
-      if (
-        target &&
-        ordered === undefined &&
-        decision.failClosed === undefined &&
-        decision.violations.every((finding) => finding.kind === "temporal")
-      )
-        ordered = value;
-      return decision.verdict === "allow";
-    });
-    const taken = allowed ?? ordered;
+    const allowed = values.find(
+      (value) =>
+        budget.spend() &&
+        judge.decide(run, { name: call.name, arguments: { ...rest(), ...args, [name]: value } }, false)
+          .verdict === "allow",
+    );
+    const taken = allowed ?? (target ? values[0] : undefined);
     if (taken === undefined) missing.push(name);
     else args[name] = taken;
   }

@@ -89,7 +89,7 @@ describe("the advice search's budget", () => {
 
   it("gives each unsafe tool its share: a long search for one tool does not starve the next one's redirect", () => {
     // book_flight declared before book_train: its search (which finds nothing for a train trip)
-    // comes first and would spend a budget of 50 on its own.
+    // comes first and would spend a budget of 30 on its own.
     const text = readFileSync(travelPolicyFile, "utf8");
     const train = /\n {2}book_train:\n(?: {4}.*\n| {6}.*\n)+/.exec(text)?.[0] as string;
     const swapped = parsePolicy(
@@ -107,7 +107,7 @@ describe("the advice search's budget", () => {
       new Evaluator(swapped),
       messages,
       undefined,
-      new SearchBudget({ maxDecisions: 50 }),
+      new SearchBudget({ maxDecisions: 30 }),
     );
     assert.deepEqual(
       sets.redirects?.map((redirect) => [redirect.tool, redirect.to]),
@@ -116,7 +116,7 @@ describe("the advice search's budget", () => {
     assert.equal(sets.doneRedirect?.to, "check_distance");
     assert.match(
       sets.searchStopped ?? "",
-      /redirect from book_flight stopped after 25 hypothetical decisions \(its share/,
+      /redirect from book_flight stopped after 15 hypothetical decisions \(its share/,
     );
   });
 });

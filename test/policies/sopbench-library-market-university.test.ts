@@ -174,3 +174,48 @@ describe("policies/sopbench-online_market leads an asked cancellation step by st
     assert.equal(end.done.allowed, true);
   });
 });
+
+// An asked exchange, blocked by the login and the order's and the old product's lookups, whose
+// duty the interaction time would excuse (the policy cannot compute the exchange period). After the
+// name check, the new product's details and the order check, the step is the login. Before, the
+// exchange's user was left unfilled (no value allows the call while a constraint on the order's
+// details blocks it too), no step was found, and the excuse was the progressing call: the model read
+// the time and ended without the exchange (SOPBench online_market exchange_product/0, session 23).
+describe("policies/sopbench-online_market leads an asked exchange, not its excuse", () => {
+  test("the login is the step and the time read is not progress", async () => {
+    const policy = loadPolicy(join(policies, "sopbench-online_market", "policy.yaml"));
+    const evaluator = new Evaluator(policy, { search: { maxMs: Number.POSITIVE_INFINITY } });
+    const made = (id: string, name: string, args: Record<string, unknown>, content: string) => [
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id, type: "function", function: { name, arguments: JSON.stringify(args) } }],
+      },
+      { role: "tool", tool_call_id: id, content },
+    ];
+    const messages = [
+      {
+        role: "user",
+        content:
+          "Hello! I would like to exchange a product. Username: alice - Password: sadfnjskdanfksadjnfl - Order ID: ORD-2 - Old Product ID: Headphones - New Product ID: Mouse - Quantity: 1",
+      },
+      ...made("call_0", "internal_check_username_exist", { username: "alice" }, "True"),
+      ...made(
+        "call_1",
+        "get_product_details",
+        { product_id: "Mouse" },
+        "{'price': 50.0, 'stock': 30, 'description': 'Wireless mouse', 'reviews': [], 'average_rating': 0}",
+      ),
+      ...made("call_2", "internal_check_order_exist", { username: "alice", order_id: "ORD-2" }, "True"),
+    ];
+    const next = evaluator.next((await new Labeler(policy).ground(messages)).messages);
+    assert.deepEqual(next.openDuties[0]?.fulfil, {
+      name: "login_user",
+      arguments: { username: "alice", password: "sadfnjskdanfksadjnfl" },
+    });
+    assert.deepEqual(
+      next.tools.filter((tool) => tool.class === "progressing").map((tool) => tool.name),
+      ["login_user"],
+    );
+  });
+});
