@@ -267,7 +267,13 @@ export class NextCalls {
         if (seen.has(tool) || run.calls.some((call) => call.name === tool)) continue;
         seen.add(tool);
         const call = { name: tool, arguments: this.boundArguments(run, tool, instance.bindings) };
-        const found = this.judge.advisor.toward(run, call, instance.bindings);
+        // Possible: allowed, or a step unblocks it or reads what its constraints read (a step that
+        // only leaves fewer rules blocking it does not show that the rest can be cleared).
+        const advised = this.judge.advisor.toward(run, call, instance.bindings);
+        const found =
+          advised && (advised.kind !== "prerequisite" || advised.unblocks || advised.reads)
+            ? advised
+            : undefined;
         // A lookup made already that the constraints read (they refuse the action on what it showed) is no step.
         const toward =
           found &&
