@@ -13,6 +13,7 @@ import {
   type ProposedCall,
   SearchBudget,
   type Stop,
+  sameCall,
   yieldToEventLoop,
 } from "../evaluator/index.js";
 import { type Value, valuesEqual } from "../expression/index.js";
@@ -475,9 +476,7 @@ function withoutDuplicates(calls: readonly GeneratedCall[], policy: Policy): Gen
         .slice(0, index)
         .some(
           (earlier) =>
-            earlier.invalid === undefined &&
-            earlier.name === call.name &&
-            valuesEqual(earlier.arguments as Value, call.arguments as Value),
+            earlier.invalid === undefined && sameCall(earlier as ProposedCall, call as ProposedCall),
         ),
   );
 }

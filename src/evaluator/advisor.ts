@@ -18,7 +18,7 @@ import { type Advice, type Decision, type ProposedCall, proposedEvent, type Rule
 export class Advisor {
   // Keyed by candidate: candidates belong to the game's instance arrays, and their moves and calls go with them.
   private readonly enablerMoves = new WeakMap<CandidateCall, CandidateCall[]>();
-  private readonly madeEvents = new WeakMap<Run, Map<CandidateCall, Map<ToolCallEvent, ToolCallEvent>>>();
+  private readonly madeEvents = new WeakMap<Run, Map<CandidateCall, MadeCall>>();
   private readonly candidateEvents = new WeakMap<
     CandidateCall,
     Map<OutcomeCase | undefined, ToolCallEvent>
@@ -252,8 +252,12 @@ export class Advisor {
     // Several rules block it: the steps after which fewer of them block (a login before a
     // cancellation that also needs the order checked), unless a rule blocks it whatever comes first.
     const whole =
-      run.introducedBindings(call).length === 0 ? template.moveOf(call, run.expectedCases(call)) : undefined;
+      move ??
+      (run.introducedBindings(call).length === 0
+        ? template.moveOf(call, run.expectedCases(call))
+        : undefined);
     const forGood =
+      enabler === undefined &&
       whole !== undefined &&
       this.judge.blocked(whole.cases.map((_, caseIndex) => blockedForGood(run, whole, caseIndex)));
     const fewerSteps =
@@ -659,27 +663,25 @@ export class Advisor {
    */
   private madeEvent(run: Run, candidate: CandidateCall, outcomeCase?: OutcomeCase): ToolCallEvent {
     const event = this.candidateEvent(candidate, outcomeCase);
-    const byCandidate =
-      this.madeEvents.get(run) ?? new Map<CandidateCall, Map<ToolCallEvent, ToolCallEvent>>();
+    const byCandidate = this.madeEvents.get(run) ?? new Map<CandidateCall, MadeCall>();
     this.madeEvents.set(run, byCandidate);
-    let events = byCandidate.get(candidate);
-    if (!events) {
-      events = new Map();
-      byCandidate.set(candidate, events);
-    }
-    let made = events.get(event);
-    if (!made && Object.keys(candidate.arguments).length === 0) made = event;
+    let made = byCandidate.get(candidate);
     if (!made) {
-      const call = withKnownArguments(
-        this.judge,
-        run,
-        { name: candidate.tool, arguments: candidate.arguments },
-        candidate.bindings,
-      );
-      made = call.arguments === candidate.arguments ? event : { ...event, arguments: call.arguments };
-      events.set(event, made);
+      const call = { name: candidate.tool, arguments: candidate.arguments };
+      const completed =
+        Object.keys(call.arguments).length === 0
+          ? call
+          : withKnownArguments(this.judge, run, call, candidate.bindings);
+      made = { arguments: completed === call ? undefined : completed.arguments, events: new Map() };
+      byCandidate.set(candidate, made);
     }
-    return made;
+    if (made.arguments === undefined) return event;
+    let madeEvent = made.events.get(event);
+    if (!madeEvent) {
+      madeEvent = { ...event, arguments: made.arguments };
+      made.events.set(event, madeEvent);
+    }
+    return madeEvent;
   }
 
   /** Whether a proposition's predicates read the history (then a call's letters depend on it). */
@@ -709,6 +711,12 @@ function labelOf(outcomeCase: OutcomeCase | undefined): string | null | undefine
     return undefined;
   const label = value.label;
   return typeof label === "string" || label === null ? label : undefined;
+}
+
+/** A candidate's arguments as the agent would make the call (undefined: its own), and its events with them, by its own. */
+interface MadeCall {
+  arguments: Record<string, Value> | undefined;
+  events: Map<ToolCallEvent, ToolCallEvent>;
 }
 
 /** The longest sequence of steps the advice looks for before a blocked call, and its share of the search budget. */

@@ -77,13 +77,9 @@ export function withKnownArguments(
   call: ProposedCall,
   bindings: readonly Binding[],
 ): ProposedCall {
-  const tool = judge.policy.tools.get(call.name);
-  const added = (tool?.required ?? []).flatMap((name) => {
-    if (name in call.arguments) return [];
-    const parameter = tool?.parameters.find((entry) => entry.name === name);
-    const first = knownValues(judge, run, name, bindings, parameter)[0];
-    return first === undefined ? [] : [[name, first] as const];
-  });
+  const added = firstKnownValues(judge, run, call, bindings).flatMap(([name, value]) =>
+    value === undefined ? [] : [[name, value] as const],
+  );
   return added.length === 0
     ? call
     : { name: call.name, arguments: { ...call.arguments, ...Object.fromEntries(added) } };
@@ -96,18 +92,31 @@ export function unknownArguments(
   call: ProposedCall,
   bindings: readonly Binding[],
 ): string[] {
+  return firstKnownValues(judge, run, call, bindings).flatMap(([name, value]) =>
+    value === undefined ? [name] : [],
+  );
+}
+
+/** Each required argument `call` does not give, with its first known value (undefined where none is). */
+function firstKnownValues(
+  judge: Judge,
+  run: Run,
+  call: ProposedCall,
+  bindings: readonly Binding[],
+): [string, Value | undefined][] {
   const tool = judge.policy.tools.get(call.name);
-  return (tool?.required ?? []).filter(
-    (name) =>
-      !(name in call.arguments) &&
+  return (tool?.required ?? [])
+    .filter((name) => !(name in call.arguments))
+    .map((name) => [
+      name,
       knownValues(
         judge,
         run,
         name,
         bindings,
         tool?.parameters.find((parameter) => parameter.name === name),
-      ).length === 0,
-  );
+      )[0],
+    ]);
 }
 
 /** Candidate values of an argument `name`, in the order `fillArguments` tries them. */

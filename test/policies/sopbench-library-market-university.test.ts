@@ -116,6 +116,18 @@ describe("SOPBench settings from the rendered SOP", () => {
   }
 });
 
+/** An assistant message with one call and the tool's answer, as SOPBench's loop sends them. */
+function called(id: string, name: string, args: Record<string, unknown>, content: string) {
+  return [
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id, type: "function", function: { name, arguments: JSON.stringify(args) } }],
+    },
+    { role: "tool", tool_call_id: id, content },
+  ];
+}
+
 // A cancellation is blocked by three rules (the login, the order checked to be the user's, its
 // status read) and its duty names only the order. Each step is the duty's next call and the one
 // progressing tool, through to the end. Before, the order's lookups were judged without the user
@@ -153,21 +165,7 @@ describe("policies/sopbench-online_market leads an asked cancellation step by st
         next.tools.filter((tool) => tool.class === "progressing").map((tool) => tool.name),
         [step.name],
       );
-      const id = `call_${index}`;
-      messages.push(
-        {
-          role: "assistant",
-          content: null,
-          tool_calls: [
-            {
-              id,
-              type: "function",
-              function: { name: step.name, arguments: JSON.stringify(step.arguments) },
-            },
-          ],
-        },
-        { role: "tool", tool_call_id: id, content: step.output },
-      );
+      messages.push(...called(`call_${index}`, step.name, step.arguments, step.output));
     }
     const end = evaluator.next((await labeler.ground(messages)).messages);
     assert.deepEqual(end.openDuties, []);
@@ -185,28 +183,20 @@ describe("policies/sopbench-online_market leads an asked exchange, not its excus
   test("the login is the step and the time read is not progress", async () => {
     const policy = loadPolicy(join(policies, "sopbench-online_market", "policy.yaml"));
     const evaluator = new Evaluator(policy, { search: { maxMs: Number.POSITIVE_INFINITY } });
-    const made = (id: string, name: string, args: Record<string, unknown>, content: string) => [
-      {
-        role: "assistant",
-        content: null,
-        tool_calls: [{ id, type: "function", function: { name, arguments: JSON.stringify(args) } }],
-      },
-      { role: "tool", tool_call_id: id, content },
-    ];
     const messages = [
       {
         role: "user",
         content:
           "Hello! I would like to exchange a product. Username: alice - Password: sadfnjskdanfksadjnfl - Order ID: ORD-2 - Old Product ID: Headphones - New Product ID: Mouse - Quantity: 1",
       },
-      ...made("call_0", "internal_check_username_exist", { username: "alice" }, "True"),
-      ...made(
+      ...called("call_0", "internal_check_username_exist", { username: "alice" }, "True"),
+      ...called(
         "call_1",
         "get_product_details",
         { product_id: "Mouse" },
         "{'price': 50.0, 'stock': 30, 'description': 'Wireless mouse', 'reviews': [], 'average_rating': 0}",
       ),
-      ...made("call_2", "internal_check_order_exist", { username: "alice", order_id: "ORD-2" }, "True"),
+      ...called("call_2", "internal_check_order_exist", { username: "alice", order_id: "ORD-2" }, "True"),
     ];
     const next = evaluator.next((await new Labeler(policy).ground(messages)).messages);
     assert.deepEqual(next.openDuties[0]?.fulfil, {
