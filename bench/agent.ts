@@ -41,6 +41,8 @@ export interface AgentRun {
   /** Why the run ended; `context`: the conversation outgrew the server's context (a failed run, not an error). */
   /** `stuck`: the run answered after the policy's `done.stuck_after` calls with duties still open. */
   stopped: "answer" | "stuck" | "limit" | "context" | "reference" | "error";
+  /** `error`: what the server answered when it refused a turn (the run keeps its trace and conversation). */
+  error?: string;
   /** The messages and each answer's `mentor` field: the dashboard opens the run from them (the model agent only). */
   conversation?: BenchConversation;
 }
@@ -166,12 +168,13 @@ export function serverAgent(options: ServerAgentOptions): Agent {
         const response = await client.chat.completions
           .create(body as ChatCompletionCreateParamsNonStreaming)
           .catch((error: unknown) => {
-            if (outgrewContext(error)) return undefined;
+            if (outgrewContext(error) || refusedTurn(error)) return error as APIError;
             throw error;
           });
         run.seconds += (performance.now() - started) / 1000;
-        if (response === undefined) {
-          run.stopped = "context";
+        if (response instanceof APIError) {
+          run.stopped = outgrewContext(response) ? "context" : "error";
+          if (run.stopped === "error") run.error = response.message;
           break;
         }
         const message = response.choices[0]?.message;
@@ -234,6 +237,11 @@ export function serverAgent(options: ServerAgentOptions): Agent {
  */
 function outgrewContext(error: unknown): boolean {
   return error instanceof APIError && error.status === 400 && error.code === "MNT_ERR_CONTEXT_LENGTH";
+}
+
+/** The server refused the turn (422: it cannot be served as it stands, e.g. the policy allows nothing). */
+function refusedTurn(error: unknown): boolean {
+  return error instanceof APIError && error.status === 422;
 }
 
 function parseArguments(text: string): Record<string, unknown> | undefined {

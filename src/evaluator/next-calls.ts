@@ -1,5 +1,5 @@
 import { type Value, valuesEqual } from "../expression/index.js";
-import type { CallClass, CandidateCall } from "../game/index.js";
+import type { CallClass, CandidateCall, StrategyTemplate } from "../game/index.js";
 import { fitsParameterType, type ToolSpec } from "../policy/index.js";
 import type { Binding, Run } from "../run/index.js";
 import { repairValues } from "./advisor.js";
@@ -103,7 +103,7 @@ export class NextCalls {
       };
     });
     const accepting = run.beliefs.every((belief) => template.isAccepting(belief));
-    const done = this.doneAt(run, accepting);
+    const done = this.doneAt(run, accepting, template);
     const openDuties = this.judge.duties.at(template, run.beliefs);
     // A request's duty met by another way (a record the policy cannot compare, read) while the
     // action it asked for is not taken and still possible: the step toward it is the progress, not
@@ -135,20 +135,31 @@ export class NextCalls {
   }
 
   /**
-   * Whether the run may end: when no duty is open, or when it has made the policy's
-   * `done.stuck_after` calls and still has duties open (a run that cannot progress ends honestly
-   * instead of repeating calls to a call limit). Ending is progress once the run's duties are met,
-   * not on a run that never had one: the policy does not know what such a run was asked, so the
-   * token shield leaves ending and calling as the model weighs them.
+   * Whether the run may end: when no duty is open, or, with duties open, when the run has made the
+   * policy's `done.stuck_after` calls or what it observed leaves no way to meet them (every belief
+   * is at an infinite distance): a run that cannot progress ends honestly instead of repeating
+   * calls to a call limit. Ending is progress once the run's duties are met, not on a run that
+   * never had one: the policy does not know what such a run was asked, so the token shield leaves
+   * ending and calling as the model weighs them.
    */
-  private doneAt(run: Run, accepting: boolean): NextAnswer["done"] {
+  private doneAt(run: Run, accepting: boolean, template: StrategyTemplate): NextAnswer["done"] {
     const bound = this.judge.policy.stuckAfter;
-    if (accepting || bound === 0 || run.calls.length < bound)
-      return { allowed: accepting, progressing: accepting && run.hadDuty };
+    if (accepting || bound === 0) return { allowed: accepting, progressing: accepting && run.hadDuty };
+    if (run.calls.length >= bound)
+      return {
+        allowed: true,
+        progressing: true,
+        stuck: `${run.calls.length} calls made and duties still open: the shield no longer forces another call (done.stuck_after: ${bound})`,
+      };
+    const noWay =
+      run.beliefs.length > 0 &&
+      run.beliefs.every((belief) => template.distance(belief) === Number.POSITIVE_INFINITY);
+    if (!noWay) return { allowed: false, progressing: false };
     return {
       allowed: true,
       progressing: true,
-      stuck: `${run.calls.length} calls made and duties still open: the shield no longer forces another call (done.stuck_after: ${bound})`,
+      stuck:
+        "duties still open and no calls can meet them any more (what the run observed rules out every way): the shield no longer forces another call",
     };
   }
 
