@@ -173,8 +173,8 @@ export function serverAgent(options: ServerAgentOptions): Agent {
           });
         run.seconds += (performance.now() - started) / 1000;
         if (response instanceof APIError) {
-          run.stopped = outgrewContext(response) ? "context" : "error";
-          if (run.stopped === "error") run.error = response.message;
+          if (outgrewContext(response)) run.stopped = "context";
+          else Object.assign(run, { stopped: "error", error: response.message });
           break;
         }
         const message = response.choices[0]?.message;

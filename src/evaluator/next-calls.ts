@@ -145,22 +145,16 @@ export class NextCalls {
   private doneAt(run: Run, accepting: boolean, template: StrategyTemplate): NextAnswer["done"] {
     const bound = this.judge.policy.stuckAfter;
     if (accepting || bound === 0) return { allowed: accepting, progressing: accepting && run.hadDuty };
-    if (run.calls.length >= bound)
-      return {
-        allowed: true,
-        progressing: true,
-        stuck: `${run.calls.length} calls made and duties still open: the shield no longer forces another call (done.stuck_after: ${bound})`,
-      };
-    const noWay =
-      run.beliefs.length > 0 &&
-      run.beliefs.every((belief) => template.distance(belief) === Number.POSITIVE_INFINITY);
-    if (!noWay) return { allowed: false, progressing: false };
-    return {
-      allowed: true,
-      progressing: true,
-      stuck:
-        "duties still open and no calls can meet them any more (what the run observed rules out every way): the shield no longer forces another call",
-    };
+    const stuck =
+      run.calls.length >= bound
+        ? `${run.calls.length} calls made and duties still open: the shield no longer forces another call (done.stuck_after: ${bound})`
+        : run.beliefs.length > 0 &&
+            run.beliefs.every((belief) => template.distance(belief) === Number.POSITIVE_INFINITY)
+          ? "duties still open and no calls can meet them any more (what the run observed rules out every way): the shield no longer forces another call"
+          : undefined;
+    return stuck === undefined
+      ? { allowed: false, progressing: false }
+      : { allowed: true, progressing: true, stuck };
   }
 
   /**
