@@ -405,6 +405,38 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
     // Nothing unblocks it: a second modification whose outcome breaks a rule would only take R7 out of the game.
     assert.equal(decision.advice, undefined);
   });
+
+  // What the model wrote on tasks 0–6 at f28ffc2 (bench/RESULTS.md, session 24): an order id
+  // without its '#', items modified into themselves, a return of no items. Each the tool refused
+  // or made a change of nothing.
+  test("the tool descriptions' rules: an order id starts with '#', new items are not the items, a return names some (R16, R15b, R12r)", () => {
+    const seen = authenticated().call("get_order_details", { order_id: pending }, { json: order });
+    const rulesOf = (run: Conversation, name: string, args: Record<string, Value>) =>
+      evaluator.decide(run.messages, { name, arguments: args }).violations.map((finding) => finding.rule);
+    assert.deepEqual(rulesOf(authenticated(), "get_order_details", { order_id: pending.slice(1) }), ["R16"]);
+    const modify = { order_id: pending, item_ids: ["1"], payment_method_id: "paypal_1" };
+    assert.deepEqual(rulesOf(seen, "modify_pending_order_items", { ...modify, new_item_ids: ["1"] }), [
+      "R15b",
+    ]);
+    assert.deepEqual(rulesOf(seen, "modify_pending_order_items", { ...modify, new_item_ids: ["2"] }), []);
+    const delivered = findOrder("delivered");
+    const deliveredOrder = JSON.parse(env.call("get_order_details", { order_id: delivered }).output) as Value;
+    const seenDelivered = authenticated().call(
+      "get_order_details",
+      { order_id: delivered },
+      { json: deliveredOrder },
+    );
+    const payment = (deliveredOrder as { payment_history: { payment_method_id: string }[] })
+      .payment_history[0]?.payment_method_id as string;
+    const back = { order_id: delivered, payment_method_id: payment };
+    assert.deepEqual(rulesOf(seenDelivered, "return_delivered_order_items", { ...back, item_ids: [] }), [
+      "R12r",
+    ]);
+    assert.deepEqual(
+      rulesOf(seenDelivered, "return_delivered_order_items", { ...back, item_ids: ["1"] }),
+      [],
+    );
+  });
 });
 
 describe("tau2-retail: requests (task grounding) and duties", () => {
