@@ -174,7 +174,10 @@ export function serverAgent(options: ServerAgentOptions): Agent {
         run.seconds += (performance.now() - started) / 1000;
         if (response instanceof APIError) {
           if (outgrewContext(response)) run.stopped = "context";
-          else Object.assign(run, { stopped: "error", error: response.message });
+          else {
+            run.stopped = "error";
+            run.error = response.message;
+          }
           break;
         }
         const message = response.choices[0]?.message;

@@ -145,16 +145,22 @@ export class NextCalls {
   private doneAt(run: Run, accepting: boolean, template: StrategyTemplate): NextAnswer["done"] {
     const bound = this.judge.policy.stuckAfter;
     if (accepting || bound === 0) return { allowed: accepting, progressing: accepting && run.hadDuty };
-    const stuck =
-      run.calls.length >= bound
-        ? `${run.calls.length} calls made and duties still open: the shield no longer forces another call (done.stuck_after: ${bound})`
-        : run.beliefs.length > 0 &&
-            run.beliefs.every((belief) => template.distance(belief) === Number.POSITIVE_INFINITY)
-          ? "duties still open and no calls can meet them any more (what the run observed rules out every way): the shield no longer forces another call"
-          : undefined;
+    const stuck = this.stuckReason(run, bound, template);
     return stuck === undefined
       ? { allowed: false, progressing: false }
       : { allowed: true, progressing: true, stuck };
+  }
+
+  /** Why a run with open duties may end now: the call bound is reached, or no call can meet them. */
+  private stuckReason(run: Run, bound: number, template: StrategyTemplate): string | undefined {
+    if (run.calls.length >= bound)
+      return `${run.calls.length} calls made and duties still open: the shield no longer forces another call (done.stuck_after: ${bound})`;
+    const noWay =
+      run.beliefs.length > 0 &&
+      run.beliefs.every((belief) => template.distance(belief) === Number.POSITIVE_INFINITY);
+    return noWay
+      ? "duties still open and no calls can meet them any more (what the run observed rules out every way): the shield no longer forces another call"
+      : undefined;
   }
 
   /**

@@ -409,7 +409,7 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
   // What the model wrote on tasks 0–6 at f28ffc2 (bench/RESULTS.md, session 24): an order id
   // without its '#', items modified into themselves, a return of no items. Each the tool refused
   // or made a change of nothing.
-  test("the tool descriptions' rules: an order id starts with '#', new items are not the items, a return names some (R16, R15b, R12r)", () => {
+  test("the tool descriptions' rules: an order id starts with '#', new items are not the items, a return names some (R16, R15, R15b, R12r)", () => {
     const seen = authenticated().call("get_order_details", { order_id: pending }, { json: order });
     const rulesOf = (run: Conversation, name: string, args: Record<string, Value>) =>
       evaluator.decide(run.messages, { name, arguments: args }).violations.map((finding) => finding.rule);
@@ -428,6 +428,15 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
     );
     const payment = (deliveredOrder as { payment_history: { payment_method_id: string }[] })
       .payment_history[0]?.payment_method_id as string;
+    const exchange = { order_id: delivered, item_ids: ["1"], payment_method_id: payment };
+    assert.deepEqual(
+      rulesOf(seenDelivered, "exchange_delivered_order_items", { ...exchange, new_item_ids: ["1"] }),
+      ["R15"],
+    );
+    assert.deepEqual(
+      rulesOf(seenDelivered, "exchange_delivered_order_items", { ...exchange, new_item_ids: ["2"] }),
+      [],
+    );
     const back = { order_id: delivered, payment_method_id: payment };
     assert.deepEqual(rulesOf(seenDelivered, "return_delivered_order_items", { ...back, item_ids: [] }), [
       "R12r",
