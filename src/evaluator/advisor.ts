@@ -1,5 +1,5 @@
 import { referencesOf, type Value, valuesEqual } from "../expression/index.js";
-import type { CandidateCall, StrategyTemplate } from "../game/index.js";
+import { aimedAmong, type CandidateCall, type StrategyTemplate } from "../game/index.js";
 import type { ConstraintSpec, ToolSpec } from "../policy/index.js";
 import type { Binding, Instance, OutcomeCase, Run, ToolCallEvent } from "../run/index.js";
 import type { SolverClient } from "../smt/index.js";
@@ -155,6 +155,7 @@ export class Advisor {
   ): Advice | undefined {
     const template = this.judge.template(run);
     const named = relatedBindings(run, call);
+    const onNamed = aimedAmong(named);
     const beliefClasses = template.classesAtBeliefs();
     const classes = beliefClasses.classes;
     // Bindings that differ only in their task call (a route asked for by train and by plane)
@@ -174,11 +175,9 @@ export class Advisor {
     // A prerequisite acts on the bindings of the rules the blocked call is an event of (or on none).
     // Calls the agent can make with what is known come first: of two checks that unblock a call
     // (an account's existence, a login), the one whose arguments nobody has to ask for.
-    const onNamed = beliefClasses.safe.filter((candidate) =>
-      candidate.bindings.every((binding) => named.has(binding.id)),
-    );
+    const safeOnNamed = beliefClasses.safe.filter(onNamed);
     const related = executableFirst(
-      allowedNow(onNamed),
+      allowedNow(safeOnNamed),
       (candidate) =>
         unknownArguments(
           this.judge,
@@ -228,7 +227,7 @@ export class Advisor {
     // user, after the user's login).
     const later = [
       ...related,
-      ...distinctCalls(onNamed).filter(
+      ...distinctCalls(safeOnNamed).filter(
         (candidate) =>
           !related.includes(candidate) && this.madeEvent(run, candidate) !== this.candidateEvent(candidate),
       ),
@@ -288,7 +287,7 @@ export class Advisor {
     // No single step: the first of the shortest sequence of steps after which the call is allowed.
     const searched =
       step === undefined && ordered && !forGood
-        ? this.firstOfSequence(run, template, fewer ? [fewer] : related, named, call, whole, budget)
+        ? this.firstOfSequence(run, template, fewer ? [fewer] : related, onNamed, call, whole, budget)
         : undefined;
     const sequence = searched !== "cut" ? searched : undefined;
     // The way the request asked for, where the blocked call serves a duty another way (a renewal
@@ -301,7 +300,7 @@ export class Advisor {
     // A constraint that reads what a lookup not made yet would answer: the lookup first.
     const reading =
       step === undefined && sequence === undefined
-        ? this.readFirst(run, violations, named, allowedNow(beliefClasses.safe), budget)
+        ? this.readFirst(run, violations, named, onNamed, allowedNow(beliefClasses.safe), budget)
         : undefined;
     if (reading) return reading;
     const progressing = (candidate: CandidateCall): boolean =>
@@ -354,7 +353,8 @@ export class Advisor {
   private readFirst(
     run: Run,
     violations: readonly RuleFinding[],
-    named: ReadonlySet<number>,
+    named: readonly Binding[],
+    onNamed: (candidate: CandidateCall) => boolean,
     allowed: readonly CandidateCall[],
     budget: SearchBudget,
   ): Advice | undefined {
@@ -370,17 +370,14 @@ export class Advisor {
     }
     for (const [tool, rules] of unread) {
       const own = allowed.filter((candidate) => candidate.tool === tool);
-      const candidate =
-        own.find(
-          (entry) => entry.bindings.length > 0 && entry.bindings.every((binding) => named.has(binding.id)),
-        ) ?? own[0];
+      const candidate = own.find((entry) => entry.bindings.length > 0 && onNamed(entry)) ?? own[0];
       // A lookup no rule mentions is no candidate of the game: its call is filled from the
       // bindings the blocked call names (a major's record for the major asked for).
       const filled = fillArguments(
         this.judge,
         run,
         { name: tool, arguments: candidate?.arguments ?? {} },
-        candidate?.bindings ?? run.bindings.filter((binding) => named.has(binding.id)),
+        candidate?.bindings ?? named,
         budget,
       );
       if (!candidate && (!budget.spend() || this.judge.decide(run, filled.call, false).verdict !== "allow"))
@@ -443,7 +440,7 @@ export class Advisor {
    * blocked by rules of order is cleared (`clearsAfter`), each call allowed where it is made, on
    * the runs after them (so the incremental and the reference computations give the same answer).
    * The first call is one of `firsts` (allowed now); the later ones are the game's candidates on
-   * the `named` bindings, each made once, as the agent would make them (`madeEvent`); where the
+   * the blocked call's bindings (`onNamed`), each made once, as the agent would make them (`madeEvent`); where the
    * template can read the call's `move`, every step touches one of its components
    * (`touchesSameComponent`). Breadth first, so the first found is a shortest; it spends at most
    * `SEQUENCE_DECISIONS` of `budget`, and answers `cut` when that bound (or the budget) is hit
@@ -453,7 +450,7 @@ export class Advisor {
     run: Run,
     template: StrategyTemplate,
     firsts: readonly CandidateCall[],
-    named: ReadonlySet<number>,
+    onNamed: (candidate: CandidateCall) => boolean,
     call: ToolCallEvent,
     move: CandidateCall | undefined,
     budget: SearchBudget,
@@ -467,9 +464,7 @@ export class Advisor {
       move === undefined || template.touchesSameComponent(candidate, move);
     const proposed = { name: call.name, arguments: call.arguments };
     const later = distinctCalls(
-      template.candidates.filter(
-        (candidate) => linked(candidate) && candidate.bindings.every((binding) => named.has(binding.id)),
-      ),
+      template.candidates.filter((candidate) => linked(candidate) && onNamed(candidate)),
     ).filter((candidate) => !isSameCall(candidate, call));
     let paths = firsts.filter(linked).flatMap((first) =>
       first.cases.map((outcomeCase) => ({
@@ -726,19 +721,19 @@ const SEQUENCE_DECISIONS = 200;
 const STEP_DECISIONS = 200;
 
 /**
- * The ids of the bindings a call names and of those the instances it is an event of monitor with
+ * The bindings (in run order) a call names and those the instances it is an event of monitor with
  * them (a dispense of a prescription is an event of the rule that asks for the patient's reported
  * allergy to be recorded first: the allergy's binding is related).
  */
-function relatedBindings(run: Run, call: ToolCallEvent): Set<number> {
+function relatedBindings(run: Run, call: ToolCallEvent): Binding[] {
   const ids = new Set(run.namedBindings(call).map((binding) => binding.id));
-  if (run.introducedBindings(call).length > 0) return ids;
-  for (const index of run.instancesFor(call)) {
-    const instance = run.instances[index] as Instance;
-    if (instance.bindings.some((binding) => ids.has(binding.id)))
-      for (const binding of instance.bindings) ids.add(binding.id);
-  }
-  return ids;
+  if (run.introducedBindings(call).length === 0)
+    for (const index of run.instancesFor(call)) {
+      const instance = run.instances[index] as Instance;
+      if (instance.bindings.some((binding) => ids.has(binding.id)))
+        for (const binding of instance.bindings) ids.add(binding.id);
+    }
+  return run.bindings.filter((binding) => ids.has(binding.id));
 }
 
 /** Whether a candidate is the call itself: the same tool, and each of its arguments the call's. */

@@ -31,6 +31,11 @@ export interface CandidateCall {
   arguments: Record<string, Value>;
   /** The bindings the call is aimed at: one per entity of a proposition of its tool, none for propositions without entities. */
   bindings: readonly Binding[];
+  /**
+   * Those and every other binding its arguments name through another proposition's binding
+   * pattern (the order a request to change its items is about); absent: just `bindings`.
+   */
+  named?: readonly Binding[];
   /** For the game's own candidates: the `when` texts of the tool's propositions that hold for the call. */
   whenTrue?: ReadonlySet<string>;
   cases: readonly OutcomeCase[];
@@ -68,7 +73,7 @@ export function candidateCalls(run: Run): CandidateCall[] {
       continue;
     }
     const pinned = pinnedEntities(run, own);
-    const targets = targetsOf(own, pinned, bindingsOf);
+    const targets = namedTargets(run, own, pinned, targetsOf(own, pinned, bindingsOf));
     // A proposition that does not pin an entity names every binding of it (as the run reads a
     // call: `Run.namedBindings`), whatever binding the call is aimed at.
     const everywhere = [...new Set(own.flatMap((proposition) => unpinnedOf(proposition, pinned)))].flatMap(
@@ -82,8 +87,7 @@ export function candidateCalls(run: Run): CandidateCall[] {
     // A call aimed at a binding is still an event of the rules over the tool's propositions
     // without entities (`G(any_dispense -> O looked_up)`), as every call of the tool is.
     const global = own.some((proposition) => proposition.entities.length === 0) ? run.globalInstances() : [];
-    for (const target of targets) {
-      const args = argumentsFor(own, pinned, target);
+    for (const { aimed, target, args } of targets) {
       const reachable = withEveryCall(run, [
         ...(target.length === 0 ? run.globalInstances() : global),
         ...target.flatMap((binding) => run.instancesOf(binding)),
@@ -128,7 +132,8 @@ export function candidateCalls(run: Run): CandidateCall[] {
         candidates.push({
           tool: tool.name,
           arguments: realizedArguments(run, tool.name, args, cases, affected, effects) ?? args,
-          bindings: target,
+          bindings: aimed,
+          named: target,
           whenTrue,
           cases,
           affected,
@@ -189,6 +194,37 @@ function compareLists(left: readonly number[], right: readonly number[]): number
   return left.length - right.length;
 }
 
+/**
+ * Each target with the arguments that name it, and with every other binding those arguments
+ * name through the binding pattern of another of the tool's propositions (the order a request to
+ * change its items is about), as `decide` reads the call (`Run.namedBindings`): a call aimed at
+ * the request is still an event of the order's rules. Targets that come to name the same
+ * bindings with the same arguments are one, aimed where the first was (its arguments are filled
+ * from those bindings: a transfer aimed at the user's request must not take the user's account as
+ * its new owner).
+ */
+function namedTargets(
+  run: Run,
+  propositions: readonly PropositionSpec[],
+  pinned: Pinned,
+  targets: readonly Binding[][],
+): { aimed: Binding[]; target: Binding[]; args: Record<string, Value> }[] {
+  const found = new Map<string, { aimed: Binding[]; target: Binding[]; args: Record<string, Value> }>();
+  for (const aimed of targets) {
+    const args = argumentsFor(propositions, pinned, aimed);
+    const target = [...aimed];
+    for (const proposition of propositions)
+      for (const entity of pinned.get(proposition) ?? []) {
+        if (target.some((binding) => binding.entity === entity)) continue;
+        target.push(...run.pinnedBindings(proposition, entity, args));
+      }
+    target.sort((left, right) => left.id - right.id);
+    const key = `${target.map((binding) => binding.id).join(",")}\u0000${JSON.stringify(args)}`;
+    if (!found.has(key)) found.set(key, { aimed, target, args });
+  }
+  return [...found.values()];
+}
+
 /** Whether the entities a proposition pins are exactly those of a target. */
 function aimedAt(proposition: PropositionSpec, pinned: Pinned, target: readonly Binding[]): boolean {
   const entities = pinned.get(proposition) ?? new Set();
@@ -196,6 +232,14 @@ function aimedAt(proposition: PropositionSpec, pinned: Pinned, target: readonly 
     entities.size === target.length &&
     [...entities].every((entity) => target.some((binding) => binding.entity === entity))
   );
+}
+
+/** Whether a target holds a binding of each entity a proposition pins (or both are empty). */
+function within(proposition: PropositionSpec, pinned: Pinned, target: readonly Binding[]): boolean {
+  const entities = pinned.get(proposition) ?? new Set();
+  return entities.size === 0
+    ? target.length === 0
+    : [...entities].every((entity) => target.some((binding) => binding.entity === entity));
 }
 
 /**
@@ -225,7 +269,7 @@ function whenFixedBy(
   for (const proposition of propositions) {
     const { when, whenText } = proposition;
     if (!when || whenText === undefined || fixed.has(whenText)) continue;
-    if (unpinnedOf(proposition, pinned).length > 0 || !aimedAt(proposition, pinned, target)) continue;
+    if (unpinnedOf(proposition, pinned).length > 0 || !within(proposition, pinned, target)) continue;
     const patternPaths = Object.values(proposition.bindingPattern).map((path) => path.join("."));
     const decided = referencesOf(when).every(
       (reference) =>
@@ -302,23 +346,53 @@ function setPath(target: Record<string, Value>, path: readonly (string | number)
 }
 
 /**
- * Per instance, the candidates that may act on it, in candidate order: those on its own
- * bindings, and for candidates without a binding, those it is an event of. Instances with the
+ * Whether a candidate is aimed among some bindings: it names one of them, and for each entity
+ * they bind, it names no other binding of it (a call on an order and the request about it is
+ * aimed among the request's bindings and among the order's, not among another order's). A
+ * candidate without bindings is aimed among any.
+ */
+export function aimedAmong(bindings: Iterable<Binding>): (candidate: CandidateCall) => boolean {
+  const ids = new Set<number>();
+  const entities = new Set<string>();
+  for (const binding of bindings) {
+    ids.add(binding.id);
+    entities.add(binding.entity);
+  }
+  return ({ bindings: aimed, named = aimed }) =>
+    aimed.length === 0 ||
+    (named.some((binding) => ids.has(binding.id)) &&
+      named.every((binding) => ids.has(binding.id) || !entities.has(binding.entity)));
+}
+
+/**
+ * Per instance, the candidates that may act on it: those aimed among its bindings (`aimedAmong`)
+ * and, for candidates without a binding, those it is an event of, in candidate order; then those
+ * aimed among the bindings its own events name. Instances with the
  * same candidates share one array.
  */
 export function helpingCandidates(run: Run, candidates: readonly CandidateCall[]): CandidateCall[][] {
   const shared = new Map<string, CandidateCall[]>();
   return run.instances.map((instance, index) => {
-    const ids = new Set(instance.bindings.map((binding) => binding.id));
-    const positions = candidates.flatMap((candidate, position) =>
-      (
-        candidate.bindings.length === 0
-          ? candidate.affected.includes(index)
-          : candidate.bindings.every((binding) => ids.has(binding.id))
-      )
+    const among = aimedAmong(instance.bindings);
+    const own = candidates.flatMap((candidate, position) =>
+      (candidate.bindings.length === 0 ? candidate.affected.includes(index) : among(candidate))
         ? [position]
         : [],
     );
+    // Then the calls on the other bindings the instance's own events name (the lookup of the order
+    // a request to change its items is about: the order's rules gate the change).
+    const near = aimedAmong(
+      own.flatMap((position) => {
+        const candidate = candidates[position] as CandidateCall;
+        return candidate.affected.includes(index) ? (candidate.named ?? candidate.bindings) : [];
+      }),
+    );
+    const positions = [
+      ...own,
+      ...candidates.flatMap((candidate, position) =>
+        candidate.bindings.length > 0 && !own.includes(position) && near(candidate) ? [position] : [],
+      ),
+    ];
     const key = positions.join(",");
     const list = shared.get(key) ?? positions.map((position) => candidates[position] as CandidateCall);
     shared.set(key, list);

@@ -1,4 +1,4 @@
-export type { CallClass, CandidateCall } from "./candidates.js";
+export { aimedAmong, type CallClass, type CandidateCall } from "./candidates.js";
 export { Game } from "./game.js";
 export { type LintFinding, type LintOptions, lintPolicy } from "./lint.js";
 export { lintConstraints } from "./lint-constraints.js";

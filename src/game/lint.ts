@@ -293,11 +293,20 @@ function placeOf({ file, line, column }: SourceLocation): string {
   return [file, line, column].filter((part) => part !== undefined).join(":");
 }
 
-/** One task call of each kind an entity is bound from, with placeholder arguments. */
+/**
+ * One task call of each kind an entity is bound from, with placeholder arguments. A string
+ * parameter several of them share gets a value per call (`<request_loan.username>`): the same
+ * value would make every call of the policy name every entity keyed by it, and the game over all
+ * of them at once grows past what lint can explore.
+ */
 export function syntheticTask(policy: Policy): TaskCall[] {
   const names = new Set(
     [...policy.entities.values()].flatMap((entity) => entity.sources.map((source) => source.taskCall)),
   );
+  const uses = new Map<string, number>();
+  for (const name of names)
+    for (const { name: parameter } of policy.taskCalls.get(name)?.parameters ?? [])
+      uses.set(parameter, (uses.get(parameter) ?? 0) + 1);
   return [...names].map((name) => {
     const call = policy.taskCalls.get(name);
     const args: Record<string, Value> = {};
@@ -310,7 +319,9 @@ export function syntheticTask(policy: Policy): TaskCall[] {
             ? false
             : type === "number" || type === "integer"
               ? 0
-              : `<${parameter.name}>`;
+              : (uses.get(parameter.name) ?? 0) > 1
+                ? `<${name}.${parameter.name}>`
+                : `<${parameter.name}>`;
     }
     return { name, arguments: args };
   });

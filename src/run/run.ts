@@ -521,11 +521,14 @@ export class Run {
     const entity = this.policy.entities.get(entityName);
     if (!entity) return [];
     return pinsEntity(proposition, entity.variables)
-      ? this.parts.bindings.withValues(
-          entityName,
-          patternValues(proposition, entity.variables, call.arguments),
-        )
+      ? this.pinnedBindings(proposition, entityName, call.arguments)
       : this.bindings.filter((binding) => binding.entity === entityName);
+  }
+
+  /** The binding (at most one) of an entity a proposition pins that arguments name through its binding pattern. */
+  pinnedBindings(proposition: PropositionSpec, entityName: string, args: Record<string, Value>): Binding[] {
+    const variables = this.policy.entities.get(entityName)?.variables ?? [];
+    return this.parts.bindings.withValues(entityName, patternValues(proposition, variables, args));
   }
 
   private readonly namedByCall = new WeakMap<ToolCallEvent, Binding[]>();

@@ -169,7 +169,10 @@ describe("the shipped SOPBench policies on SOPBench's tasks", { skip: sopbenchSk
     // online_market's searches for advice are cut by their 1 s clock on a loaded machine: 135 to
     // 137 steps led measured.
     ["online_market", 134, 116, 39, 31, { led: 130, misled: 5 }],
-    ["university", 34, 31, 8, 3, { led: 14, misled: 0 }],
+    // university's request_graduation/0 is falsely blocked (UNREADABLE_request_graduation, policies/
+    // sopbench-university/README.md), so trapped: before session 25 the game's graduation aimed at
+    // the request escaped the student's rule and listed the blocked goal as the duty's next call.
+    ["university", 34, 31, 9, 3, { led: 14, misled: 0 }],
   ] as const)
     it(`${domain}: no false allow, at least ${agree} of ${tasks} tasks agree`, async () => {
       const policy = loadPolicy(join(repoRoot, "policies", `sopbench-${domain}`, "policy.yaml"));
