@@ -579,9 +579,9 @@ export class Advisor {
         { move: step, caseIndex: 0 },
         { move, caseIndex: moveCase },
       ];
-      const distances = run.beliefs.map((belief) => template.distanceAfterSteps(belief, steps));
-      if (distances.includes(undefined)) failClosed = true;
-      return distances.includes(Number.POSITIVE_INFINITY);
+      const lostAfter = run.beliefs.map((belief) => template.lostAfterSteps(belief, steps));
+      if (lostAfter.includes(undefined)) failClosed = true;
+      return lostAfter.includes(true);
     });
     if (failClosed || this.judge.blocked(lost)) return false;
     if (ordered || !this.judge.constrains(call.name)) return true;

@@ -58,14 +58,18 @@ export class Findings {
     );
   }
 
-  /** The rules to blame in states with no compliant finish. */
-  addLost(template: StrategyTemplate, states: readonly Int32Array[]): void {
+  /**
+   * The rules to blame in states with no compliant finish; `withoutFinish`: the run had none before
+   * the call either, so only the rules the call broke for good.
+   */
+  addLost(template: StrategyTemplate, states: readonly Int32Array[], withoutFinish: boolean): void {
     for (const state of states) {
       if (template.distance(state) !== Number.POSITIVE_INFINITY) continue;
       const doomed = template.doomedInstances(state);
-      // A trap without a single doomed rule: every rule with an open duty shares the blame.
-      for (const index of doomed.length > 0 ? doomed : template.openInstances(state))
-        this.addInstance(template.run.instances[index] as Instance, "block");
+      // A trap without a single doomed rule: every rule with an open duty shares the blame (not
+      // in a run that had no compliant finish before the call: there, only what the call broke).
+      const blamed = doomed.length > 0 || withoutFinish ? doomed : template.openInstances(state);
+      for (const index of blamed) this.addInstance(template.run.instances[index] as Instance, "block");
     }
   }
 

@@ -70,7 +70,7 @@ export class Judge {
     const outcomes = this.outcomes(template, run.beliefs, move);
     if (this.blocked(outcomes.lost)) {
       outcomes.after.forEach((states, caseIndex) => {
-        if (outcomes.lost[caseIndex]) findings.addLost(template, states);
+        if (outcomes.lost[caseIndex]) findings.addLost(template, states, template.noCompliantFinish());
       });
     }
     // Warn and record rules: noted when this call breaks one for good, whatever the outcome. Only
@@ -186,6 +186,8 @@ export class Judge {
       uniqueStates(beliefs.map((belief) => template.step(belief, move, caseIndex))),
     );
     const lost = after.map((states) => {
+      if (template.noCompliantFinish())
+        return states.some((state) => template.doomedInstances(state).length > 0);
       const distances = states.map((state) => template.distance(state));
       if (distances.includes(undefined)) failClosed = `the game search exceeded ${template.maxStates} states`;
       return distances.includes(Number.POSITIVE_INFINITY);
@@ -210,14 +212,16 @@ export class Judge {
     const runs = run.afterEach(call, [...cases.map((outcomeCase) => [outcomeCase]), cases]);
     const after = runs.pop() as Run;
     const template = new StrategyTemplate(after, { ...this.options, exclude, game: this.game });
+    const withoutFinish = this.template(run).noCompliantFinish();
     const lost = runs.map((outcome) => {
+      if (withoutFinish) return outcome.beliefs.some((belief) => template.doomedInstances(belief).length > 0);
       const distances = outcome.beliefs.map((belief) => template.distance(belief));
       if (distances.includes(undefined)) failClosed = `the game search exceeded ${template.maxStates} states`;
       return distances.includes(Number.POSITIVE_INFINITY);
     });
     if (this.blocked(lost)) {
       runs.forEach((outcome, caseIndex) => {
-        if (lost[caseIndex]) findings.addLost(template, outcome.beliefs);
+        if (lost[caseIndex]) findings.addLost(template, outcome.beliefs, withoutFinish);
       });
     }
     after.instances.forEach((instance, index) => {

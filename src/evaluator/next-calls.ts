@@ -155,10 +155,7 @@ export class NextCalls {
   private stuckReason(run: Run, bound: number, template: StrategyTemplate): string | undefined {
     if (run.calls.length >= bound)
       return `${run.calls.length} calls made and duties still open: the shield no longer forces another call (done.stuck_after: ${bound})`;
-    const noWay =
-      run.beliefs.length > 0 &&
-      run.beliefs.every((belief) => template.distance(belief) === Number.POSITIVE_INFINITY);
-    return noWay
+    return template.noCompliantFinish()
       ? "duties still open and no calls can meet them any more (what the run observed rules out every way): the shield no longer forces another call"
       : undefined;
   }

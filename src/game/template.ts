@@ -82,6 +82,20 @@ export class StrategyTemplate {
     );
   }
 
+  /**
+   * Whether no belief of the run has a compliant finish (what it observed rules out every way to
+   * meet its duties). Every call then leaves none, so calls are told apart by the block rules they
+   * break for good: a lookup after a failed login is no worse than the run it is made on.
+   */
+  noCompliantFinish(): boolean {
+    this.lostRun ??=
+      this.run.beliefs.length > 0 &&
+      this.run.beliefs.every((belief) => this.distance(belief) === Number.POSITIVE_INFINITY);
+    return this.lostRun;
+  }
+
+  private lostRun: boolean | undefined;
+
   /** Enforced instances that are permanently violated in `state`. */
   doomedInstances(state: Int32Array): number[] {
     return this.enforced.filter(
@@ -317,6 +331,31 @@ export class StrategyTemplate {
     return after.some((distance) => (distance as number) < now) ? "progressing" : "neutral";
   }
 
+  /** In a run with no compliant finish: unsafe where the call's outcomes break a block rule for good (`noCompliantFinish`). */
+  private classifyWithoutFinish(state: Int32Array, candidate: CandidateCall): CallClass {
+    const breaks = candidate.cases.map((_, caseIndex) =>
+      this.lostAfterSteps(state, [{ move: candidate, caseIndex }]),
+    );
+    return (this.options.strict ? breaks.some(Boolean) : breaks.every(Boolean)) ? "unsafe" : "neutral";
+  }
+
+  /**
+   * Whether calls made one after the other, each with one of its outcomes, leave no compliant
+   * finish (undefined: a search gave up); in a run that has none (`noCompliantFinish`), whether
+   * they break a block rule for good.
+   */
+  lostAfterSteps(state: Int32Array, steps: readonly Step[]): boolean | undefined {
+    if (this.noCompliantFinish()) {
+      const after = steps.reduce(
+        (current, { move, caseIndex }) => this.successor(current, move, caseIndex),
+        state,
+      );
+      return this.doomedInstances(after).length > 0;
+    }
+    const distance = this.distanceAfterSteps(state, steps);
+    return distance === undefined ? undefined : distance === Number.POSITIVE_INFINITY;
+  }
+
   /**
    * How a call (a candidate, or the move of a concrete call) is classed at `state`. While some
    * compliant finish exists, the class depends only on the states of the components the call
@@ -324,10 +363,12 @@ export class StrategyTemplate {
    */
   classifyCandidate(state: Int32Array, candidate: CandidateCall): CallClass | undefined {
     const classify = (): CallClass | undefined =>
-      this.classify(
-        state,
-        candidate.cases.map((_, caseIndex) => this.distanceAfter(state, candidate, caseIndex)),
-      );
+      this.noCompliantFinish()
+        ? this.classifyWithoutFinish(state, candidate)
+        : this.classify(
+            state,
+            candidate.cases.map((_, caseIndex) => this.distanceAfter(state, candidate, caseIndex)),
+          );
     const now = this.distance(state);
     if (this.options.incremental === false || now === undefined || now === Number.POSITIVE_INFINITY)
       return classify();

@@ -10,7 +10,8 @@ import { Conversation } from "../support/conversation.js";
 // call can meet the duty. Before, the run still had to wait for done.stuck_after calls: every call
 // was unsafe and ending was refused, so the token shield had nothing to allow and the server
 // refused the turn (422 "the policy allows none of the offered tools now and the turn may not end
-// yet", tau2-retail task 2).
+// yet", tau2-retail task 2). Every call is no worse than the run then, so only the calls that break
+// a rule for good are unsafe (the change of the delivered order), not the lookup.
 const shop = (done = "") =>
   parsePolicy(
     `policy: shop
@@ -58,9 +59,26 @@ describe("a run whose duties no call can meet any more", () => {
     assert.equal(sets.doneAllowed, true);
     assert.equal(sets.doneProgressing, true);
     const turn = turnSets({ tools: ["get_order", "change_items"], toolChoice: "auto", sets });
-    assert.deepEqual(turn.allowed, []);
+    assert.deepEqual(turn.allowed, ["get_order"]);
     assert.equal(turn.endAllowed, true);
     assert.equal(turn.refusal, undefined);
+  });
+
+  test("decide blocks only the calls that break a rule for good, and blames that rule", () => {
+    const evaluator = new Evaluator(shop());
+    const delivered = seen("delivered").messages;
+    assert.equal(
+      evaluator.decide(delivered, { name: "get_order", arguments: { order_id: "#1" } }).verdict,
+      "allow",
+    );
+    const change = evaluator.decide(delivered, {
+      name: "change_items",
+      arguments: { order_id: "#1", items: [] },
+    });
+    assert.deepEqual(
+      change.violations.map((finding) => finding.rule),
+      ["PENDING"],
+    );
   });
 
   test("done.stuck_after: 0 never lets a run with open duties end", () => {

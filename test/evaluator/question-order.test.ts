@@ -271,9 +271,11 @@ describe("an evaluator's answers do not depend on the questions asked before", (
 
 describe("what a call for a binding not seen yet would do is judged on the run it is asked on", () => {
   // Escalating the requested customer's case forbids the refund that R4 requires: no compliant
-  // finish is left, and every call is unsafe, one for a customer not seen yet too. An evaluator
+  // finish is left, and every call was unsafe, one for a customer not seen yet too. An evaluator
   // asked first about the case before the escalation (where such a call is allowed) kept that
   // answer by tool, task and the states of rules without entities, and called escalate neutral.
+  // Now only a call that breaks a rule for good is unsafe in a run without a compliant finish: the
+  // verification the open case needs is progress there and neutral in the trapped run.
   test("refunds: a trapped run after an open one, and the other way round", () => {
     const domain = domains.refunds as Domain;
     const task = [{ name: "open_case", arguments: { customer: "c1" } }];
@@ -295,8 +297,9 @@ describe("what a call for a binding not seen yet would do is judged on the run i
         assert.deepEqual(comparable(shared.next(messages)), comparable(alone));
       }
     }
-    assert.equal(toolClass(new Evaluator(domain.policy).next(trapped), "escalate"), "unsafe");
-    assert.equal(toolClass(new Evaluator(domain.policy).next(open), "escalate"), "neutral");
+    assert.equal(toolClass(new Evaluator(domain.policy).next(trapped), "verify"), "neutral");
+    assert.equal(toolClass(new Evaluator(domain.policy).next(open), "verify"), "progressing");
+    assert.equal(toolClass(new Evaluator(domain.policy).next(trapped), "refund"), "unsafe");
   });
 });
 
