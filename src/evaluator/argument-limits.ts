@@ -170,6 +170,11 @@ function allowedBy<T>(
 ): T {
   if (known(expression)) return holdsIn(expression, scope) ? domain.any : domain.none;
   if (!referencesOf(expression).some((reference) => reference.kind === "arguments")) return domain.any;
+  // `subset(a.xs, pool)`: each item is in the pool (the subject is the call, for a list's items).
+  if (expression.kind === "call" && subject(expression)) {
+    const pool = expression.arguments[1];
+    return pool && known(pool) ? domain.compare("in", evaluateExpression(pool, scope)) : domain.any;
+  }
   if (expression.kind !== "binary") return domain.any;
   const { operator, left, right } = expression;
   if (operator === "&&" || operator === "||") {
@@ -261,7 +266,8 @@ type Contexts = Scope[][] | "somewhere not";
 
 /**
  * The contexts a call of the constraint's tool can be judged in, whatever its other arguments:
- * one per binding of the proposition's entity and one for a binding not seen yet (no entity: one).
+ * one per binding of the proposition's entity and one for a binding not seen yet, unless the mask
+ * keeps the argument that names it to the known ones (`masked`: `tool.argument`; no entity: one).
  * Undefined where they cannot be listed: a proposition over several entities, a binding pattern
  * below the top level, or a `when` that reads arguments other than the binding's.
  * `"somewhere not"`: the constraint does not apply in some context (it limits nothing).
@@ -271,10 +277,12 @@ function contextsOf(
   run: Run,
   constraint: ConstraintSpec,
   eventOf: (call: ProposedCall) => ToolCallEvent,
+  masked: ReadonlySet<string>,
 ): Contexts | undefined {
   const proposition: PropositionSpec = constraint.on;
   const pattern = argumentPattern(proposition);
   if (!pattern) return undefined;
+  const unseen = !(pattern.length === 1 && masked.has(`${proposition.tool}.${pattern[0]?.[1]}`));
   const entity = proposition.entities[0];
   const argumentsFor = (value: (variable: string) => Value) =>
     Object.fromEntries(pattern.map(([variable, argument]) => [argument, value(variable)]));
@@ -286,7 +294,7 @@ function contextsOf(
             .filter((binding) => binding.entity === entity)
             .map((binding) => argumentsFor((variable) => binding.values[variable] ?? null)),
           // Argument values no binding can have, so the call introduces a new one.
-          argumentsFor((variable) => `\u0000unseen ${variable}`),
+          ...(unseen ? [argumentsFor((variable) => `\u0000unseen ${variable}`)] : []),
         ];
   const contexts: Scope[][] = [];
   for (const args of calls) {
@@ -328,6 +336,12 @@ export function argumentLimits(
     list.push({ constraint, contexts: undefined });
     byTool.set(constraint.on.tool, list);
   }
+  const knownValues = knownBindingValues(judge, run, eventOf);
+  // An argument the mask keeps to the known bindings' values names no new binding: a call of the
+  // tool is judged in a known binding's context only.
+  const masked = new Set(
+    knownValues.flatMap(({ tool, argument, values }) => (values.length > 0 ? [`${tool}.${argument}`] : [])),
+  );
   for (const [toolName, constraints] of byTool) {
     const tool = judge.policy.tools.get(toolName);
     if (!tool) continue;
@@ -337,7 +351,7 @@ export function argumentLimits(
       );
       if (reading.length === 0) continue;
       const contextsFor = (entry: (typeof reading)[number]) => {
-        entry.contexts ??= contextsOf(judge, run, entry.constraint, eventOf) ?? "somewhere not";
+        entry.contexts ??= contextsOf(judge, run, entry.constraint, eventOf, masked) ?? "somewhere not";
         return entry.contexts;
       };
       const limits = limitsOf(parameter.name, parameter.type, reading, contextsFor);
@@ -347,7 +361,7 @@ export function argumentLimits(
   }
   // A value outside the known bindings names a new one, which a rule blocks: met with what the
   // constraints allow (where nothing is left, every call is blocked anyway: theirs stay).
-  for (const { tool, argument, values } of knownBindingValues(judge, run, eventOf)) {
+  for (const { tool, argument, values } of knownValues) {
     const key = `${tool}.${argument}`;
     const limits = found.get(key)?.limits ?? {};
     const oneOf = strings.meet(limits.oneOf ?? "any", values) as Value[];
@@ -471,7 +485,14 @@ function limitsOf<E extends { constraint: ConstraintSpec }>(
       value(node.arguments[0] as Expression);
     const allowed = fold(constraints, contextsFor, length, intervals);
     const least = allowed && (allowed.lowOpen ? Math.floor(allowed.low) + 1 : Math.ceil(allowed.low));
-    return least !== undefined && least >= 1 ? { minItems: least } : undefined;
+    const items = (node: Expression) =>
+      node.kind === "call" && node.name === "subset" && value(node.arguments[0] as Expression);
+    const among = fold(constraints, contextsFor, items, strings);
+    const limits: ArgumentLimits = {
+      ...(least !== undefined && least >= 1 ? { minItems: least } : {}),
+      ...(among && among !== "any" ? { itemsOneOf: among } : {}),
+    };
+    return Object.keys(limits).length > 0 ? limits : undefined;
   }
   if (type === "string" || typeof type === "object") {
     const allowed = fold(constraints, contextsFor, value, strings);

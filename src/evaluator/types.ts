@@ -125,7 +125,7 @@ export interface CallVerdict {
  * that decide it alone (`a.days_supply <= 30`, `len(a.item_ids) > 0`, `a.status ==
  * last('validate').status`), in every context the call can be judged in (each binding, a new
  * one). JSON Schema's words: numbers within the bounds, lists of `minItems` or more, strings
- * among `oneOf`.
+ * among `oneOf`; `itemsOneOf`: the strings a list's items are among (`subset(a.item_ids, …)`).
  */
 export interface ArgumentLimits {
   minimum?: number;
@@ -134,6 +134,7 @@ export interface ArgumentLimits {
   exclusiveMaximum?: number;
   minItems?: number;
   oneOf?: Value[];
+  itemsOneOf?: Value[];
 }
 
 export interface NextAnswer {

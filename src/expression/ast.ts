@@ -27,7 +27,9 @@ export type BinaryOperator = LogicalOperator | ComparisonOperator | ArithmeticOp
 
 export type MethodName = "contains" | "startsWith" | "endsWith" | "lower" | "upper";
 export type HistoryFunctionName = "last" | "held" | "count" | "values";
-export type FunctionName = "len" | HistoryFunctionName;
+/** Functions on values: `len`, and the list functions `subset` and `pluck`. */
+export type ValueFunctionName = "len" | "subset" | "pluck";
+export type FunctionName = ValueFunctionName | HistoryFunctionName;
 
 export interface Span {
   /** Index of the node's first character in the parsed text. */
@@ -89,8 +91,9 @@ export interface MethodExpression extends Span {
 }
 
 /**
- * `len(x)` or a history function. The parser only builds history calls whose arguments are
- * string literals (`last('get_order')`, `values('check_seat', 'seat')`).
+ * A function on values (`len(x)`, `subset(xs, ys)`, `pluck(xs, 'field')`) or a history function.
+ * The parser only builds the names they take as string literals (`last('get_order')`,
+ * `values('check_seat', 'seat')`, the field of `pluck`).
  */
 export interface CallExpression extends Span {
   kind: "call";
@@ -117,10 +120,12 @@ export const methodArity: Readonly<Record<MethodName, number>> = {
 };
 
 /** What each parameter of a function is: any expression, or a string literal naming something. */
-export type ParameterKind = "value" | "tool" | "proposition" | "argument";
+export type ParameterKind = "value" | "tool" | "proposition" | "argument" | "field";
 
 export const functionParameters: Readonly<Record<FunctionName, readonly ParameterKind[]>> = {
   len: ["value"],
+  subset: ["value", "value"],
+  pluck: ["value", "field"],
   last: ["tool"],
   held: ["proposition"],
   count: ["tool"],
@@ -135,8 +140,15 @@ export function isFunctionName(name: string): name is FunctionName {
   return Object.hasOwn(functionParameters, name);
 }
 
+const historyFunctions: ReadonlySet<string> = new Set<HistoryFunctionName>([
+  "last",
+  "held",
+  "count",
+  "values",
+]);
+
 export function isHistoryFunctionName(name: string): name is HistoryFunctionName {
-  return name !== "len" && isFunctionName(name);
+  return historyFunctions.has(name);
 }
 
 /** A copy of the expression with every `offset` and `length` removed, for comparing structure. */

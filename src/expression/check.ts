@@ -392,7 +392,7 @@ class Checker {
       for (const argument of expression.arguments) this.infer(argument);
       this.report(
         "unknown-function",
-        `unknown function '${name}'; the functions are len, last, held, count, values`,
+        `unknown function '${name}'; the functions are len, subset, pluck, last, held, count, values`,
         expression,
       );
       return unknownType;
@@ -406,19 +406,29 @@ class Checker {
       );
     }
     let tool: string | undefined;
-    /** For len: whether its argument is surely a string or a list. */
+    /** For len: whether its argument is surely a string or a list; for pluck: a list. */
     let measured = false;
     expression.arguments.forEach((argument, index) => {
       const parameter = parameters[index];
       if (parameter === undefined || parameter === "value") {
         const type = this.infer(argument);
-        measured = (type.base === "string" || type.base === "list") && type.neverNull === true;
-        if (parameter === "value" && !["string", "list", "unknown"].includes(type.base)) {
+        const takes = name === "len" ? ["string", "list"] : ["list"];
+        measured = takes.includes(type.base) && type.neverNull === true;
+        if (parameter === "value" && !["unknown", ...takes].includes(type.base)) {
           this.report(
             "type-mismatch",
-            `len() measures strings and lists, not ${article[type.base]}; it gives null`,
+            name === "len"
+              ? `len() measures strings and lists, not ${article[type.base]}; it gives null`
+              : `${name}() takes lists, not ${article[type.base]}; it gives ${name === "subset" ? "false" : "null"}`,
             argument,
           );
+        }
+        return;
+      }
+      if (parameter === "field") {
+        if (argument.kind !== "literal" || typeof argument.value !== "string") {
+          this.infer(argument);
+          this.report("non-literal-name", `${name}() needs the field name as a quoted string`, argument);
         }
         return;
       }
@@ -453,6 +463,10 @@ class Checker {
     switch (name) {
       case "len":
         return { base: "number", neverNull: measured };
+      case "subset":
+        return { base: "boolean", neverNull: true };
+      case "pluck":
+        return { base: "list", neverNull: measured };
       case "count":
         return { base: "number", neverNull: true };
       case "held":

@@ -28,6 +28,9 @@
  *   them give `null`.
  * - `len(x)`: the number of Unicode code points of a string (as SMT-LIB `str.len` counts), the
  *   number of elements of a list, and `null` for anything else.
+ * - `subset(xs, ys)`: whether `xs` and `ys` are lists and every element of `xs` is (`==`) an
+ *   element of `ys` (false for anything else); `pluck(xs, 'f')`: the list of each element's field
+ *   `f` (`null` where an element has none), `null` when `xs` is not a list.
  * - History functions come from `scope.history`; without one, `last` gives `null`, `held` false,
  *   `count` 0 and `values` `[]`.
  * - An expression holds (`holdsIn`) iff it evaluates to exactly `true`, so a constraint over a
@@ -193,6 +196,16 @@ function evaluateCall(name: string, args: Expression[], scope: Scope): Value {
   }
   const names = args.map((argument) => evaluateExpression(argument, scope));
   const [first, second] = names;
+  if (name === "subset")
+    return (
+      Array.isArray(first) &&
+      Array.isArray(second) &&
+      first.every((element) => second.some((member) => valuesEqual(element, member)))
+    );
+  if (name === "pluck")
+    return Array.isArray(first) && typeof second === "string"
+      ? first.map((element) => step(element, second))
+      : null;
   const history = scope.history;
   switch (name) {
     case "last":

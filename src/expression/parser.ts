@@ -300,7 +300,7 @@ class Parser {
 
   private parseCall(name: Token): Expression {
     if (!isFunctionName(name.text)) {
-      this.fail("a function (len, last, held, count, values) or a name without '('", name);
+      this.fail("a function (len, subset, pluck, last, held, count, values) or a name without '('", name);
     }
     const open = this.peek();
     this.position++;

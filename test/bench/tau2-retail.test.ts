@@ -406,19 +406,31 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
     assert.equal(decision.advice, undefined);
   });
 
-  // What the model wrote on tasks 0–6 at f28ffc2 (bench/RESULTS.md, session 24): an order id
-  // without its '#', items modified into themselves, a return of no items. Each the tool refused
-  // or made a change of nothing.
-  test("the tool descriptions' rules: an order id starts with '#', new items are not the items, a return names some (R16, R15, R15b, R12r)", () => {
+  // What the model wrote on tasks 0–6 at f28ffc2 and 2a72c4f (bench/RESULTS.md, sessions 24 and
+  // 25): an order id without its '#', items modified into themselves, a return of no items, item
+  // ids the order does not have (the tool description's example id). Each the tool refused or made
+  // a change of nothing.
+  test("the tool descriptions' rules: an order id starts with '#', new items are not the items, a return names some, the items are the order's (R16, R15, R15b, R12r, R17)", () => {
     const seen = authenticated().call("get_order_details", { order_id: pending }, { json: order });
     const rulesOf = (run: Conversation, name: string, args: Record<string, Value>) =>
       evaluator.decide(run.messages, { name, arguments: args }).violations.map((finding) => finding.rule);
+    const itemOf = (details: Value) =>
+      (details as { items: { item_id: string }[] }).items[0]?.item_id as string;
     assert.deepEqual(rulesOf(authenticated(), "get_order_details", { order_id: pending.slice(1) }), ["R16"]);
-    const modify = { order_id: pending, item_ids: ["1"], payment_method_id: "paypal_1" };
-    assert.deepEqual(rulesOf(seen, "modify_pending_order_items", { ...modify, new_item_ids: ["1"] }), [
-      "R15b",
-    ]);
+    const modify = { order_id: pending, item_ids: [itemOf(order)], payment_method_id: "paypal_1" };
+    assert.deepEqual(
+      rulesOf(seen, "modify_pending_order_items", { ...modify, new_item_ids: [itemOf(order)] }),
+      ["R15b"],
+    );
     assert.deepEqual(rulesOf(seen, "modify_pending_order_items", { ...modify, new_item_ids: ["2"] }), []);
+    assert.deepEqual(
+      rulesOf(seen, "modify_pending_order_items", {
+        ...modify,
+        item_ids: ["1008292230"],
+        new_item_ids: ["2"],
+      }),
+      ["R17m"],
+    );
     const delivered = findOrder("delivered");
     const deliveredOrder = JSON.parse(env.call("get_order_details", { order_id: delivered }).output) as Value;
     const seenDelivered = authenticated().call(
@@ -428,23 +440,35 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
     );
     const payment = (deliveredOrder as { payment_history: { payment_method_id: string }[] })
       .payment_history[0]?.payment_method_id as string;
-    const exchange = { order_id: delivered, item_ids: ["1"], payment_method_id: payment };
+    const item = itemOf(deliveredOrder);
+    const exchange = { order_id: delivered, item_ids: [item], payment_method_id: payment };
     assert.deepEqual(
-      rulesOf(seenDelivered, "exchange_delivered_order_items", { ...exchange, new_item_ids: ["1"] }),
+      rulesOf(seenDelivered, "exchange_delivered_order_items", { ...exchange, new_item_ids: [item] }),
       ["R15"],
     );
     assert.deepEqual(
       rulesOf(seenDelivered, "exchange_delivered_order_items", { ...exchange, new_item_ids: ["2"] }),
       [],
     );
+    assert.deepEqual(
+      rulesOf(seenDelivered, "exchange_delivered_order_items", {
+        ...exchange,
+        item_ids: [item, "1"],
+        new_item_ids: ["2", "3"],
+      }),
+      ["R17"],
+    );
     const back = { order_id: delivered, payment_method_id: payment };
     assert.deepEqual(rulesOf(seenDelivered, "return_delivered_order_items", { ...back, item_ids: [] }), [
       "R12r",
     ]);
     assert.deepEqual(
-      rulesOf(seenDelivered, "return_delivered_order_items", { ...back, item_ids: ["1"] }),
+      rulesOf(seenDelivered, "return_delivered_order_items", { ...back, item_ids: [item, item] }),
       [],
     );
+    assert.deepEqual(rulesOf(seenDelivered, "return_delivered_order_items", { ...back, item_ids: ["1"] }), [
+      "R17r",
+    ]);
   });
 });
 

@@ -191,7 +191,7 @@ describe("argument limits decided per argument", () => {
 // call: its binding argument is limited to the known bindings' values.
 
 /** A policy of `check(account)` and `send(account, amount, kind, items)`: send only a checked account. */
-function checkedPolicy(sentWhen: string): Policy {
+function checkedPolicy(sentWhen: string, constraints = ""): Policy {
   return parsePolicy(
     `
 policy: checked
@@ -209,6 +209,7 @@ propositions:
   sent(account): {tool: send, when: "${sentWhen}"}
 rules:
   - {id: R1, ltl: "G(sent(account) -> O checked(account))"}
+${constraints}
 `,
     "checked.yaml",
   );
@@ -220,6 +221,37 @@ const checkedA1 = () =>
     { account: "A1" },
     { json: { ok: true } },
   );
+
+describe("a list's items among an earlier output's (subset, pluck)", () => {
+  // tau2-retail's R17: the items changed are the order's, as its lookup lists them. The account
+  // argument is kept to the checked account (R1), so no new account's context (no lookup, the
+  // constraint's guard holds) leaves the items free.
+  const policy = checkedPolicy(
+    "a.account == x",
+    `constraints:
+  - id: C1
+    sentence: Send only items of the account, as its check lists them.
+    on: sent(account)
+    require: "last('check') == null || subset(a.items, pluck(last('check').items, 'id'))"`,
+  );
+  const asked = () => new Conversation([{ name: "request_send", arguments: { account: "A1" } }]);
+  const checked = asked().call("check", { account: "A1" }, { json: { items: [{ id: "i1" }, { id: "i2" }] } });
+
+  test("limited to the listed items once the output is known; decide agrees", () => {
+    assert.equal(limitsOf(policy, asked())["send.items"], undefined, "nothing known yet");
+    assert.deepEqual(limitsOf(policy, checked)["send.items"], { itemsOneOf: ["i1", "i2"] });
+    const evaluator = new Evaluator(policy);
+    const rulesOf = (items: Value[]) =>
+      evaluator
+        .decide(checked.messages, {
+          name: "send",
+          arguments: { account: "A1", amount: 1, kind: "wire", items },
+        })
+        .violations.map((finding) => finding.rule);
+    assert.deepEqual(rulesOf(["i2", "i1", "i2"]), []);
+    assert.deepEqual(rulesOf(["i1", "i3"]), ["C1"]);
+  });
+});
 
 describe("a binding argument where a new binding is blocked by a rule", () => {
   test("tau2-retail's R5: the order id of an item change is one of the orders the run knows", () => {
@@ -240,6 +272,11 @@ describe("a binding argument where a new binding is blocked by a rule", () => {
       "exchange_delivered_order_items",
     ])
       assert.deepEqual(limits[`${tool}.order_id`], { oneOf: ["#W6247578"] }, tool);
+    // So a call names no order not seen, and its items are the looked-up order's (R17m).
+    assert.deepEqual(limits["modify_pending_order_items.item_ids"], {
+      minItems: 1,
+      itemsOneOf: ["3799046073"],
+    });
   });
 
   test("decide blocks every value outside the known bindings by the rule, and not the known one", () => {
@@ -250,7 +287,7 @@ describe("a binding argument where a new binding is blocked by a rule", () => {
         name: "modify_pending_order_items",
         arguments: {
           order_id: orderId,
-          item_ids: ["1008292230"],
+          item_ids: ["3799046073"],
           new_item_ids: ["1008292231"],
           payment_method_id: "credit_card_1",
         },

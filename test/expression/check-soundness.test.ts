@@ -55,6 +55,8 @@ const operands = [
   "count('book_flight')",
   "held('checked')",
   "len(a.origin)",
+  "pluck(a.passengers, 'a')",
+  "subset(a.passengers, values('book_flight', 'seat'))",
   "values('book_flight', 'seat')",
   "last('book_flight')",
   "a.origin.lower()",

@@ -268,7 +268,13 @@ describe("checkExpression", () => {
     const call = { kind: "call", name: "sum", arguments: [], offset: 2, length: 5 } as unknown as Expression;
     assert.deepEqual(
       checkExpression(call, environment).map((problem) => [problem.kind, problem.message, problem.offset]),
-      [["unknown-function", "unknown function 'sum'; the functions are len, last, held, count, values", 2]],
+      [
+        [
+          "unknown-function",
+          "unknown function 'sum'; the functions are len, subset, pluck, last, held, count, values",
+          2,
+        ],
+      ],
     );
     const method = {
       kind: "method",
@@ -409,6 +415,19 @@ describe("checkExpression", () => {
       "a.seats",
       /len\(\) measures strings and lists, not a number/,
     );
+    assertProblem(
+      "type-mismatch",
+      "subset(a.seats, a.passengers)",
+      "a.seats",
+      /subset\(\) takes lists, not a number; it gives false/,
+    );
+    assertProblem(
+      "type-mismatch",
+      "pluck(a.origin, 'x') == []",
+      "a.origin",
+      /pluck\(\) takes lists, not a string; it gives null/,
+    );
+    assert.deepEqual(problems("subset(pluck(a.passengers, 'id'), a.passengers)"), []);
   });
 
   test("reports every problem, in text order", () => {

@@ -339,6 +339,23 @@ describe("evaluateExpression", () => {
     ]);
   });
 
+  test("subset and pluck read lists: a list's elements all in another, a field of each element", () => {
+    table([
+      ["pluck(a.items, 'sku')", ["A1", "B2"]],
+      ["pluck(a.items, 'quantity')", [2, null]],
+      ["pluck(a.tags, 'sku')", [null, null]],
+      ["pluck(a.missing, 'sku')", null],
+      ["subset(['B2'], pluck(a.items, 'sku'))", true],
+      ["subset(['B2', 'A1', 'B2'], pluck(a.items, 'sku'))", true],
+      ["subset(['B2', 'C3'], pluck(a.items, 'sku'))", false],
+      ["subset([], a.tags)", true],
+      ["subset([[1]], [[1], 2])", true],
+      ["subset(a.tags, a.missing)", false],
+      ["subset(a.missing, a.tags)", false],
+      ["subset('gift', a.tags)", false],
+    ]);
+  });
+
   test("history functions come from the caller", () => {
     const history = new TestHistory();
     const where = { ...scope, history };

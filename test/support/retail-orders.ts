@@ -27,6 +27,7 @@ export const twoItemChanges = (): Conversation =>
         json: {
           order_id: "#W6247578",
           status: "pending",
+          items: [{ name: "T-Shirt", item_id: "3799046073" }],
           payment_history: [{ payment_method_id: "credit_card_1" }],
         },
       },

@@ -30,6 +30,8 @@ export interface ArgumentSets {
   exclusiveMaximum?: number;
   /** List slots: the fewest items (from 1 on, the list may not close empty). */
   minItems?: number;
+  /** List slots: the strings its items must be among (the text inside each JSON string). */
+  itemsAllowed?: readonly string[];
 }
 
 export type Segment =

@@ -19,6 +19,8 @@ export interface ToolShieldSets {
   exclusiveMaximum?: number;
   /** A list's fewest items: from 1 on, the list slot may not close empty. */
   minItems?: number;
+  /** A list of strings whose items must be among these (as text inside the JSON string). */
+  itemsAllowed?: string[];
 }
 
 /**
@@ -92,8 +94,9 @@ export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
     progressingTools: answer.tools.filter((tool) => tool.class === "progressing").map((tool) => tool.name),
     arguments: answer.arguments.map((entry) => {
       const unsafe = entry.unsafe.map(valueText);
-      const { oneOf, ...bounds } = entry.limits ?? {};
+      const { oneOf, itemsOneOf, ...bounds } = entry.limits ?? {};
       const allowed = oneOf?.map(valueText);
+      const itemsAllowed = itemsOneOf?.flatMap((value) => (typeof value === "string" ? [value] : []));
       return {
         tool: entry.tool,
         argument: entry.argument,
@@ -102,6 +105,7 @@ export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
         ...(allowed?.some((value) => !unsafe.includes(value)) ? { allowed } : {}),
         unsafe,
         progressing: entry.progressing.map(valueText),
+        ...(itemsAllowed !== undefined && itemsAllowed.length > 0 ? { itemsAllowed } : {}),
         ...bounds,
       };
     }),

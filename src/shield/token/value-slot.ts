@@ -93,18 +93,33 @@ export class ValueSlot {
   }
 
   /**
-   * In a list slot of `minItems` 1 or more, while no item has begun: the tokens that keep it a
-   * list and do not close it (an item may start in the same token, and the list close after
-   * it). Whitespace only while the slot has spent fewer than a free string's tokens, so that its
-   * limit never closes it empty. Undefined elsewhere (the model writes the list freely), and
-   * where the vocabulary has no such token.
+   * In a list slot whose items must be among some strings (`itemsAllowed`): the tokens that keep
+   * it a list of them (of one at least where `minItems` is 1 or more), or close it and go on into
+   * its closing. Else, in a list slot of `minItems` 1 or more, while no item has begun: the tokens
+   * that keep it a list and do not close it (an item may start in the same token, and the list
+   * close after it). Whitespace only while the slot has spent fewer than a free string's tokens,
+   * so that its limit never closes it empty. Undefined elsewhere (the model writes the list
+   * freely), and where the vocabulary has no such token.
    */
   listMask(index: VocabularyIndex, strength: number): TokenMask | undefined {
     const { segment, closing } = this;
     const json = this.json;
-    if (segment.kind !== "json" || segment.opening !== "[" || (segment.sets.minItems ?? 0) < 1)
-      return undefined;
-    if (json === undefined || !/^(\[\s*)?$/.test(json.text)) return undefined;
+    if (segment.kind !== "json" || segment.opening !== "[" || json === undefined) return undefined;
+    const items = segment.sets.itemsAllowed;
+    if (items !== undefined && items.length > 0) {
+      const allowed = stringListTokens(
+        index,
+        items,
+        json.text,
+        closing.text,
+        (segment.sets.minItems ?? 0) >= 1,
+        this.tokens.length < this.maxStringTokens,
+      );
+      return allowed.size > 0
+        ? allowOnly(new Map([...allowed].map((token) => [token, strength])), "")
+        : undefined;
+    }
+    if ((segment.sets.minItems ?? 0) < 1 || !/^(\[\s*)?$/.test(json.text)) return undefined;
     const allowed = nonEmptyListTokens(
       index,
       json.text,
@@ -248,6 +263,79 @@ function nonEmptyListTokens(
   });
   known.set(key, found);
   return found;
+}
+
+/** Per vocabulary, per allowed items, list state, closing and whether whitespace may come: the tokens `listMask` allows. */
+const stringListTokenSets = new WeakMap<VocabularyIndex, Map<string, ReadonlySet<number>>>();
+
+function stringListTokens(
+  index: VocabularyIndex,
+  items: readonly string[],
+  written: string,
+  closing: string,
+  nonEmpty: boolean,
+  spaceAllowed: boolean,
+): ReadonlySet<number> {
+  const quoted = items.map((item) => JSON.stringify(item));
+  // What follows depends only on where the list stands, not on which items came before.
+  const standing = readStringList(written, quoted, nonEmpty);
+  if (typeof standing !== "object") return new Set();
+  const state = standing.state;
+  let known = stringListTokenSets.get(index);
+  if (!known) {
+    known = new Map();
+    stringListTokenSets.set(index, known);
+  }
+  const key = JSON.stringify([quoted, state, closing, nonEmpty, spaceAllowed]);
+  const cached = known.get(key);
+  if (cached) return cached;
+  const found = new Set<number>();
+  index.texts.forEach((text, token) => {
+    if (text === "" || (!spaceAllowed && /^\s+$/.test(text))) return;
+    const full = state + text;
+    const read = readStringList(full, quoted, nonEmpty);
+    if (read !== undefined && (typeof read === "object" || closing.startsWith(full.slice(read))))
+      found.add(token);
+  });
+  known.set(key, found);
+  return found;
+}
+
+/**
+ * Reads `text` as the beginning of a JSON list of the quoted strings: where all of it may go on
+ * into one, the shortest text that stands where it does (`[`, `["a"`, `["a",`, `["a", "b` →
+ * `["b`); the index after its `]` where it closes there; undefined where it cannot be one.
+ */
+function readStringList(
+  text: string,
+  quoted: readonly string[],
+  nonEmpty: boolean,
+): number | { state: string } | undefined {
+  if (text === "") return { state: "" };
+  if (text[0] !== "[") return undefined;
+  let at = 1;
+  let place: "first" | "after" | "next" = "first";
+  const standing = { first: "[", after: `[${quoted[0]}`, next: `[${quoted[0]},` };
+  for (;;) {
+    while (at < text.length && /\s/.test(text[at] as string)) at++;
+    if (at === text.length) return { state: standing[place] };
+    const char = text[at];
+    if (place !== "next" && char === "]") return place === "first" && nonEmpty ? undefined : at + 1;
+    if (place === "after") {
+      if (char !== ",") return undefined;
+      at++;
+      place = "next";
+      continue;
+    }
+    const rest = text.slice(at);
+    const item = quoted.find((candidate) => rest.startsWith(candidate));
+    if (item !== undefined) {
+      at += item.length;
+      place = "after";
+      continue;
+    }
+    return quoted.some((candidate) => candidate.startsWith(rest)) ? { state: `[${rest}` } : undefined;
+  }
 }
 
 function booleanValues(sets: ArgumentSets): string[] {

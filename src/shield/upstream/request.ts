@@ -42,7 +42,7 @@ export type UpstreamShield =
  * not allowed (open duties); an argument whose values are an allow-list (a declared enum, or the
  * shield's `allowed`) gets `enum` of the allowed ones, a free string with unsafe values gets
  * `not: {enum: unsafe}`, the limits a constraint puts on one argument go up as JSON Schema's
- * (`minimum`, `maximum`, their exclusive forms, `minItems`); a tool left with no allowed value
+ * (`minimum`, `maximum`, their exclusive forms, `minItems`, `items.enum`); a tool left with no allowed value
  * for an argument is not sent. With a
  * grammar, `tool_choice` goes up as `"none"` (llama.cpp's server refuses a grammar with tools
  * otherwise; the tools are still in the prompt) and the grammar decides whether a call is required.
@@ -120,6 +120,10 @@ function narrowTool(tool: ChatTool, sets: ShieldSets): ChatTool | undefined {
         ...(narrowed[entry.argument] as ParameterSchema),
         ...Object.fromEntries(limits),
       };
+    if (entry.itemsAllowed !== undefined) {
+      const list = narrowed[entry.argument] as ParameterSchema;
+      narrowed[entry.argument] = { ...list, items: { ...(list.items as object), enum: entry.itemsAllowed } };
+    }
   }
   return {
     ...tool,

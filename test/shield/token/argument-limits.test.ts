@@ -210,6 +210,69 @@ describe("a list that may not close empty", () => {
   });
 });
 
+describe("a list whose items must be among some strings", () => {
+  const among = plan("exchange", { items: { itemsAllowed: ["30", "45"], minItems: 1 } });
+
+  it("writes only those strings, at least one, and may close after each", () => {
+    assert.deepEqual(allowedTexts(decoderAfter(among, []), ["[", "[]", '["', "[1", "[ ", "{"]), [
+      "[",
+      '["',
+      "[ ",
+    ]);
+    assert.deepEqual(allowedTexts(decoderAfter(among, ["["]), ["]", '"', '"]', "1", " ", "30"]), ['"', " "]);
+    assert.deepEqual(allowedTexts(decoderAfter(among, ['["']), ["3", "30", "4", "45", "1", "12", '"']), [
+      "3",
+      "30",
+      "4",
+      "45",
+    ]);
+    assert.deepEqual(allowedTexts(decoderAfter(among, ['["', "3"]), ["0", "1", '"', "0}"]), ["0"]);
+    assert.deepEqual(allowedTexts(decoderAfter(among, ['["', "30"]), ['"', '"]', '"]}', "0"]), [
+      '"',
+      '"]',
+      '"]}',
+    ]);
+    assert.deepEqual(allowedTexts(decoderAfter(among, ['["', "30", '"']), [",", "]", "]}", '"', " "]), [
+      ",",
+      "]",
+      "]}",
+      " ",
+    ]);
+    assert.deepEqual(allowedTexts(decoderAfter(among, ['["', "30", '"', ","]), ["]", '"', " ", "4"]), [
+      '"',
+      " ",
+    ]);
+  });
+
+  it("never writes another item or closes empty, whatever the sampler does", () => {
+    const random = seededRandom(9);
+    let vetoed = 0;
+    for (let run = 0; run < 300; run++) {
+      const decoder = sample(among, random, [
+        "[]",
+        "[1",
+        "12",
+        "31",
+        "]}",
+        "[",
+        '["',
+        "30",
+        '"',
+        ",",
+        "<eos>",
+      ]);
+      const items = decoder.calls[0]?.arguments.items;
+      assert.ok(Array.isArray(items) && items.length > 0, `run ${run}: ${JSON.stringify(items)}`);
+      assert.ok(
+        items.every((item) => item === "30" || item === "45"),
+        `run ${run}: ${JSON.stringify(items)}`,
+      );
+      vetoed += decoder.stats.vetoed;
+    }
+    assert.ok(vetoed > 100, `${vetoed} vetoes`);
+  });
+});
+
 describe("a string limited to some values", () => {
   const enumTool: ToolDefinition = {
     name: "dispense",
