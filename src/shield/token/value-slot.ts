@@ -1,3 +1,4 @@
+import { LRUCache } from "lru-cache";
 import type { ArgumentSets, Closing, Segment } from "./call-syntax.js";
 import { JsonPrefix } from "./json-prefix.js";
 import type { ShieldSlot, TokenMask } from "./mask.js";
@@ -265,8 +266,11 @@ function nonEmptyListTokens(
   return found;
 }
 
-/** Per vocabulary, per allowed items, list state, closing and whether whitespace may come: the tokens `listMask` allows. */
-const stringListTokenSets = new WeakMap<VocabularyIndex, Map<string, ReadonlySet<number>>>();
+/**
+ * Per vocabulary, per allowed items, list state, closing and whether whitespace may come: the
+ * tokens `listMask` allows. Bounded: the items differ from run to run (an order's item ids).
+ */
+const stringListTokenSets = new WeakMap<VocabularyIndex, LRUCache<string, ReadonlySet<number>>>();
 
 function stringListTokens(
   index: VocabularyIndex,
@@ -283,7 +287,7 @@ function stringListTokens(
   const state = standing.state;
   let known = stringListTokenSets.get(index);
   if (!known) {
-    known = new Map();
+    known = new LRUCache({ max: 1024 });
     stringListTokenSets.set(index, known);
   }
   const key = JSON.stringify([quoted, state, closing, nonEmpty, spaceAllowed]);
