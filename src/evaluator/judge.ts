@@ -185,13 +185,10 @@ export class Judge {
     const after = move.cases.map((_, caseIndex) =>
       uniqueStates(beliefs.map((belief) => template.step(belief, move, caseIndex))),
     );
-    const lost = after.map((states) => {
-      if (template.noCompliantFinish())
-        return states.some((state) => template.doomedInstances(state).length > 0);
-      const distances = states.map((state) => template.distance(state));
-      if (distances.includes(undefined)) failClosed = `the game search exceeded ${template.maxStates} states`;
-      return distances.includes(Number.POSITIVE_INFINITY);
-    });
+    const gaveUp = () => {
+      failClosed = `the game search exceeded ${template.maxStates} states`;
+    };
+    const lost = after.map((states) => lostIn(template, states, template.noCompliantFinish(), gaveUp));
     return { after, lost, failClosed };
   }
 
@@ -213,12 +210,10 @@ export class Judge {
     const after = runs.pop() as Run;
     const template = new StrategyTemplate(after, { ...this.options, exclude, game: this.game });
     const withoutFinish = this.template(run).noCompliantFinish();
-    const lost = runs.map((outcome) => {
-      if (withoutFinish) return outcome.beliefs.some((belief) => template.doomedInstances(belief).length > 0);
-      const distances = outcome.beliefs.map((belief) => template.distance(belief));
-      if (distances.includes(undefined)) failClosed = `the game search exceeded ${template.maxStates} states`;
-      return distances.includes(Number.POSITIVE_INFINITY);
-    });
+    const gaveUp = () => {
+      failClosed = `the game search exceeded ${template.maxStates} states`;
+    };
+    const lost = runs.map((outcome) => lostIn(template, outcome.beliefs, withoutFinish, gaveUp));
     if (this.blocked(lost)) {
       runs.forEach((outcome, caseIndex) => {
         if (lost[caseIndex]) findings.addLost(template, outcome.beliefs, withoutFinish);
@@ -287,6 +282,23 @@ interface Judged {
   call: ToolCallEvent;
   findings: Findings;
   failClosed: string | undefined;
+}
+
+/**
+ * Whether some of the states after a call has no compliant finish; `withoutFinish`: the run had
+ * none before the call, so whether some breaks a block rule for good. A search that gave up is
+ * reported through `gaveUp` (the shield then fails closed).
+ */
+function lostIn(
+  template: StrategyTemplate,
+  states: readonly Int32Array[],
+  withoutFinish: boolean,
+  gaveUp: () => void,
+): boolean {
+  if (withoutFinish) return states.some((state) => template.doomedInstances(state).length > 0);
+  const distances = states.map((state) => template.distance(state));
+  if (distances.includes(undefined)) gaveUp();
+  return distances.includes(Number.POSITIVE_INFINITY);
 }
 
 /** States without repeats (by content), in first-seen order. */

@@ -319,10 +319,11 @@ function readStringList(
   if (text[0] !== "[") return undefined;
   let at = 1;
   let place: "first" | "after" | "next" = "first";
-  const standing = { first: "[", after: `[${quoted[0]}`, next: `[${quoted[0]},` };
   for (;;) {
     while (at < text.length && /\s/.test(text[at] as string)) at++;
-    if (at === text.length) return { state: standing[place] };
+    // Built only here: this runs once per vocabulary token where a mask is computed.
+    if (at === text.length)
+      return { state: place === "first" ? "[" : `[${quoted[0]}${place === "next" ? "," : ""}` };
     const char = text[at];
     if (place !== "next" && char === "]") return place === "first" && nonEmpty ? undefined : at + 1;
     if (place === "after") {
