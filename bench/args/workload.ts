@@ -10,6 +10,7 @@ const pick = <T>(next: () => number, items: readonly T[]): T => items[Math.floor
 
 const history = (last: Record<string, Value>) => ({
   last: (tool: string) => last[tool] ?? null,
+  outcomes: (tool: string) => (tool in last ? [last[tool] as Value] : []),
   held: () => false,
   count: () => 0,
   values: () => [],

@@ -19,6 +19,7 @@ const rounds = 2_000;
 
 const history: HistoryFunctions = {
   last: () => ({ paid_amount: 500 }),
+  outcomes: () => [{ paid_amount: 500 }],
   held: () => true,
   count: () => 1,
   values: () => ["12A", "14C", "15F"],

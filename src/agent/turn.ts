@@ -429,6 +429,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       const ask = blocked.find((call) => call.action === "ask");
       if (ask) throw withTurnRecord(approvalError(ask), record);
       for (const call of blocked) if (call.advice?.kind === "repair") record.repairs.push(call.advice);
+      if (tokenShield && (options.intent ?? true)) {
+        const steered = blockedToSteer(blocked, tokenShield.sets, turnOf);
+        if (steered) tokenShield = { ...tokenShield, sets: steered };
+      }
       // The model sees its blocked calls answered by the shield; allowed calls of the same
       // message are dropped with them (it proposes again with the feedback in view: the allowed
       // ones were judged after the blocked ones' pending outcomes, so they may not stand alone).
@@ -630,6 +634,34 @@ function repeatToSteer(
     if (progresses) continue;
     const steered = { ...sets, repeated: { ...steering, tools: [...steering.tools, call.name] } };
     if (!turnOf(steered).allowed.includes(call.name)) return { tool: call.name, sets: steered };
+  }
+  return undefined;
+}
+
+/**
+ * After a blocked call whose advice is a step of another tool to make first (a prerequisite), the
+ * sets with the blocked tool redirected to that step for the rest of the turn, as an unsafe tool's
+ * wish is (the advised values steered, the others the model's): a model that reads the advice but
+ * writes the blocked call again (an exchange before its items' product lookup, five times on
+ * tau2-retail task 0) makes the step instead. Undefined where no blocked call has such advice, or
+ * the turn may not call the step.
+ */
+function blockedToSteer(
+  blocked: readonly AttemptCall[],
+  sets: ShieldSets,
+  turnOf: (sets: ShieldSets) => TurnSets,
+): ShieldSets | undefined {
+  for (const { call, advice } of blocked) {
+    if (advice?.kind !== "prerequisite" || advice.call.name === call.name) continue;
+    const steered: ShieldSets = {
+      ...sets,
+      unsafeTools: [...new Set([...(sets.unsafeTools ?? []), call.name])],
+      redirects: [
+        ...(sets.redirects ?? []).filter((redirect) => redirect.tool !== call.name),
+        { tool: call.name, to: advice.call.name, arguments: advice.call.arguments },
+      ],
+    };
+    if (turnOf(steered).allowed.includes(advice.call.name)) return steered;
   }
   return undefined;
 }

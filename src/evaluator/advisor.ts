@@ -1,4 +1,4 @@
-import { referencesOf, type Value, valuesEqual } from "../expression/index.js";
+import { isHistoryFunctionName, referencesOf, type Value, valuesEqual } from "../expression/index.js";
 import { aimedAmong, type CandidateCall, type StrategyTemplate } from "../game/index.js";
 import type { ConstraintSpec, ToolSpec } from "../policy/index.js";
 import type { Binding, Instance, OutcomeCase, Run, ToolCallEvent } from "../run/index.js";
@@ -300,7 +300,7 @@ export class Advisor {
     // A constraint that reads what a lookup not made yet would answer: the lookup first.
     const reading =
       step === undefined && sequence === undefined
-        ? this.readFirst(run, violations, named, onNamed, allowedNow(beliefClasses.safe), budget)
+        ? this.readFirst(run, proposed, violations, named, onNamed, allowedNow(beliefClasses.safe), budget)
         : undefined;
     if (reading) return reading;
     const progressing = (candidate: CandidateCall): boolean =>
@@ -318,6 +318,7 @@ export class Advisor {
       { name: chosen.tool, arguments: chosen.arguments },
       chosen.bindings,
       budget,
+      { for: proposed },
     );
     // A progressing call after which fewer of the same rules block the call is a step toward it
     // (a lookup before a dispense that also needs a check), not another way (`fewer` is one by
@@ -343,15 +344,18 @@ export class Advisor {
   }
 
   /**
-   * For a call blocked by constraints that read the answer of a tool the run has not called yet
-   * (`last('tool')`: no call of it with an answer), an allowed call of that tool to make first, on
-   * the bindings the blocked call names, filled as advice is: a prerequisite that `reads` for those
-   * constraints.
-   * Its answer decides whether the call is allowed: a hypothetical call answers with a label at
-   * most, never the values a constraint compares.
+   * For a call blocked by constraints that read what a tool's calls answered or were asked, where
+   * another call of it may change that — `last('tool')` before any answered call of it;
+   * `outcomes('tool')` and `values('tool', …)`, which gather every call's, while a call that
+   * repeats none is left (the product of the exchange's other item) — an allowed call of that tool
+   * to make first, on the bindings the blocked call names, filled as advice is (the values of the
+   * records that mention the blocked call's first): a prerequisite that `reads` for those
+   * constraints. Its answer decides whether the call is allowed: a hypothetical call answers with
+   * a label at most, never the values a constraint compares.
    */
   private readFirst(
     run: Run,
+    blocked: ProposedCall,
     violations: readonly RuleFinding[],
     named: readonly Binding[],
     onNamed: (candidate: CandidateCall) => boolean,
@@ -364,22 +368,37 @@ export class Advisor {
       const constraint = this.judge.policy.constraints.find((entry) => entry.id === finding.rule);
       for (const reference of constraint ? referencesOf(constraint.require) : []) {
         const tool = reference.path[0];
-        if (reference.kind !== "last" || typeof tool !== "string" || this.answered(run, tool)) continue;
+        if (!callsRead.has(reference.kind) || typeof tool !== "string") continue;
+        if (reference.kind === "last" && this.answered(run, tool)) continue;
         unread.set(tool, [...(unread.get(tool) ?? []), finding.rule]);
       }
     }
-    for (const [tool, rules] of unread) {
+    // The lookups of bindings first, those the blocked call names before others (the order's,
+    // whose items the product lookups are of), else in the order the constraints read them.
+    const rank = (tool: string) =>
+      allowed.some((entry) => entry.tool === tool && entry.bindings.length > 0 && onNamed(entry))
+        ? 2
+        : allowed.some((entry) => entry.tool === tool && entry.bindings.length > 0)
+          ? 1
+          : 0;
+    const tools = [...unread.keys()].sort((left, right) => rank(right) - rank(left));
+    for (const tool of tools) {
+      const rules = unread.get(tool) as string[];
       const own = allowed.filter((candidate) => candidate.tool === tool);
       const candidate = own.find((entry) => entry.bindings.length > 0 && onNamed(entry)) ?? own[0];
       // A lookup no rule mentions is no candidate of the game: its call is filled from the
       // bindings the blocked call names (a major's record for the major asked for).
+      const answered = this.answered(run, tool);
       const filled = fillArguments(
         this.judge,
         run,
         { name: tool, arguments: candidate?.arguments ?? {} },
         candidate?.bindings ?? named,
         budget,
+        { for: blocked, fresh: answered },
       );
+      // A tool already answered is advised again only as a call that adds what it did not tell.
+      if (answered && (filled.missing.length > 0 || run.observed(tool, filled.call.arguments))) continue;
       if (!candidate && (!budget.spend() || this.judge.decide(run, filled.call, false).verdict !== "allow"))
         continue;
       const advice: Advice = { kind: "prerequisite", call: filled.call, reads: [...new Set(rules)] };
@@ -516,7 +535,7 @@ export class Advisor {
     bindings: readonly Binding[],
     budget = new SearchBudget(this.judge.options.search),
   ): Advice | undefined {
-    const filled = fillArguments(this.judge, run, call, bindings, budget, true);
+    const filled = fillArguments(this.judge, run, call, bindings, budget, { target: true });
     const decision = this.judge.decide(run, filled.call, false);
     if (decision.verdict === "allow")
       return {
@@ -685,14 +704,15 @@ export class Advisor {
       [proposition.when, proposition.outcome].some(
         (expression) =>
           expression !== undefined &&
-          referencesOf(expression).some((reference) => HISTORY_FUNCTIONS.has(reference.kind)),
+          referencesOf(expression).some((reference) => isHistoryFunctionName(reference.kind)),
       ),
     );
     return this.historyRead;
   }
 }
 
-const HISTORY_FUNCTIONS = new Set(["last", "held", "count", "values"]);
+/** The history functions that read a tool's calls: what they answered, or what they were asked. */
+const callsRead: ReadonlySet<string> = new Set(["last", "outcomes", "values"]);
 
 /** A text tool's outcome case: its label (null: none of the labels); undefined for other cases. */
 function labelOf(outcomeCase: OutcomeCase | undefined): string | null | undefined {

@@ -5,17 +5,35 @@ import type { SearchBudget } from "./budget.js";
 import type { Judge } from "./judge.js";
 import type { ProposedCall } from "./types.js";
 
+/** How `fillArguments` chooses. */
+export interface FillOptions {
+  /**
+   * The way a request asked for, to make after the steps that unblock it: where no value allows an
+   * argument, it takes the first known value (the request's): the user's name in a cancellation
+   * still waiting for the login.
+   */
+  target?: boolean;
+  /**
+   * The blocked call the advised one is for: its argument of the same name, then the fields of
+   * that name in the earlier output records that mention one of its strings, come first (the
+   * reason a room change gives, for its check; the product of an item an exchange names, in the
+   * order's lookup).
+   */
+  for?: ProposedCall;
+  /** Values with which the call repeats a made call whose outcome is a fact are not taken. */
+  fresh?: boolean;
+}
+
 /**
  * An advised call with its required arguments filled, or named as missing where nothing known
  * gives them: an advised call must be one the agent can make. A missing argument's candidate
  * values come, in order, from the bindings the call is aimed at (through any proposition's
- * binding pattern that names the argument), the task's fields of that name, the fields of that
+ * binding pattern that names the argument), the task's fields of that name, the blocked call's
+ * (`options.for`) argument of that name and the fields of that name in the records that mention
+ * its strings, the fields of that
  * name in earlier JSON outputs (newest first: what lookups returned), and its enum members (true
  * and false for a boolean). The first value with which the call is allowed is taken (each try
- * spends one decision of `budget`); an argument no value allows is named missing. A `target` (the
- * way a request asked for, to make after the steps that unblock it) takes, where no value allows
- * it, the first known value (the request's): the user's name in a cancellation still waiting for
- * the login.
+ * spends one decision of `budget`); an argument no value allows is named missing.
  */
 export function fillArguments(
   judge: Judge,
@@ -23,14 +41,14 @@ export function fillArguments(
   call: ProposedCall,
   bindings: readonly Binding[],
   budget: SearchBudget,
-  target = false,
+  options: FillOptions = {},
 ): { call: ProposedCall; missing: string[] } {
   const tool = judge.policy.tools.get(call.name);
   const args = { ...call.arguments };
   const missing: string[] = [];
   if (!tool) return { call, missing };
   const open = tool.required.filter((name) => !(name in args));
-  const options = new Map(
+  const candidates = new Map(
     open.map((name) => [
       name,
       knownValues(
@@ -39,27 +57,30 @@ export function fillArguments(
         name,
         bindings,
         tool.parameters.find((parameter) => parameter.name === name),
+        options.for,
       ),
     ]),
   );
   for (const name of open) {
-    const values = options.get(name) ?? [];
+    const values = candidates.get(name) ?? [];
     // The arguments still open take their first known value while this one is tried.
     const rest = (): Record<string, Value> =>
       Object.fromEntries(
         open.flatMap((other) =>
-          other in args || other === name || !options.get(other)?.length
+          other in args || other === name || !candidates.get(other)?.length
             ? []
-            : [[other, options.get(other)?.[0] as Value]],
+            : [[other, candidates.get(other)?.[0] as Value]],
         ),
       );
-    const allowed = values.find(
-      (value) =>
+    const allowed = values.find((value) => {
+      const tried = { ...rest(), ...args, [name]: value };
+      return (
+        !(options.fresh && run.observed(call.name, tried)) &&
         budget.spend() &&
-        judge.decide(run, { name: call.name, arguments: { ...rest(), ...args, [name]: value } }, false)
-          .verdict === "allow",
-    );
-    const taken = allowed ?? (target ? values[0] : undefined);
+        judge.decide(run, { name: call.name, arguments: tried }, false).verdict === "allow"
+      );
+    });
+    const taken = allowed ?? (options.target ? values[0] : undefined);
     if (taken === undefined) missing.push(name);
     else args[name] = taken;
   }
@@ -126,6 +147,7 @@ function knownValues(
   name: string,
   bindings: readonly Binding[],
   parameter: Parameter | undefined,
+  blocked?: ProposedCall,
 ): Value[] {
   const values: Value[] = [];
   const push = (value: Value | undefined): void => {
@@ -140,13 +162,41 @@ function knownValues(
     }
   }
   for (const task of run.task) push(task.arguments[name]);
+  const outputs: Value[] = [];
   for (let index = run.calls.length - 1; index >= 0; index--) {
     const outcome = run.calls[index]?.outcome;
-    const value =
-      outcome?.kind === "json" ? outcome.value : outcome?.kind === "label" ? (outcome.fields ?? null) : null;
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) push(value[name]);
+    outputs.push(
+      outcome?.kind === "json" ? outcome.value : outcome?.kind === "label" ? (outcome.fields ?? null) : null,
+    );
   }
+  if (blocked) {
+    push(blocked.arguments[name]);
+    const mentioned = new Set(stringsIn(blocked.arguments));
+    for (const output of outputs)
+      forEachRecord(output, (record) => {
+        if (Object.values(record).some((field) => typeof field === "string" && mentioned.has(field)))
+          push(record[name]);
+      });
+  }
+  for (const value of outputs)
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) push(value[name]);
   if (parameter && typeof parameter.type === "object") for (const member of parameter.type.enum) push(member);
   if (parameter?.type === "boolean") for (const member of [true, false]) push(member);
   return values;
+}
+
+/** The strings of a value: itself, or those of its elements and fields. */
+function stringsIn(value: Value): string[] {
+  if (typeof value === "string") return [value];
+  if (Array.isArray(value)) return value.flatMap(stringsIn);
+  return value !== null && typeof value === "object" ? Object.values(value).flatMap(stringsIn) : [];
+}
+
+/** Each object in a value, outermost first. */
+function forEachRecord(value: Value, visit: (record: { [key: string]: Value }) => void): void {
+  if (Array.isArray(value)) for (const element of value) forEachRecord(element, visit);
+  else if (value !== null && typeof value === "object") {
+    visit(value);
+    for (const field of Object.values(value)) forEachRecord(field, visit);
+  }
 }

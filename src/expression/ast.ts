@@ -26,9 +26,9 @@ export type ArithmeticOperator = "+" | "-" | "*" | "/" | "%";
 export type BinaryOperator = LogicalOperator | ComparisonOperator | ArithmeticOperator;
 
 export type MethodName = "contains" | "startsWith" | "endsWith" | "lower" | "upper";
-export type HistoryFunctionName = "last" | "held" | "count" | "values";
-/** Functions on values: `len`, and the list functions `subset` and `pluck`. */
-export type ValueFunctionName = "len" | "subset" | "pluck";
+export type HistoryFunctionName = "last" | "outcomes" | "held" | "count" | "values";
+/** Functions on values: `len`, and the list functions `subset`, `except`, `pluck`, `where` and `flat`. */
+export type ValueFunctionName = "len" | "subset" | "except" | "pluck" | "where" | "flat";
 export type FunctionName = ValueFunctionName | HistoryFunctionName;
 
 export interface Span {
@@ -91,7 +91,8 @@ export interface MethodExpression extends Span {
 }
 
 /**
- * A function on values (`len(x)`, `subset(xs, ys)`, `pluck(xs, 'field')`) or a history function.
+ * A function on values (`len(x)`, `subset(xs, ys)`, `except(xs, ys)`, `pluck(xs, 'field')`,
+ * `where(xs, 'field', ys)`, `flat(xs)`) or a history function.
  * The parser only builds the names they take as string literals (`last('get_order')`,
  * `values('check_seat', 'seat')`, the field of `pluck`).
  */
@@ -125,8 +126,12 @@ export type ParameterKind = "value" | "tool" | "proposition" | "argument" | "fie
 export const functionParameters: Readonly<Record<FunctionName, readonly ParameterKind[]>> = {
   len: ["value"],
   subset: ["value", "value"],
+  except: ["value", "value"],
   pluck: ["value", "field"],
+  where: ["value", "field", "value"],
+  flat: ["value"],
   last: ["tool"],
+  outcomes: ["tool"],
   held: ["proposition"],
   count: ["tool"],
   values: ["tool", "argument"],
@@ -136,12 +141,16 @@ export function isMethodName(name: string): name is MethodName {
   return Object.hasOwn(methodArity, name);
 }
 
+/** The function names, as error messages list them. */
+export const functionNames = Object.keys(functionParameters).join(", ");
+
 export function isFunctionName(name: string): name is FunctionName {
   return Object.hasOwn(functionParameters, name);
 }
 
 const historyFunctions: ReadonlySet<string> = new Set<HistoryFunctionName>([
   "last",
+  "outcomes",
   "held",
   "count",
   "values",

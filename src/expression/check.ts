@@ -5,6 +5,7 @@
 import { MentorError, type SourceLocation } from "../errors/index.js";
 import {
   type Expression,
+  functionNames,
   functionParameters,
   isFunctionName,
   isMethodName,
@@ -392,7 +393,7 @@ class Checker {
       for (const argument of expression.arguments) this.infer(argument);
       this.report(
         "unknown-function",
-        `unknown function '${name}'; the functions are len, subset, pluck, last, held, count, values`,
+        `unknown function '${name}'; the functions are ${functionNames}`,
         expression,
       );
       return unknownType;
@@ -406,20 +407,22 @@ class Checker {
       );
     }
     let tool: string | undefined;
-    /** For len: whether its argument is surely a string or a list; for pluck: a list. */
+    /** Whether the first argument is surely of a type the function takes (then it gives no null). */
     let measured = false;
     expression.arguments.forEach((argument, index) => {
       const parameter = parameters[index];
       if (parameter === undefined || parameter === "value") {
         const type = this.infer(argument);
-        const takes = name === "len" ? ["string", "list"] : ["list"];
-        measured = takes.includes(type.base) && type.neverNull === true;
+        const takes = name === "len" ? ["string", "list"] : name === "flat" ? ["list", "object"] : ["list"];
+        if (index === 0) measured = takes.includes(type.base) && type.neverNull === true;
         if (parameter === "value" && !["unknown", ...takes].includes(type.base)) {
           this.report(
             "type-mismatch",
             name === "len"
               ? `len() measures strings and lists, not ${article[type.base]}; it gives null`
-              : `${name}() takes lists, not ${article[type.base]}; it gives ${name === "subset" ? "false" : "null"}`,
+              : name === "flat"
+                ? `flat() takes lists and objects, not ${article[type.base]}; it gives null`
+                : `${name}() takes lists, not ${article[type.base]}; it gives ${name === "subset" ? "false" : "null"}`,
             argument,
           );
         }
@@ -466,12 +469,17 @@ class Checker {
       case "subset":
         return { base: "boolean", neverNull: true };
       case "pluck":
+      case "flat":
         return { base: "list", neverNull: measured };
+      case "where":
+      case "except":
+        return { base: "list", neverNull: false };
       case "count":
         return { base: "number", neverNull: true };
       case "held":
         return { base: "boolean", neverNull: true };
       case "values":
+      case "outcomes":
         return { base: "list", neverNull: true };
       case "last": {
         const outcome = tool === undefined ? undefined : this.environment.tools[tool]?.outcome;

@@ -29,10 +29,14 @@
  * - `len(x)`: the number of Unicode code points of a string (as SMT-LIB `str.len` counts), the
  *   number of elements of a list, and `null` for anything else.
  * - `subset(xs, ys)`: whether `xs` and `ys` are lists and every element of `xs` is (`==`) an
- *   element of `ys` (false for anything else); `pluck(xs, 'f')`: the list of each element's field
- *   `f` (`null` where an element has none), `null` when `xs` is not a list.
+ *   element of `ys` (false for anything else); `except(xs, ys)`: the elements of `xs` that are no
+ *   element of `ys` (`null` unless both are lists); `pluck(xs, 'f')`: the list of each element's field
+ *   `f` (`null` where an element has none), `null` when `xs` is not a list; `where(xs, 'f', ys)`:
+ *   the elements of `xs` whose field `f` is an element of `ys` (`null` unless both are lists);
+ *   `flat(x)`: the elements of the lists and the values of the objects among `x`'s elements (an
+ *   object `x`: its values), other elements kept, `null` for anything else.
  * - History functions come from `scope.history`; without one, `last` gives `null`, `held` false,
- *   `count` 0 and `values` `[]`.
+ *   `count` 0, and `values` and `outcomes` `[]`.
  * - An expression holds (`holdsIn`) iff it evaluates to exactly `true`, so a constraint over a
  *   missing field fails closed.
  */
@@ -42,6 +46,8 @@ import type { Expression, PathSegment, Value } from "./ast.js";
 export interface HistoryFunctions {
   /** The outcome of the tool's latest call before the call judged, for the current binding, or null. */
   last(tool: string): Value;
+  /** The outcomes of the tool's calls before the call judged, for this binding, oldest first. */
+  outcomes(tool: string): Value[];
   /** Whether the named proposition held at some earlier position. */
   held(proposition: string): boolean;
   /** How many calls of the tool were made before the call judged, for this binding. */
@@ -202,14 +208,31 @@ function evaluateCall(name: string, args: Expression[], scope: Scope): Value {
       Array.isArray(second) &&
       first.every((element) => second.some((member) => valuesEqual(element, member)))
     );
+  if (name === "except")
+    return Array.isArray(first) && Array.isArray(second)
+      ? first.filter((element) => !second.some((member) => valuesEqual(toValue(element), toValue(member))))
+      : null;
   if (name === "pluck")
     return Array.isArray(first) && typeof second === "string"
       ? first.map((element) => step(element, second))
       : null;
+  if (name === "where") {
+    const members = names[2];
+    return Array.isArray(first) && typeof second === "string" && Array.isArray(members)
+      ? first.filter((element) =>
+          members.some((member) => valuesEqual(step(toValue(element), second), toValue(member))),
+        )
+      : null;
+  }
+  if (name === "flat") return flat(first ?? null);
   const history = scope.history;
   switch (name) {
     case "last":
       return history && typeof first === "string" ? toValue(history.last(first)) : null;
+    case "outcomes": {
+      const outcomes = history && typeof first === "string" ? history.outcomes(first) : [];
+      return Array.isArray(outcomes) ? outcomes.map(toValue) : [];
+    }
     case "held":
       return history !== undefined && typeof first === "string" && history.held(first) === true;
     case "count": {
@@ -225,6 +248,18 @@ function evaluateCall(name: string, args: Expression[], scope: Scope): Value {
     }
   }
   return null;
+}
+
+/** The values of an object, or a list's elements with its lists and objects spread; else null. */
+function flat(value: Value): Value {
+  const elements = (container: Value): Value[] | undefined =>
+    Array.isArray(container)
+      ? container.map(toValue)
+      : container !== null && typeof container === "object"
+        ? Object.values(container).map(toValue)
+        : undefined;
+  if (!Array.isArray(value)) return elements(value) ?? null;
+  return value.flatMap((element) => elements(toValue(element)) ?? [toValue(element)]);
 }
 
 function follow(root: Value, path: readonly PathSegment[]): Value {

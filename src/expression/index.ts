@@ -8,6 +8,7 @@ export {
   type FunctionName,
   forEachNode,
   type HistoryFunctionName,
+  isHistoryFunctionName,
   type ListExpression,
   type LiteralExpression,
   type LogicalOperator,

@@ -4,6 +4,7 @@ import {
   type ComparisonOperator,
   childrenOf,
   type Expression,
+  functionNames,
   functionParameters,
   isFunctionName,
   isMethodName,
@@ -300,7 +301,7 @@ class Parser {
 
   private parseCall(name: Token): Expression {
     if (!isFunctionName(name.text)) {
-      this.fail("a function (len, subset, pluck, last, held, count, values) or a name without '('", name);
+      this.fail(`a function (${functionNames}) or a name without '('`, name);
     }
     const open = this.peek();
     this.position++;

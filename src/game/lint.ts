@@ -1,5 +1,5 @@
 import type { SourceLocation } from "../errors/index.js";
-import { referencesOf, type Value } from "../expression/index.js";
+import { isHistoryFunctionName, referencesOf, type Value } from "../expression/index.js";
 import { Automaton } from "../logic/index.js";
 import type { Policy, RuleSpec } from "../policy/index.js";
 import { Run, type TaskCall } from "../run/index.js";
@@ -210,7 +210,7 @@ function unpinnedEntities(policy: Policy): LintFinding[] {
 /**
  * Manual sentences no rule or constraint cites (by its id, an id `<sentence>_…`, or the sentence's
  * id named in its own `sentence`), and propositions no rule, constraint or `held()` reads. A
- * proposition with entities whose tool `last`, `count` or `values` reads is used: it ties that
+ * proposition with entities whose tool `last`, `outcomes`, `count` or `values` reads is used: it ties that
  * tool's calls to bindings, and so decides which calls those functions see.
  */
 function unusedDeclarations(policy: Policy): LintFinding[] {
@@ -238,8 +238,7 @@ function unusedDeclarations(policy: Policy): LintFinding[] {
       const [name] = reference.path;
       if (typeof name !== "string") continue;
       if (reference.kind === "held") read.add(name);
-      else if (reference.kind === "last" || reference.kind === "count" || reference.kind === "values")
-        toolsInHistory.add(name);
+      else if (isHistoryFunctionName(reference.kind)) toolsInHistory.add(name);
     }
   for (const proposition of policy.propositions.values())
     if (proposition.entities.length > 0 && toolsInHistory.has(proposition.tool)) read.add(proposition.name);

@@ -4,7 +4,7 @@ import type { Binding } from "./bindings.js";
 import type { ToolCallEvent } from "./trace.js";
 
 /**
- * The history functions of an expression scope (`last`, `held`, `count`, `values`) for a set of
+ * The history functions of an expression scope (`last`, `outcomes`, `held`, `count`, `values`) for a set of
  * bindings, over the calls `calls` returns (read on demand): the calls made before the call
  * being judged. `held` evaluates a proposition with the bindings' variables and `task` (the
  * scope's task fields).
@@ -20,6 +20,10 @@ export function historyFunctions(
       const event = calls().findLast((candidate) => candidate.name === tool);
       return event ? outcomeValue(event) : null;
     },
+    outcomes: (tool) =>
+      calls()
+        .filter((event) => event.name === tool)
+        .map(outcomeValue),
     held: (name) => {
       const proposition = policy.propositions.get(name);
       if (!proposition) return false;

@@ -6,7 +6,13 @@
  * (`MNT_ERR_SMT_TIMEOUT`, `MNT_ERR_SMT_CRASHED`); the evaluator fails closed on it.
  */
 import { MentorError } from "../errors/index.js";
-import { type Expression, evaluateExpression, forEachNode, type Value } from "../expression/index.js";
+import {
+  type Expression,
+  evaluateExpression,
+  forEachNode,
+  isHistoryFunctionName,
+  type Value,
+} from "../expression/index.js";
 import { repairWithCandidates } from "./candidates.js";
 import { repairDirectly, satisfiableDirectly } from "./direct.js";
 import { answerNative, findZ3Binary, NativeFailure, NativeProcess } from "./native.js";
@@ -288,8 +294,6 @@ function positive(value: number, name: string): number {
   return value;
 }
 
-const historyFunctionNames = new Set(["last", "held", "count", "values"]);
-
 /** A repair request as the solver process receives it (history calls evaluated here). */
 export function wireRepair(request: RepairRequest, timeoutMs: number): WireRepair {
   return {
@@ -309,7 +313,7 @@ function wireScope(constraints: readonly Expression[], scope: ConstantScope = {}
   const history: HistoryEntry[] = [];
   for (const constraint of constraints) {
     forEachNode(constraint, (node) => {
-      if (node.kind !== "call" || !historyFunctionNames.has(node.name)) return;
+      if (node.kind !== "call" || !isHistoryFunctionName(node.name)) return;
       const args: Value[] = node.arguments.map((argument) => evaluateExpression(argument, {}));
       const value = evaluateExpression(node, { history: scope.history });
       history.push({ name: node.name as HistoryEntry["name"], arguments: args, value });

@@ -4,7 +4,13 @@
  * functions cannot, so the client evaluates every history call the constraints make and
  * sends the results as a table.
  */
-import type { Expression, FieldType, HistoryFunctions, Value } from "../expression/index.js";
+import type {
+  Expression,
+  FieldType,
+  HistoryFunctionName,
+  HistoryFunctions,
+  Value,
+} from "../expression/index.js";
 
 /** The part of a tool declaration the solver needs (a `ToolSpec` fits). */
 export interface SolverTool {
@@ -90,7 +96,7 @@ export interface SolverStats {
 
 /** One history call the constraints make, with its value. */
 export interface HistoryEntry {
-  name: "last" | "held" | "count" | "values";
+  name: HistoryFunctionName;
   arguments: Value[];
   value: Value;
 }

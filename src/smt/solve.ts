@@ -28,6 +28,10 @@ export function historyFromTable(entries: readonly HistoryEntry[]): HistoryFunct
     entries.find((entry) => entry.name === name && valuesEqual(entry.arguments, args))?.value;
   return {
     last: (tool) => find("last", [tool]) ?? null,
+    outcomes: (tool) => {
+      const value = find("outcomes", [tool]);
+      return Array.isArray(value) ? value : [];
+    },
     held: (proposition) => find("held", [proposition]) === true,
     count: (tool) => {
       const value = find("count", [tool]);

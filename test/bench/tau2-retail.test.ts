@@ -294,11 +294,12 @@ describe("tau2-retail: policy", () => {
     const blocked = assertReferenceBlocksExplained(domain, tasks, (rule) => {
       if (rule === "R1" || rule === "R2")
         return { tool: ["find_user_id_by_email", "find_user_id_by_name_zip"] };
+      if (/^R1[89]m?$/.test(rule)) return { tool: ["get_product_details"] };
       return { tool: ["get_order_details"], key: "order_id" };
     });
     const blockedTasks = new Set(blocked.map((block) => block.task));
     t.diagnostic(
-      `tau2-retail: the policy blocks ${blocked.length} reference calls in ${blockedTasks.size} of ${tasks.length} reference traces, each a missing authentication or order lookup`,
+      `tau2-retail: the policy blocks ${blocked.length} reference calls in ${blockedTasks.size} of ${tasks.length} reference traces, each a missing authentication, order or product lookup`,
     );
     assert.ok(blockedTasks.size < tasks.length);
   });
@@ -410,33 +411,53 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
   // 25): an order id without its '#', items modified into themselves, a return of no items, item
   // ids the order does not have (the tool description's example id). Each the tool refused or made
   // a change of nothing.
-  test("the tool descriptions' rules: an order id starts with '#', new items are not the items, a return names some, the items are the order's (R16, R15, R15b, R12r, R17)", () => {
-    const seen = authenticated().call("get_order_details", { order_id: pending }, { json: order });
+  test("the tool descriptions' rules: an order id starts with '#', new items are not the items, a return names some, the items are the order's, the new ones its products' variants (R16, R15, R15b, R12r, R17, R18)", () => {
+    const productLookup = (run: Conversation, productId: string) =>
+      run.call(
+        "get_product_details",
+        { product_id: productId },
+        { json: JSON.parse(env.call("get_product_details", { product_id: productId }).output) as Value },
+      );
+    const seen = productLookup(
+      authenticated().call("get_order_details", { order_id: pending }, { json: order }),
+      "1000000001",
+    );
     const rulesOf = (run: Conversation, name: string, args: Record<string, Value>) =>
       evaluator.decide(run.messages, { name, arguments: args }).violations.map((finding) => finding.rule);
     const itemOf = (details: Value) =>
       (details as { items: { item_id: string }[] }).items[0]?.item_id as string;
     assert.deepEqual(rulesOf(authenticated(), "get_order_details", { order_id: pending.slice(1) }), ["R16"]);
     const modify = { order_id: pending, item_ids: [itemOf(order)], payment_method_id: "paypal_1" };
+    // Into itself: R15b, and R18m (an item the order holds is no new item).
     assert.deepEqual(
       rulesOf(seen, "modify_pending_order_items", { ...modify, new_item_ids: [itemOf(order)] }),
-      ["R15b"],
+      ["R15b", "R18m"],
     );
-    assert.deepEqual(rulesOf(seen, "modify_pending_order_items", { ...modify, new_item_ids: ["2"] }), []);
+    assert.deepEqual(
+      rulesOf(seen, "modify_pending_order_items", { ...modify, new_item_ids: ["2000000012"] }),
+      [],
+    );
+    // Not available, not a variant of the product looked up.
+    assert.deepEqual(
+      rulesOf(seen, "modify_pending_order_items", { ...modify, new_item_ids: ["2000000013"] }),
+      ["R18m"],
+    );
+    assert.deepEqual(rulesOf(seen, "modify_pending_order_items", { ...modify, new_item_ids: ["2"] }), [
+      "R18m",
+    ]);
     assert.deepEqual(
       rulesOf(seen, "modify_pending_order_items", {
         ...modify,
         item_ids: ["1008292230"],
-        new_item_ids: ["2"],
+        new_item_ids: ["2000000012"],
       }),
       ["R17m"],
     );
     const delivered = findOrder("delivered");
     const deliveredOrder = JSON.parse(env.call("get_order_details", { order_id: delivered }).output) as Value;
-    const seenDelivered = authenticated().call(
-      "get_order_details",
-      { order_id: delivered },
-      { json: deliveredOrder },
+    const seenDelivered = productLookup(
+      authenticated().call("get_order_details", { order_id: delivered }, { json: deliveredOrder }),
+      "1000000002",
     );
     const payment = (deliveredOrder as { payment_history: { payment_method_id: string }[] })
       .payment_history[0]?.payment_method_id as string;
@@ -444,20 +465,34 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
     const exchange = { order_id: delivered, item_ids: [item], payment_method_id: payment };
     assert.deepEqual(
       rulesOf(seenDelivered, "exchange_delivered_order_items", { ...exchange, new_item_ids: [item] }),
-      ["R15"],
+      ["R15", "R18"],
     );
     assert.deepEqual(
-      rulesOf(seenDelivered, "exchange_delivered_order_items", { ...exchange, new_item_ids: ["2"] }),
+      rulesOf(seenDelivered, "exchange_delivered_order_items", { ...exchange, new_item_ids: ["2000000022"] }),
       [],
     );
     assert.deepEqual(
       rulesOf(seenDelivered, "exchange_delivered_order_items", {
         ...exchange,
         item_ids: [item, "1"],
-        new_item_ids: ["2", "3"],
+        new_item_ids: ["2000000022", "2000000023"],
       }),
       ["R17"],
     );
+    // The order's other item, whose product (1000000003) was not looked up: R19, and its lookup advised.
+    const other = (deliveredOrder as { items: { item_id: string }[] }).items[1]?.item_id as string;
+    const twoItems = evaluator.decide(seenDelivered.messages, {
+      name: "exchange_delivered_order_items",
+      arguments: { ...exchange, item_ids: [item, other], new_item_ids: ["2000000022", "2000000023"] },
+    });
+    assert.deepEqual(
+      twoItems.violations.map((finding) => finding.rule),
+      ["R19"],
+    );
+    assert.deepEqual(twoItems.advice?.call, {
+      name: "get_product_details",
+      arguments: { product_id: "1000000003" },
+    });
     const back = { order_id: delivered, payment_method_id: payment };
     assert.deepEqual(rulesOf(seenDelivered, "return_delivered_order_items", { ...back, item_ids: [] }), [
       "R12r",
@@ -654,9 +689,10 @@ describe("tau2-retail: requests (task grounding) and duties", () => {
         arguments: { order_id, item_ids: ["1"], new_item_ids: ["2"], payment_method_id: "paypal_1" },
       };
       const decision = evaluator.decide(asked.messages, exchange);
+      // R18, R19: no lookup lists the order's items or their variants yet.
       assert.deepEqual(
         decision.violations.map((finding) => finding.rule),
-        ["R11"],
+        ["R11", "R18", "R19"],
       );
       // An id the request did not write is still advised the requested order's lookup.
       assert.deepEqual(decision.advice?.call, lookupFirst, order_id);

@@ -6,7 +6,7 @@ import type { Value } from "../../src/expression/index.js";
 import { loadPolicy, type Policy, parsePolicy } from "../../src/policy/index.js";
 import { Conversation } from "../support/conversation.js";
 import { pharmacyPolicy, refillRequest } from "../support/pharmacy.js";
-import { retailPolicy, twoItemChanges } from "../support/retail-orders.js";
+import { retailPolicy, tshirtLookedUp, twoItemChanges } from "../support/retail-orders.js";
 
 // `next` lists the limits a policy's block constraints put on one argument whatever the call's
 // other arguments (the token shield masks them while the value is written), and none where that
@@ -253,9 +253,100 @@ describe("a list's items among an earlier output's (subset, pluck)", () => {
   });
 });
 
+describe("new items among the variants of the products looked up (outcomes, flat, where, except)", () => {
+  // tau2-retail's R18m: the new items are available variants of the order's products the run
+  // looked up, no item of the order; R19m: the products of the items changed were looked up.
+  const modify = (itemIds: Value[], newItemIds: Value[]) => ({
+    name: "modify_pending_order_items",
+    arguments: {
+      order_id: "#W6247578",
+      item_ids: itemIds,
+      new_item_ids: newItemIds,
+      payment_method_id: "credit_card_1",
+    },
+  });
+
+  test("before any product lookup: blocked, and the advice is the lookup of the item's product", () => {
+    const decision = new Evaluator(retailPolicy()).decide(
+      twoItemChanges().messages,
+      modify(["3799046073"], ["3799046074"]),
+    );
+    assert.deepEqual(
+      decision.violations.map((found) => found.rule),
+      ["R18m", "R19m"],
+    );
+    // The product the order's lookup lists for the item the call names.
+    assert.deepEqual(decision.advice, {
+      kind: "prerequisite",
+      call: { name: "get_product_details", arguments: { product_id: "9523456873" } },
+      reads: ["R18m", "R19m"],
+    });
+  });
+
+  test("after the lookup: the available variants it lists that are no item of the order; decide agrees", () => {
+    const limits = limitsOf(retailPolicy(), tshirtLookedUp());
+    assert.deepEqual(limits["modify_pending_order_items.new_item_ids"], {
+      minItems: 1,
+      itemsOneOf: ["9647292434"],
+    });
+    // The items are not limited to those whose product was looked up (R19m reads them through where()).
+    assert.deepEqual(limits["modify_pending_order_items.item_ids"], {
+      minItems: 1,
+      itemsOneOf: ["3799046073"],
+    });
+    const rulesOf = (newItems: Value[]) =>
+      new Evaluator(retailPolicy())
+        .decide(tshirtLookedUp().messages, modify(["3799046073"], newItems))
+        .violations.map((finding) => finding.rule);
+    assert.deepEqual(rulesOf(["9647292434"]), []);
+    assert.deepEqual(rulesOf(["8349118980"]), ["R18m"], "not available");
+    assert.deepEqual(rulesOf(["3799046074"]), ["R18m"], "no variant looked up");
+    assert.deepEqual(rulesOf(["3799046073"]), ["R15b", "R18m"], "into itself");
+  });
+
+  test("another product looked up: the advice is the lookup the item still needs, not a repeat", () => {
+    const keyboard = twoItemChanges().call(
+      "get_product_details",
+      { product_id: "1656367028" },
+      {
+        json: {
+          product_id: "1656367028",
+          variants: { "7706410293": { item_id: "7706410293", available: true } },
+        },
+      },
+    );
+    // The keyboard is no product of the order: its lookup is not in the order's history.
+    const decision = new Evaluator(retailPolicy()).decide(
+      keyboard.messages,
+      modify(["3799046073"], ["7706410293"]),
+    );
+    assert.deepEqual(
+      decision.violations.map((found) => found.rule),
+      ["R18m", "R19m"],
+    );
+    assert.deepEqual(decision.advice?.call, {
+      name: "get_product_details",
+      arguments: { product_id: "9523456873" },
+    });
+    // Once every product the call needs was looked up, a lookup is no advice: nothing read can clear
+    // a new item of the wrong product (the tool refuses it).
+    const both = keyboard.call(
+      "get_product_details",
+      { product_id: "9523456873" },
+      { json: { product_id: "9523456873", variants: {} } },
+    );
+    const again = new Evaluator(retailPolicy()).decide(both.messages, modify(["3799046073"], ["1111111111"]));
+    assert.deepEqual(
+      again.violations.map((found) => found.rule),
+      ["R18m"],
+    );
+    assert.notEqual(again.advice?.call.name, "get_product_details");
+  });
+});
+
 describe("a binding argument where a new binding is blocked by a rule", () => {
   test("tau2-retail's R5: the order id of an item change is one of the orders the run knows", () => {
-    const answer = new Evaluator(retailPolicy()).next(twoItemChanges().messages);
+    const answer = new Evaluator(retailPolicy()).next(tshirtLookedUp().messages);
     const entry = answer.arguments.find(
       (found) => found.tool === "modify_pending_order_items" && found.argument === "order_id",
     );
@@ -263,7 +354,7 @@ describe("a binding argument where a new binding is blocked by a rule", () => {
     assert.deepEqual(entry?.limits, { oneOf: ["#W6247578"] });
     assert.deepEqual(entry?.unsafe, ["#W4776164"]);
     // R3, R9, R11 and R5 block the other order tools on a new order the same way.
-    const limits = limitsOf(retailPolicy(), twoItemChanges());
+    const limits = limitsOf(retailPolicy(), tshirtLookedUp());
     for (const tool of [
       "cancel_pending_order",
       "modify_pending_order_address",
@@ -281,14 +372,14 @@ describe("a binding argument where a new binding is blocked by a rule", () => {
 
   test("decide blocks every value outside the known bindings by the rule, and not the known one", () => {
     const evaluator = new Evaluator(retailPolicy());
-    const conversation = twoItemChanges();
+    const conversation = tshirtLookedUp();
     const call = (orderId: string) =>
       evaluator.decide(conversation.messages, {
         name: "modify_pending_order_items",
         arguments: {
           order_id: orderId,
           item_ids: ["3799046073"],
-          new_item_ids: ["1008292231"],
+          new_item_ids: ["9647292434"],
           payment_method_id: "credit_card_1",
         },
       });

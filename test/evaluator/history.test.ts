@@ -109,3 +109,51 @@ describe("history functions read the calls before the call judged", () => {
     });
   });
 });
+
+describe("a constraint that reads what a check was asked: the check advised", () => {
+  // As SOPBench hotel's REASON_checked: the reason of a room change is one a check accepted.
+  const checks = new Evaluator(
+    parsePolicy(
+      `
+policy: checks
+manual:
+  R1: A room change follows a check of its reason.
+  C1: The reason of a room change is one the hotel's check was asked about.
+tools:
+  change_room: {parameters: {reason: string}}
+  check_reason: {parameters: {reason: string}}
+propositions:
+  change: {tool: change_room}
+  checked: {tool: check_reason}
+rules:
+  - {id: R1, ltl: "G(change -> O checked)"}
+constraints:
+  - {id: C1, on: change, require: "a.reason in values('check_reason', 'reason')"}
+`,
+      "checks.yaml",
+    ),
+  );
+  const change = (reason: string) => ({ name: "change_room", arguments: { reason } });
+
+  test("the check of the reason the blocked call gives; again for another reason, never a repeat", () => {
+    const none = new Conversation([]);
+    const first = checks.decide(none.messages, change("noise"));
+    assert.deepEqual(
+      first.violations.map((finding) => finding.rule),
+      ["R1", "C1"],
+    );
+    assert.deepEqual(first.advice?.call, { name: "check_reason", arguments: { reason: "noise" } });
+    const checked = none.call("check_reason", { reason: "noise" }, { json: { ok: true } });
+    assert.equal(checks.decide(checked.messages, change("noise")).verdict, "allow");
+    const other = checks.decide(checked.messages, change("view"));
+    assert.deepEqual(
+      other.violations.map((finding) => finding.rule),
+      ["C1"],
+    );
+    assert.deepEqual(other.advice, {
+      kind: "prerequisite",
+      call: { name: "check_reason", arguments: { reason: "view" } },
+      reads: ["C1"],
+    });
+  });
+});

@@ -57,6 +57,10 @@ const operands = [
   "len(a.origin)",
   "pluck(a.passengers, 'a')",
   "subset(a.passengers, values('book_flight', 'seat'))",
+  "where(a.passengers, 'a', values('book_flight', 'seat'))",
+  "flat(a.passengers)",
+  "except(a.passengers, values('book_flight', 'seat'))",
+  "outcomes('book_flight')",
   "values('book_flight', 'seat')",
   "last('book_flight')",
   "a.origin.lower()",
@@ -128,6 +132,7 @@ const scopeArbitrary: fc.Arbitrary<Scope> = fc
     task: { request_travel: request },
     history: {
       last: () => last as Value,
+      outcomes: () => [last as Value],
       held: () => held,
       count: () => count,
       values: () => values,

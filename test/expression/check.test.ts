@@ -271,7 +271,7 @@ describe("checkExpression", () => {
       [
         [
           "unknown-function",
-          "unknown function 'sum'; the functions are len, subset, pluck, last, held, count, values",
+          "unknown function 'sum'; the functions are len, subset, except, pluck, where, flat, last, outcomes, held, count, values",
           2,
         ],
       ],
@@ -427,7 +427,23 @@ describe("checkExpression", () => {
       "a.origin",
       /pluck\(\) takes lists, not a string; it gives null/,
     );
+    assertProblem(
+      "type-mismatch",
+      "flat(a.seats) == []",
+      "a.seats",
+      /flat\(\) takes lists and objects, not a number; it gives null/,
+    );
+    assertProblem(
+      "type-mismatch",
+      "where(a.passengers, 'id', a.origin) == []",
+      "a.origin",
+      /where\(\) takes lists, not a string; it gives null/,
+    );
     assert.deepEqual(problems("subset(pluck(a.passengers, 'id'), a.passengers)"), []);
+    assert.deepEqual(
+      problems("subset(a.passengers, pluck(where(flat(outcomes('book_flight')), 'ok', [true]), 'id'))"),
+      [],
+    );
   });
 
   test("reports every problem, in text order", () => {

@@ -54,6 +54,15 @@ class TestHistory implements HistoryFunctions {
     this.calls.push(`last ${tool}`);
     return tool === "get_order" ? { paid_amount: 50, lines: [{ sku: "A1" }] } : null;
   }
+  outcomes(tool: string): Value[] {
+    this.calls.push(`outcomes ${tool}`);
+    return tool === "get_product"
+      ? [
+          { variants: { V1: { id: "V1", ok: true }, V2: { id: "V2", ok: false } } },
+          { error: "no such product" },
+        ]
+      : [];
+  }
   held(proposition: string): boolean {
     this.calls.push(`held ${proposition}`);
     return proposition === "checked";
@@ -356,6 +365,24 @@ describe("evaluateExpression", () => {
     ]);
   });
 
+  test("except and where filter a list by another; flat spreads lists and objects", () => {
+    table([
+      ["except(a.tags, ['gift'])", ["fragile"]],
+      ["except(pluck(a.items, 'sku'), [])", ["A1", "B2"]],
+      ["except(a.tags, a.missing)", null],
+      ["where(a.items, 'sku', ['B2', 'C3'])", [{ sku: "B2" }]],
+      ["where(a.items, 'quantity', [null])", [{ sku: "B2" }]],
+      ["where(a.items, 'sku', [])", []],
+      ["where(a.items, 'sku', 'B2')", null],
+      ["where(a.missing, 'sku', ['B2'])", null],
+      ["flat([[1, 2], [], [[3]], 4])", [1, 2, [3], 4]],
+      ["flat([a.nested, [a.origin]])", [{ value: 7 }, "Paris"]],
+      ["flat(a.nested)", [{ value: 7 }]],
+      ["flat(a.origin)", null],
+      ["flat(a.missing)", null],
+    ]);
+  });
+
   test("history functions come from the caller", () => {
     const history = new TestHistory();
     const where = { ...scope, history };
@@ -375,6 +402,12 @@ describe("evaluateExpression", () => {
         ["count('book_flight') < 2", true],
         ["values('check_seat', 'seat')", ["12A", "14C"]],
         ["values('check_seat', 'other')", []],
+        ["outcomes('other')", []],
+        [
+          "pluck(outcomes('get_product'), 'variants')",
+          [{ V1: { id: "V1", ok: true }, V2: { id: "V2", ok: false } }, null],
+        ],
+        ["pluck(where(flat(pluck(outcomes('get_product'), 'variants')), 'ok', [true]), 'id')", ["V1"]],
         ["'14C' in values('check_seat', 'seat')", true],
         ["held('checked') && count('book_flight') < 2 && '12A' in values('check_seat', 'seat')", true],
       ],
@@ -383,13 +416,14 @@ describe("evaluateExpression", () => {
     assert.ok(history.calls.includes("values check_seat seat"));
   });
 
-  test("without history, history functions give null, false, 0 and []", () => {
+  test("without history, history functions give null, false, 0, [] and []", () => {
     table([
       ["last('get_order')", null],
       ["last('get_order').paid_amount", null],
       ["held('checked')", false],
       ["count('book_flight')", 0],
       ["values('check_seat', 'seat')", []],
+      ["outcomes('get_product')", []],
     ]);
   });
 

@@ -69,6 +69,7 @@ describe("the business-travel policy", () => {
     // A constraint that reads the history: a distance check first, and no flight booked yet.
     const history: HistoryFunctions = {
       last: () => null,
+      outcomes: () => [],
       held: (proposition) => proposition === "checked",
       count: (tool) => (tool === "book_flight" ? 1 : 0),
       values: () => [],

@@ -248,7 +248,11 @@ describe("parseExpression", () => {
       ["a.x == 1 y", 10, /expected an operator or the end of the expression, found 'y'/],
       ["a < b < c", 7, /comparisons do not chain.*found '<'/],
       ["a == b in c", 8, /comparisons do not chain.*found 'in'/],
-      ["foo(a.x)", 1, /expected a function \(len, subset, pluck, last, held, count, values\).*found 'foo'/],
+      [
+        "foo(a.x)",
+        1,
+        /expected a function \(len, subset, except, pluck, where, flat, last, outcomes, held, count, values\).*found 'foo'/,
+      ],
       ["a.x.trim()", 5, /expected a method \(contains, startsWith, endsWith, lower, upper\), found 'trim'/],
       ["last(a.tool)", 6, /expected the tool name as a quoted string, found 'a'/],
       ["held(checked)", 6, /expected the proposition name as a quoted string, found 'checked'/],

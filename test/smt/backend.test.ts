@@ -128,7 +128,7 @@ function randomRequest(next: () => number): RepairRequest {
     scope: {
       variables: { x: "ab" },
       task: { c: { urgent: next() < 0.3 } },
-      history: { last: () => last, held: () => false, count: () => 0, values: () => [] },
+      history: { last: () => last, outcomes: () => [], held: () => false, count: () => 0, values: () => [] },
     },
     repairable: names.filter(() => next() < 0.6),
     candidates: next() < 0.4 ? { s: ["ab"], n: [3], e: ["first"] } : {},

@@ -105,6 +105,7 @@ function randomRequest(next: () => number): RepairRequest {
       task: { request: { limit: pick(next, [10, 37.5]), max_nights: 7, urgent: next() < 0.3 } },
       history: {
         last: (name) => history[name] ?? null,
+        outcomes: () => [],
         held: () => false,
         count: () => 0,
         values: () => [],
@@ -419,6 +420,7 @@ function randomStringRequest(next: () => number): RepairRequest {
       task: { request: { code: pick(next, ["A-1", "a"]) } },
       history: {
         last: (name) => (name === "get" && code !== null ? { code } : null),
+        outcomes: () => [],
         held: () => false,
         count: () => 0,
         values: () => [],

@@ -40,6 +40,7 @@ const tool: SolverTool = {
 const task = { c: { f: 2, g: "ab", h: true, l: ["a", 1, null], x: 1.5, z: null } };
 const history: HistoryFunctions = {
   last: (name) => (name === "v" ? { status: "ab", amount: 2.5 } : null),
+  outcomes: () => [],
   held: (name) => name === "p",
   count: (name) => (name === "v" ? 2 : 0),
   values: (name, argument) => (name === "v" && argument === "s" ? ["a", "ab", ""] : []),

@@ -106,6 +106,7 @@ for (const [backend, solver] of solvers) {
           scope: {
             history: {
               last: (name) => (name === "validateInsurance" ? { status: "pending", payer: "Acme" } : null),
+              outcomes: () => [],
               held: () => false,
               count: () => 0,
               values: () => [],

@@ -27,8 +27,29 @@ export const twoItemChanges = (): Conversation =>
         json: {
           order_id: "#W6247578",
           status: "pending",
-          items: [{ name: "T-Shirt", item_id: "3799046073" }],
+          items: [{ name: "T-Shirt", product_id: "9523456873", item_id: "3799046073" }],
           payment_history: [{ payment_method_id: "credit_card_1" }],
         },
       },
     );
+
+/**
+ * `twoItemChanges` after the T-shirt's product lookup: variants 9647292434 (available),
+ * 8349118980 (not available) and the order's own item 3799046073 (available).
+ */
+export const tshirtLookedUp = (): Conversation =>
+  twoItemChanges().call(
+    "get_product_details",
+    { product_id: "9523456873" },
+    {
+      json: {
+        name: "T-Shirt",
+        product_id: "9523456873",
+        variants: {
+          "9647292434": { item_id: "9647292434", options: { color: "purple" }, available: true },
+          "8349118980": { item_id: "8349118980", options: { color: "blue" }, available: false },
+          "3799046073": { item_id: "3799046073", options: { color: "black" }, available: true },
+        },
+      },
+    },
+  );

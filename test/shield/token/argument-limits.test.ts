@@ -18,7 +18,7 @@ import { canEndInRange, inRange, numberRange } from "../../../src/shield/token/n
 import { Conversation } from "../../support/conversation.js";
 import { decodePlan } from "../../support/decode-plan.js";
 import { pharmacyPolicy, refillRequest } from "../../support/pharmacy.js";
-import { retailPolicy, twoItemChanges } from "../../support/retail-orders.js";
+import { retailPolicy, tshirtLookedUp } from "../../support/retail-orders.js";
 import { toyTokenizer } from "../../support/toy-tokenizer.js";
 
 // The limits a constraint puts on one argument, masked in its slot: a number within its bounds, a
@@ -451,19 +451,31 @@ describe("limits from a real policy, through the shield's sets and the plan", ()
       .call(
         "get_order_details",
         { order_id: "#W1111111" },
-        { json: { order_id: "#W1111111", status: "delivered", payment_history: [] } },
+        {
+          json: {
+            order_id: "#W1111111",
+            status: "delivered",
+            items: [{ item_id: "L1", product_id: "P1" }],
+            payment_history: [],
+          },
+        },
+      )
+      .call(
+        "get_product_details",
+        { product_id: "P1" },
+        { json: { product_id: "P1", variants: { L2: { item_id: "L2", available: true } } } },
       );
     const decoder = decoderFor(policy, conversation, "exchange_delivered_order_items");
     write(decoder, value("#W1111111"));
     assert.deepEqual(allowedTexts(decoder, ["[", "[]", "[]}", '["']), ["[", '["']);
     write(decoder, ["["]);
-    assert.deepEqual(allowedTexts(decoder, ["]", "]}", '"', '"]']), ['"', '"]']);
+    assert.deepEqual(allowedTexts(decoder, ["]", "]}", '"', '"]']), ['"']);
   });
 
   it("tau2-retail's R5: an item change's order id is the order seen pending, not one made up", () => {
     // Task 4: the model wrote an item id as the order id.
     const policy = retailPolicy();
-    const conversation = twoItemChanges();
+    const conversation = tshirtLookedUp();
     const decoder = decoderFor(policy, conversation, "modify_pending_order_items");
     assert.deepEqual(allowedTexts(decoder, ["#", "3", "W", '"']), ["#"]);
     write(decoder, ["#", "W"]);
