@@ -83,7 +83,8 @@ describe("joint traps", () => {
     // Neither rule alone is violated for good after an escalation; together they cannot both hold.
     assert.equal(decision.verdict, "block");
     assert.deepEqual(decision.violations.map((finding) => finding.rule).sort(), ["R4"]);
-    assert.deepEqual(decision.advice?.call, { name: "refund", arguments: {} });
+    // The customer the blocked escalation names (its argument of the same name).
+    assert.deepEqual(decision.advice?.call, { name: "refund", arguments: { customer: "c1" } });
     const next = evaluator.next(start.messages);
     const classes = Object.fromEntries(next.tools.map((tool) => [tool.name, tool.class]));
     assert.equal(classes.escalate, "unsafe");
