@@ -71,6 +71,15 @@ for (const domain of [tau2Retail, tau2Airline]) {
     blockedReferenceCalls(domain.policyPath, tasks, () => domain.freshEnvironment(dataDir)),
   );
 
+  // Per rule, the reference calls it blocks, and of those the ones no other rule blocks too.
+  const byRule = new Map<string, { all: number; alone: number }>();
+  for (const block of blocked)
+    for (const rule of block.rules) {
+      const count = byRule.get(rule) ?? { all: 0, alone: 0 };
+      count.all++;
+      if (block.rules.length === 1) count.alone++;
+      byRule.set(rule, count);
+    }
   const view = median(views);
   const clone = median(clones);
   process.stdout.write(
@@ -80,6 +89,9 @@ for (const domain of [tau2Retail, tau2Airline]) {
       `  fresh environment: ${(view * 1000).toFixed(1)} µs (median of ${ENVIRONMENTS}); structuredClone of the database: ${clone.toFixed(1)} ms (median of ${CLONES}); ratio ${(clone / view).toFixed(0)}×`,
       `  reference replay + evaluation: median ${median(replays).toFixed(2)} ms per task, max ${Math.max(...replays).toFixed(2)} ms`,
       `  policy over the reference traces: ${policyTime.toFixed(0)} ms for ${calls} calls (${(policyTime / calls).toFixed(1)} ms per call, first call included); ${blocked.length} blocked in ${new Set(blocked.map((block) => block.task)).size} traces`,
+      `  blocks per rule (alone: no other rule blocks the call): ${[...byRule]
+        .map(([rule, { all, alone }]) => `${rule} ${all} (alone ${alone})`)
+        .join(", ")}`,
       "",
     ].join("\n"),
   );

@@ -373,19 +373,17 @@ export class Advisor {
         unread.set(tool, [...(unread.get(tool) ?? []), finding.rule]);
       }
     }
-    // The lookups of bindings first, those the blocked call names before others (the order's,
-    // whose items the product lookups are of), else in the order the constraints read them.
-    const rank = (tool: string) =>
-      allowed.some((entry) => entry.tool === tool && entry.bindings.length > 0 && onNamed(entry))
-        ? 2
-        : allowed.some((entry) => entry.tool === tool && entry.bindings.length > 0)
-          ? 1
-          : 0;
-    const tools = [...unread.keys()].sort((left, right) => rank(right) - rank(left));
-    for (const tool of tools) {
-      const rules = unread.get(tool) as string[];
+    // Per tool, its game candidate: one on the bindings the blocked call names, else its first.
+    // The lookups of bindings come first, those the blocked call names before others (the
+    // order's, whose items the product lookups are of), else in the order the constraints read them.
+    const reads = [...unread].map(([tool, rules]) => {
       const own = allowed.filter((candidate) => candidate.tool === tool);
-      const candidate = own.find((entry) => entry.bindings.length > 0 && onNamed(entry)) ?? own[0];
+      const onBindings = own.find((entry) => entry.bindings.length > 0 && onNamed(entry));
+      const rank = onBindings ? 2 : own.some((entry) => entry.bindings.length > 0) ? 1 : 0;
+      return { tool, rules, candidate: onBindings ?? own[0], rank };
+    });
+    reads.sort((left, right) => right.rank - left.rank);
+    for (const { tool, rules, candidate } of reads) {
       // A lookup no rule mentions is no candidate of the game: its call is filled from the
       // bindings the blocked call names (a major's record for the major asked for).
       const answered = this.answered(run, tool);

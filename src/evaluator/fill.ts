@@ -48,6 +48,7 @@ export function fillArguments(
   const missing: string[] = [];
   if (!tool) return { call, missing };
   const open = tool.required.filter((name) => !(name in args));
+  const related = options.for && open.length > 0 ? relatedTo(run, options.for) : undefined;
   const candidates = new Map(
     open.map((name) => [
       name,
@@ -57,7 +58,7 @@ export function fillArguments(
         name,
         bindings,
         tool.parameters.find((parameter) => parameter.name === name),
-        options.for,
+        related,
       ),
     ]),
   );
@@ -140,6 +141,35 @@ function firstKnownValues(
     ]);
 }
 
+/**
+ * What a blocked call gives an advised call's arguments: its own arguments, and the records of
+ * earlier outputs (newest first) that mention one of its strings. Found once per filled call.
+ */
+interface Related {
+  given: Record<string, Value>;
+  records: { [key: string]: Value }[];
+}
+
+function relatedTo(run: Run, blocked: ProposedCall): Related {
+  const mentioned = new Set(stringsIn(blocked.arguments));
+  const records: Related["records"] = [];
+  for (const output of outputsNewestFirst(run))
+    forEachRecord(output, (record) => {
+      if (Object.values(record).some((field) => typeof field === "string" && mentioned.has(field)))
+        records.push(record);
+    });
+  return { given: blocked.arguments, records };
+}
+
+/** The run's outputs, newest first: a JSON result, a label's fields, or null. */
+function outputsNewestFirst(run: Run): Value[] {
+  return run.calls
+    .map(({ outcome }) =>
+      outcome.kind === "json" ? outcome.value : outcome.kind === "label" ? (outcome.fields ?? null) : null,
+    )
+    .reverse();
+}
+
 /** Candidate values of an argument `name`, in the order `fillArguments` tries them. */
 function knownValues(
   judge: Judge,
@@ -147,7 +177,7 @@ function knownValues(
   name: string,
   bindings: readonly Binding[],
   parameter: Parameter | undefined,
-  blocked?: ProposedCall,
+  related?: Related,
 ): Value[] {
   const values: Value[] = [];
   const push = (value: Value | undefined): void => {
@@ -162,23 +192,11 @@ function knownValues(
     }
   }
   for (const task of run.task) push(task.arguments[name]);
-  const outputs: Value[] = [];
-  for (let index = run.calls.length - 1; index >= 0; index--) {
-    const outcome = run.calls[index]?.outcome;
-    outputs.push(
-      outcome?.kind === "json" ? outcome.value : outcome?.kind === "label" ? (outcome.fields ?? null) : null,
-    );
+  if (related) {
+    push(related.given[name]);
+    for (const record of related.records) push(record[name]);
   }
-  if (blocked) {
-    push(blocked.arguments[name]);
-    const mentioned = new Set(stringsIn(blocked.arguments));
-    for (const output of outputs)
-      forEachRecord(output, (record) => {
-        if (Object.values(record).some((field) => typeof field === "string" && mentioned.has(field)))
-          push(record[name]);
-      });
-  }
-  for (const value of outputs)
+  for (const value of outputsNewestFirst(run))
     if (value !== null && typeof value === "object" && !Array.isArray(value)) push(value[name]);
   if (parameter && typeof parameter.type === "object") for (const member of parameter.type.enum) push(member);
   if (parameter?.type === "boolean") for (const member of [true, false]) push(member);

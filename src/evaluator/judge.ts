@@ -185,10 +185,11 @@ export class Judge {
     const after = move.cases.map((_, caseIndex) =>
       uniqueStates(beliefs.map((belief) => template.step(belief, move, caseIndex))),
     );
-    const gaveUp = () => {
-      failClosed = `the game search exceeded ${template.maxStates} states`;
-    };
-    const lost = after.map((states) => lostIn(template, states, template.noCompliantFinish(), gaveUp));
+    const lost = after.map((states) =>
+      lostIn(template, states, template.noCompliantFinish(), (reason) => {
+        failClosed = reason;
+      }),
+    );
     return { after, lost, failClosed };
   }
 
@@ -210,10 +211,11 @@ export class Judge {
     const after = runs.pop() as Run;
     const template = new StrategyTemplate(after, { ...this.options, exclude, game: this.game });
     const withoutFinish = this.template(run).noCompliantFinish();
-    const gaveUp = () => {
-      failClosed = `the game search exceeded ${template.maxStates} states`;
-    };
-    const lost = runs.map((outcome) => lostIn(template, outcome.beliefs, withoutFinish, gaveUp));
+    const lost = runs.map((outcome) =>
+      lostIn(template, outcome.beliefs, withoutFinish, (reason) => {
+        failClosed = reason;
+      }),
+    );
     if (this.blocked(lost)) {
       runs.forEach((outcome, caseIndex) => {
         if (lost[caseIndex]) findings.addLost(template, outcome.beliefs, withoutFinish);
@@ -287,17 +289,17 @@ interface Judged {
 /**
  * Whether some of the states after a call has no compliant finish; `withoutFinish`: the run had
  * none before the call, so whether some breaks a block rule for good. A search that gave up is
- * reported through `gaveUp` (the shield then fails closed).
+ * reported through `gaveUp` with its reason (the shield then fails closed).
  */
 function lostIn(
   template: StrategyTemplate,
   states: readonly Int32Array[],
   withoutFinish: boolean,
-  gaveUp: () => void,
+  gaveUp: (reason: string) => void,
 ): boolean {
   if (withoutFinish) return states.some((state) => template.doomedInstances(state).length > 0);
   const distances = states.map((state) => template.distance(state));
-  if (distances.includes(undefined)) gaveUp();
+  if (distances.includes(undefined)) gaveUp(`the game search exceeded ${template.maxStates} states`);
   return distances.includes(Number.POSITIVE_INFINITY);
 }
 

@@ -152,7 +152,7 @@ function evaluateBinary(
       return order >= 0;
     }
     case "in":
-      if (Array.isArray(right)) return right.some((element) => valuesEqual(left, element));
+      if (Array.isArray(right)) return isMember(left, right);
       if (typeof right === "string") return typeof left === "string" && right.includes(left);
       return false;
     case "+":
@@ -206,11 +206,11 @@ function evaluateCall(name: string, args: Expression[], scope: Scope): Value {
     return (
       Array.isArray(first) &&
       Array.isArray(second) &&
-      first.every((element) => second.some((member) => valuesEqual(element, member)))
+      first.every((element) => isMember(toValue(element), second))
     );
   if (name === "except")
     return Array.isArray(first) && Array.isArray(second)
-      ? first.filter((element) => !second.some((member) => valuesEqual(toValue(element), toValue(member))))
+      ? first.filter((element) => !isMember(toValue(element), second))
       : null;
   if (name === "pluck")
     return Array.isArray(first) && typeof second === "string"
@@ -219,9 +219,7 @@ function evaluateCall(name: string, args: Expression[], scope: Scope): Value {
   if (name === "where") {
     const members = names[2];
     return Array.isArray(first) && typeof second === "string" && Array.isArray(members)
-      ? first.filter((element) =>
-          members.some((member) => valuesEqual(step(toValue(element), second), toValue(member))),
-        )
+      ? first.filter((element) => isMember(step(toValue(element), second), members))
       : null;
   }
   if (name === "flat") return flat(first ?? null);
@@ -248,6 +246,11 @@ function evaluateCall(name: string, args: Expression[], scope: Scope): Value {
     }
   }
   return null;
+}
+
+/** Whether `value` is (`==`) an element of `list`. */
+function isMember(value: Value, list: readonly unknown[]): boolean {
+  return list.some((element) => valuesEqual(value, toValue(element)));
 }
 
 /** The values of an object, or a list's elements with its lists and objects spread; else null. */
