@@ -3,6 +3,8 @@ import {
   type Expression,
   evaluateExpression,
   type FieldType,
+  forEachNode,
+  groupMembers,
   holdsIn,
   referencesOf,
   type Scope,
@@ -144,6 +146,69 @@ const strings: Domain<Strings> = {
   isNone: (allowed) => allowed !== "any" && allowed.length === 0,
 };
 
+/** A multiset: how often a list may hold each value (a value not listed: never). */
+type Counts = { value: Value; most: number }[] | "any";
+
+const counts: Domain<Counts> = {
+  any: "any",
+  none: [],
+  meet: (left, right) =>
+    left === "any"
+      ? right
+      : right === "any"
+        ? left
+        : left.flatMap(({ value, most }) => {
+            const other = countOf(right, value);
+            return other > 0 ? [{ value, most: Math.min(most, other) }] : [];
+          }),
+  join: (left, right) =>
+    left === "any" || right === "any"
+      ? "any"
+      : [
+          ...left.map(({ value, most }) => ({ value, most: Math.max(most, countOf(right, value)) })),
+          ...right.filter(({ value }) => countOf(left, value) === 0),
+        ],
+  compare: (operator, value) => {
+    if (operator !== "in" || !Array.isArray(value)) return "any";
+    const tally: { value: Value; most: number }[] = [];
+    for (const member of value) {
+      const known = tally.find((entry) => valuesEqual(entry.value, member));
+      if (known) known.most++;
+      else tally.push({ value: member, most: 1 });
+    }
+    return tally;
+  },
+  isAny: (allowed) => allowed === "any",
+  isNone: (allowed) => allowed !== "any" && allowed.length === 0,
+};
+
+function countOf(allowed: { value: Value; most: number }[], value: Value): number {
+  return allowed.find((entry) => valuesEqual(entry.value, value))?.most ?? 0;
+}
+
+/**
+ * The groups an item and its partner (the item at its position in another list) must share one
+ * of. Two such constraints together: the pairwise intersections of their groups.
+ */
+type Groups = Value[][] | "any";
+
+const groups: Domain<Groups> = {
+  any: "any",
+  none: [],
+  meet: (left, right) =>
+    left === "any"
+      ? right
+      : right === "any"
+        ? left
+        : left
+            .flatMap((group) => right.map((other) => group.filter((value) => includes(other, value))))
+            .filter((group) => group.length > 0),
+  join: (left, right) => (left === "any" || right === "any" ? "any" : [...left, ...right]),
+  compare: (operator, value) => (operator === "in" && Array.isArray(value) ? value.map(groupMembers) : "any"),
+  isAny: (allowed) => allowed === "any",
+  isNone: (allowed) => allowed !== "any" && allowed.length === 0,
+};
+
 function includes(values: readonly Value[], value: Value): boolean {
   return values.some((known) => valuesEqual(known, value));
 }
@@ -170,9 +235,10 @@ function allowedBy<T>(
 ): T {
   if (known(expression)) return holdsIn(expression, scope) ? domain.any : domain.none;
   if (!referencesOf(expression).some((reference) => reference.kind === "arguments")) return domain.any;
-  // `subset(a.xs, pool)`: each item is in the pool (the subject is the call, for a list's items).
+  // `subset(a.xs, pool)`, `submultiset(a.xs, pool)`, `same_group(a.xs, a.ys, pool)`: the subject
+  // is the call (a list's items), the pool its last argument.
   if (expression.kind === "call" && subject(expression)) {
-    const pool = expression.arguments[1];
+    const pool = expression.arguments.at(-1);
     return pool && known(pool) ? domain.compare("in", evaluateExpression(pool, scope)) : domain.any;
   }
   if (expression.kind !== "binary") return domain.any;
@@ -485,12 +551,26 @@ function limitsOf<E extends { constraint: ConstraintSpec }>(
       value(node.arguments[0] as Expression);
     const allowed = fold(constraints, contextsFor, length, intervals);
     const least = allowed && (allowed.lowOpen ? Math.floor(allowed.low) + 1 : Math.ceil(allowed.low));
-    const items = (node: Expression) =>
-      node.kind === "call" && node.name === "subset" && value(node.arguments[0] as Expression);
-    const among = fold(constraints, contextsFor, items, strings);
+    const items = (names: string[]) => (node: Expression) =>
+      node.kind === "call" && names.includes(node.name) && value(node.arguments[0] as Expression);
+    const among = fold(constraints, contextsFor, items(["subset", "submultiset"]), strings);
+    const most = fold(constraints, contextsFor, items(["submultiset"]), counts);
+    const partner = pairedWith(argument, constraints);
+    const paired =
+      partner &&
+      fold(
+        constraints,
+        contextsFor,
+        (node) => node.kind === "call" && node.name === "same_group" && isPairing(node, partner, argument),
+        groups,
+      );
     const limits: ArgumentLimits = {
       ...(least !== undefined && least >= 1 ? { minItems: least } : {}),
       ...(among && among !== "any" ? { itemsOneOf: among } : {}),
+      ...(most && most !== "any" ? { itemsAtMost: most } : {}),
+      ...(partner && paired && paired !== "any"
+        ? { itemsPaired: { argument: partner, groups: paired } }
+        : {}),
     };
     return Object.keys(limits).length > 0 ? limits : undefined;
   }
@@ -499,6 +579,34 @@ function limitsOf<E extends { constraint: ConstraintSpec }>(
     return allowed && allowed !== "any" ? { oneOf: allowed } : undefined;
   }
   return undefined;
+}
+
+/**
+ * The list argument whose items pair with this one's, position by position, in the first
+ * `same_group(a.<partner>, a.<argument>, …)` of the constraints; undefined where none has one.
+ */
+function pairedWith(argument: string, constraints: { constraint: ConstraintSpec }[]): string | undefined {
+  for (const { constraint } of constraints) {
+    let partner: string | undefined;
+    forEachNode(constraint.require, (node) => {
+      if (partner !== undefined || node.kind !== "call" || node.name !== "same_group") return;
+      const [first, second] = node.arguments;
+      if (
+        first?.kind === "reference" &&
+        first.root === "arguments" &&
+        first.path.length === 1 &&
+        isArgument(second as Expression, argument)
+      )
+        partner = String(first.path[0]);
+    });
+    if (partner !== undefined && partner !== argument) return partner;
+  }
+  return undefined;
+}
+
+function isPairing(node: Expression & { kind: "call" }, partner: string, argument: string): boolean {
+  const [first, second] = node.arguments;
+  return isArgument(first as Expression, partner) && isArgument(second as Expression, argument);
 }
 
 /**

@@ -125,7 +125,11 @@ export interface CallVerdict {
  * that decide it alone (`a.days_supply <= 30`, `len(a.item_ids) > 0`, `a.status ==
  * last('validate').status`), in every context the call can be judged in (each binding, a new
  * one). JSON Schema's words: numbers within the bounds, lists of `minItems` or more, strings
- * among `oneOf`; `itemsOneOf`: the strings a list's items are among (`subset(a.item_ids, …)`).
+ * among `oneOf`; `itemsOneOf`: the strings a list's items are among (`subset(a.item_ids, …)`);
+ * `itemsAtMost`: how often the list may hold each of them, where a constraint counts them
+ * (`submultiset(a.item_ids, …)`); `itemsPaired`: item i of the list shares one of `groups` with
+ * item i of the list `argument`, and the two are as long (`same_group(a.item_ids,
+ * a.new_item_ids, …)`).
  */
 export interface ArgumentLimits {
   minimum?: number;
@@ -135,6 +139,8 @@ export interface ArgumentLimits {
   minItems?: number;
   oneOf?: Value[];
   itemsOneOf?: Value[];
+  itemsAtMost?: { value: Value; most: number }[];
+  itemsPaired?: { argument: string; groups: Value[][] };
 }
 
 export interface NextAnswer {

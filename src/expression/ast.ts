@@ -27,8 +27,19 @@ export type BinaryOperator = LogicalOperator | ComparisonOperator | ArithmeticOp
 
 export type MethodName = "contains" | "startsWith" | "endsWith" | "lower" | "upper";
 export type HistoryFunctionName = "last" | "outcomes" | "held" | "count" | "values";
-/** Functions on values: `len`, and the list functions `subset`, `except`, `pluck`, `where` and `flat`. */
-export type ValueFunctionName = "len" | "subset" | "except" | "pluck" | "where" | "flat";
+/**
+ * Functions on values: `len`, and the list functions `subset`, `submultiset`, `same_group`,
+ * `except`, `pluck`, `where` and `flat`.
+ */
+export type ValueFunctionName =
+  | "len"
+  | "subset"
+  | "submultiset"
+  | "same_group"
+  | "except"
+  | "pluck"
+  | "where"
+  | "flat";
 export type FunctionName = ValueFunctionName | HistoryFunctionName;
 
 export interface Span {
@@ -91,8 +102,9 @@ export interface MethodExpression extends Span {
 }
 
 /**
- * A function on values (`len(x)`, `subset(xs, ys)`, `except(xs, ys)`, `pluck(xs, 'field')`,
- * `where(xs, 'field', ys)`, `flat(xs)`) or a history function.
+ * A function on values (`len(x)`, `subset(xs, ys)`, `submultiset(xs, ys)`, `same_group(xs, ys,
+ * groups)`, `except(xs, ys)`, `pluck(xs, 'field')`, `where(xs, 'field', ys)`, `flat(xs)`) or a
+ * history function.
  * The parser only builds the names they take as string literals (`last('get_order')`,
  * `values('check_seat', 'seat')`, the field of `pluck`).
  */
@@ -126,6 +138,8 @@ export type ParameterKind = "value" | "tool" | "proposition" | "argument" | "fie
 export const functionParameters: Readonly<Record<FunctionName, readonly ParameterKind[]>> = {
   len: ["value"],
   subset: ["value", "value"],
+  submultiset: ["value", "value"],
+  same_group: ["value", "value", "value"],
   except: ["value", "value"],
   pluck: ["value", "field"],
   where: ["value", "field", "value"],

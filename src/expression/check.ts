@@ -141,6 +141,8 @@ interface StaticType {
 }
 
 const unknownType: StaticType = { base: "unknown" };
+/** The list functions that give false, not null, for what is not a list. */
+const booleanFunctions: ReadonlySet<string> = new Set(["subset", "submultiset", "same_group"]);
 const article: Record<StaticType["base"], string> = {
   string: "a string",
   number: "a number",
@@ -422,7 +424,7 @@ class Checker {
               ? `len() measures strings and lists, not ${article[type.base]}; it gives null`
               : name === "flat"
                 ? `flat() takes lists and objects, not ${article[type.base]}; it gives null`
-                : `${name}() takes lists, not ${article[type.base]}; it gives ${name === "subset" ? "false" : "null"}`,
+                : `${name}() takes lists, not ${article[type.base]}; it gives ${booleanFunctions.has(name) ? "false" : "null"}`,
             argument,
           );
         }
@@ -467,6 +469,8 @@ class Checker {
       case "len":
         return { base: "number", neverNull: measured };
       case "subset":
+      case "submultiset":
+      case "same_group":
         return { base: "boolean", neverNull: true };
       case "pluck":
       case "flat":

@@ -29,7 +29,11 @@
  * - `len(x)`: the number of Unicode code points of a string (as SMT-LIB `str.len` counts), the
  *   number of elements of a list, and `null` for anything else.
  * - `subset(xs, ys)`: whether `xs` and `ys` are lists and every element of `xs` is (`==`) an
- *   element of `ys` (false for anything else); `except(xs, ys)`: the elements of `xs` that are no
+ *   element of `ys` (false for anything else); `submultiset(xs, ys)`: the same, each element of
+ *   `xs` occurring in `xs` at most as often as in `ys`; `same_group(xs, ys, groups)`: whether the
+ *   three are lists, `xs` and `ys` of one length, and each `xs[i]` and `ys[i]` are members of
+ *   one group (a list's members are its elements, an object's its keys; false for anything
+ *   else); `except(xs, ys)`: the elements of `xs` that are no
  *   element of `ys` (`null` unless both are lists); `pluck(xs, 'f')`: the list of each element's field
  *   `f` (`null` where an element has none), `null` when `xs` is not a list; `where(xs, 'f', ys)`:
  *   the elements of `xs` whose field `f` is an element of `ys` (`null` unless both are lists);
@@ -208,6 +212,32 @@ function evaluateCall(name: string, args: Expression[], scope: Scope): Value {
       Array.isArray(second) &&
       first.every((element) => isMember(toValue(element), second))
     );
+  if (name === "submultiset") {
+    if (!Array.isArray(first) || !Array.isArray(second)) return false;
+    // Each element of `ys` answers for one element of `xs`.
+    const pool = second.map(toValue);
+    for (const element of first) {
+      const at = pool.findIndex((member) => valuesEqual(toValue(element), member));
+      if (at < 0) return false;
+      pool.splice(at, 1);
+    }
+    return true;
+  }
+  if (name === "same_group") {
+    const groups = names[2];
+    return (
+      Array.isArray(first) &&
+      Array.isArray(second) &&
+      Array.isArray(groups) &&
+      first.length === second.length &&
+      first.every((element, at) =>
+        groups.some((group) => {
+          const members = groupMembers(group);
+          return isMember(toValue(element), members) && isMember(toValue(second[at]), members);
+        }),
+      )
+    );
+  }
   if (name === "except")
     return Array.isArray(first) && Array.isArray(second)
       ? first.filter((element) => !isMember(toValue(element), second))
@@ -251,6 +281,12 @@ function evaluateCall(name: string, args: Expression[], scope: Scope): Value {
 /** Whether `value` is (`==`) an element of `list`. */
 function isMember(value: Value, list: readonly unknown[]): boolean {
   return list.some((element) => valuesEqual(value, toValue(element)));
+}
+
+/** The members of a group (`same_group`): a list's elements, an object's keys; else none. */
+export function groupMembers(group: unknown): Value[] {
+  if (Array.isArray(group)) return group.map(toValue);
+  return typeof group === "object" && group !== null ? Object.keys(group) : [];
 }
 
 /** The values of an object, or a list's elements with its lists and objects spread; else null. */

@@ -37,6 +37,7 @@ export {
 export {
   compareValues,
   evaluateExpression,
+  groupMembers,
   type HistoryFunctions,
   holdsIn,
   type Scope,

@@ -294,7 +294,7 @@ describe("tau2-retail: policy", () => {
     const blocked = assertReferenceBlocksExplained(domain, tasks, (rule) => {
       if (rule === "R1" || rule === "R2")
         return { tool: ["find_user_id_by_email", "find_user_id_by_name_zip"] };
-      if (/^R1[89]m?$/.test(rule)) return { tool: ["get_product_details"] };
+      if (/^R(1[89]|20)m?$/.test(rule)) return { tool: ["get_product_details"] };
       return { tool: ["get_order_details"], key: "order_id" };
     });
     const blockedTasks = new Set(blocked.map((block) => block.task));
@@ -411,7 +411,7 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
   // 25): an order id without its '#', items modified into themselves, a return of no items, item
   // ids the order does not have (the tool description's example id). Each the tool refused or made
   // a change of nothing.
-  test("the tool descriptions' rules: an order id starts with '#', new items are not the items, a return names some, the items are the order's, the new ones its products' variants (R16, R15, R15b, R12r, R17, R18)", () => {
+  test("the tool descriptions' rules: an order id starts with '#', new items are not the items, a return names some, the items are the order's (each as often as it holds it), the new ones its products' variants, position by position (R16, R15, R15b, R12r, R17, R18, R20)", () => {
     const productLookup = (run: Conversation, productId: string) =>
       run.call(
         "get_product_details",
@@ -442,8 +442,10 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
       rulesOf(seen, "modify_pending_order_items", { ...modify, new_item_ids: ["2000000013"] }),
       ["R18m"],
     );
+    // No variant at all: nor of the product of the item at its position (R20m).
     assert.deepEqual(rulesOf(seen, "modify_pending_order_items", { ...modify, new_item_ids: ["2"] }), [
       "R18m",
+      "R20m",
     ]);
     assert.deepEqual(
       rulesOf(seen, "modify_pending_order_items", {
@@ -451,7 +453,7 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
         item_ids: ["1008292230"],
         new_item_ids: ["2000000012"],
       }),
-      ["R17m"],
+      ["R17m", "R20m"],
     );
     const delivered = findOrder("delivered");
     const deliveredOrder = JSON.parse(env.call("get_order_details", { order_id: delivered }).output) as Value;
@@ -477,6 +479,15 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
         item_ids: [item, "1"],
         new_item_ids: ["2000000022", "2000000023"],
       }),
+      ["R17", "R20"],
+    );
+    // The order's item twice (it holds it once): R17; its new item in two positions is no fault.
+    assert.deepEqual(
+      rulesOf(seenDelivered, "exchange_delivered_order_items", {
+        ...exchange,
+        item_ids: [item, item],
+        new_item_ids: ["2000000022", "2000000022"],
+      }),
       ["R17"],
     );
     // The order's other item, whose product (1000000003) was not looked up: R19, and its lookup advised.
@@ -487,7 +498,7 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
     });
     assert.deepEqual(
       twoItems.violations.map((finding) => finding.rule),
-      ["R19"],
+      ["R19", "R20"],
     );
     assert.deepEqual(twoItems.advice?.call, {
       name: "get_product_details",
@@ -498,8 +509,13 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
       "R12r",
     ]);
     assert.deepEqual(
-      rulesOf(seenDelivered, "return_delivered_order_items", { ...back, item_ids: [item, item] }),
+      rulesOf(seenDelivered, "return_delivered_order_items", { ...back, item_ids: [item] }),
       [],
+    );
+    // The order holds the item once.
+    assert.deepEqual(
+      rulesOf(seenDelivered, "return_delivered_order_items", { ...back, item_ids: [item, item] }),
+      ["R17r"],
     );
     assert.deepEqual(rulesOf(seenDelivered, "return_delivered_order_items", { ...back, item_ids: ["1"] }), [
       "R17r",
@@ -689,10 +705,10 @@ describe("tau2-retail: requests (task grounding) and duties", () => {
         arguments: { order_id, item_ids: ["1"], new_item_ids: ["2"], payment_method_id: "paypal_1" },
       };
       const decision = evaluator.decide(asked.messages, exchange);
-      // R18, R19: no lookup lists the order's items or their variants yet.
+      // R18, R19, R20: no lookup lists the order's items or their variants yet.
       assert.deepEqual(
         decision.violations.map((finding) => finding.rule),
-        ["R11", "R18", "R19"],
+        ["R11", "R18", "R19", "R20"],
       );
       // An id the request did not write is still advised the requested order's lookup.
       assert.deepEqual(decision.advice?.call, lookupFirst, order_id);

@@ -273,26 +273,30 @@ describe("new items among the variants of the products looked up (outcomes, flat
     );
     assert.deepEqual(
       decision.violations.map((found) => found.rule),
-      ["R18m", "R19m"],
+      ["R18m", "R19m", "R20m"],
     );
     // The product the order's lookup lists for the item the call names.
     assert.deepEqual(decision.advice, {
       kind: "prerequisite",
       call: { name: "get_product_details", arguments: { product_id: "9523456873" } },
-      reads: ["R18m", "R19m"],
+      reads: ["R18m", "R19m", "R20m"],
     });
   });
 
   test("after the lookup: the available variants it lists that are no item of the order; decide agrees", () => {
     const limits = limitsOf(retailPolicy(), tshirtLookedUp());
+    // Each new item shares a product looked up with the item at its position (R20m).
     assert.deepEqual(limits["modify_pending_order_items.new_item_ids"], {
       minItems: 1,
       itemsOneOf: ["9647292434"],
+      itemsPaired: { argument: "item_ids", groups: [["3799046073", "9647292434", "8349118980"]] },
     });
-    // The items are not limited to those whose product was looked up (R19m reads them through where()).
+    // The items are not limited to those whose product was looked up (R19m reads them through
+    // where()); each as often as the order holds it (R17m).
     assert.deepEqual(limits["modify_pending_order_items.item_ids"], {
       minItems: 1,
       itemsOneOf: ["3799046073"],
+      itemsAtMost: [{ value: "3799046073", most: 1 }],
     });
     const rulesOf = (newItems: Value[]) =>
       new Evaluator(retailPolicy())
@@ -300,7 +304,7 @@ describe("new items among the variants of the products looked up (outcomes, flat
         .violations.map((finding) => finding.rule);
     assert.deepEqual(rulesOf(["9647292434"]), []);
     assert.deepEqual(rulesOf(["8349118980"]), ["R18m"], "not available");
-    assert.deepEqual(rulesOf(["3799046074"]), ["R18m"], "no variant looked up");
+    assert.deepEqual(rulesOf(["3799046074"]), ["R18m", "R20m"], "no variant looked up");
     assert.deepEqual(rulesOf(["3799046073"]), ["R15b", "R18m"], "into itself");
   });
 
@@ -322,7 +326,7 @@ describe("new items among the variants of the products looked up (outcomes, flat
     );
     assert.deepEqual(
       decision.violations.map((found) => found.rule),
-      ["R18m", "R19m"],
+      ["R18m", "R19m", "R20m"],
     );
     assert.deepEqual(decision.advice?.call, {
       name: "get_product_details",
@@ -338,7 +342,7 @@ describe("new items among the variants of the products looked up (outcomes, flat
     const again = new Evaluator(retailPolicy()).decide(both.messages, modify(["3799046073"], ["1111111111"]));
     assert.deepEqual(
       again.violations.map((found) => found.rule),
-      ["R18m"],
+      ["R18m", "R20m"],
     );
     assert.notEqual(again.advice?.call.name, "get_product_details");
   });
@@ -367,6 +371,7 @@ describe("a binding argument where a new binding is blocked by a rule", () => {
     assert.deepEqual(limits["modify_pending_order_items.item_ids"], {
       minItems: 1,
       itemsOneOf: ["3799046073"],
+      itemsAtMost: [{ value: "3799046073", most: 1 }],
     });
   });
 

@@ -271,7 +271,7 @@ describe("checkExpression", () => {
       [
         [
           "unknown-function",
-          "unknown function 'sum'; the functions are len, subset, except, pluck, where, flat, last, outcomes, held, count, values",
+          "unknown function 'sum'; the functions are len, subset, submultiset, same_group, except, pluck, where, flat, last, outcomes, held, count, values",
           2,
         ],
       ],
@@ -439,6 +439,13 @@ describe("checkExpression", () => {
       "a.origin",
       /where\(\) takes lists, not a string; it gives null/,
     );
+    assertProblem(
+      "type-mismatch",
+      "same_group(a.passengers, a.passengers, a.seats)",
+      "a.seats",
+      /same_group\(\) takes lists, not a number; it gives false/,
+    );
+    assert.deepEqual(problems("submultiset(a.passengers, values('book_flight', 'origin'))"), []);
     assert.deepEqual(problems("subset(pluck(a.passengers, 'id'), a.passengers)"), []);
     assert.deepEqual(
       problems("subset(a.passengers, pluck(where(flat(outcomes('book_flight')), 'ok', [true]), 'id'))"),

@@ -365,6 +365,27 @@ describe("evaluateExpression", () => {
     ]);
   });
 
+  test("submultiset counts repeats; same_group pairs two lists position by position", () => {
+    table([
+      ["submultiset(['B2', 'A1'], pluck(a.items, 'sku'))", true],
+      ["submultiset(['B2', 'B2'], pluck(a.items, 'sku'))", false],
+      ["submultiset(['B2', 'B2'], ['B2', 'A1', 'B2'])", true],
+      ["submultiset(['B2', 'B2', 'B2'], ['B2', 'A1', 'B2'])", false],
+      ["submultiset([], [])", true],
+      ["submultiset(a.tags, a.missing)", false],
+      // A group is a list of its members or an object keyed by them.
+      ["same_group(['A1', 'B2'], ['A2', 'B1'], [['A1', 'A2'], ['B1', 'B2']])", true],
+      ["same_group(['A1', 'B2'], ['B1', 'A2'], [['A1', 'A2'], ['B1', 'B2']])", false],
+      ["same_group(['deep', 'A1'], ['deep', 'A2'], [a.nested, ['A1', 'A2']])", true],
+      ["same_group(['deep'], ['value'], [a.nested])", false],
+      ["same_group(['A1'], ['A2', 'A2'], [['A1', 'A2']])", false],
+      ["same_group([], [], [])", true],
+      ["same_group(['A1'], ['A1'], [])", false],
+      ["same_group(['A1'], ['A1'], 'A1')", false],
+      ["same_group(['A1'], a.missing, [['A1']])", false],
+    ]);
+  });
+
   test("except and where filter a list by another; flat spreads lists and objects", () => {
     table([
       ["except(a.tags, ['gift'])", ["fragile"]],

@@ -32,6 +32,10 @@ export interface ArgumentSets {
   minItems?: number;
   /** List slots: the strings its items must be among (the text inside each JSON string). */
   itemsAllowed?: readonly string[];
+  /** List slots: how often each string may be an item (one not listed: never). */
+  itemsAtMost?: Readonly<Record<string, number>>;
+  /** List slots: item i shares a group with item i of the list `argument`, and as many items. */
+  itemsPaired?: { argument: string; groups: readonly (readonly string[])[] };
 }
 
 export type Segment =

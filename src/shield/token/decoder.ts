@@ -463,7 +463,16 @@ export class CallDecoder {
       segment.kind === "string" ? '"' : "",
       this.syntax.suffix,
     );
-    this.phase = { kind: "value", slot: new ValueSlot(segment, after, this.plan.maxStringTokens) };
+    const paired = segment.sets.itemsPaired?.argument;
+    this.phase = {
+      kind: "value",
+      slot: new ValueSlot(
+        segment,
+        after,
+        this.plan.maxStringTokens,
+        paired === undefined ? undefined : this.values[paired],
+      ),
+    };
     this.stats.forced += forced.length;
     return { replace: [...keep, ...forced] };
   }

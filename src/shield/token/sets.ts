@@ -21,6 +21,13 @@ export interface ToolShieldSets {
   minItems?: number;
   /** A list of strings whose items must be among these (as text inside the JSON string). */
   itemsAllowed?: string[];
+  /** How often the list may hold each string (one not listed: never). */
+  itemsAtMost?: Record<string, number>;
+  /**
+   * Item i must share one of `groups` with item i of the list argument `argument`, and the list
+   * is as long (where that argument is written first, the slot keeps to both).
+   */
+  itemsPaired?: { argument: string; groups: string[][] };
 }
 
 /**
@@ -94,9 +101,10 @@ export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
     progressingTools: answer.tools.filter((tool) => tool.class === "progressing").map((tool) => tool.name),
     arguments: answer.arguments.map((entry) => {
       const unsafe = entry.unsafe.map(valueText);
-      const { oneOf, itemsOneOf, ...bounds } = entry.limits ?? {};
+      const { oneOf, itemsOneOf, itemsAtMost, itemsPaired, ...bounds } = entry.limits ?? {};
       const allowed = oneOf?.map(valueText);
-      const itemsAllowed = itemsOneOf?.flatMap((value) => (typeof value === "string" ? [value] : []));
+      const itemsAllowed = itemsOneOf?.filter((value) => typeof value === "string");
+      const strings = (values: Value[]) => values.filter((value) => typeof value === "string");
       return {
         tool: entry.tool,
         argument: entry.argument,
@@ -106,6 +114,16 @@ export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
         unsafe,
         progressing: entry.progressing.map(valueText),
         ...(itemsAllowed !== undefined && itemsAllowed.length > 0 ? { itemsAllowed } : {}),
+        ...(itemsAtMost
+          ? {
+              itemsAtMost: Object.fromEntries(
+                itemsAtMost.flatMap(({ value, most }) => (typeof value === "string" ? [[value, most]] : [])),
+              ),
+            }
+          : {}),
+        ...(itemsPaired
+          ? { itemsPaired: { argument: itemsPaired.argument, groups: itemsPaired.groups.map(strings) } }
+          : {}),
         ...bounds,
       };
     }),

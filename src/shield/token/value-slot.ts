@@ -40,6 +40,8 @@ export class ValueSlot {
     readonly closing: Closing,
     /** A free string is closed after this many tokens (a JSON value after four times as many). */
     private readonly maxStringTokens: number,
+    /** The value of the list argument whose items this list's pair with (`itemsPaired`), if written. */
+    private readonly partner?: unknown,
   ) {
     this.json = segment.kind === "json" ? new JsonPrefix(segment.opening) : undefined;
   }
@@ -94,9 +96,9 @@ export class ValueSlot {
   }
 
   /**
-   * In a list slot whose items must be among some strings (`itemsAllowed`): the tokens that keep
-   * it a list of them (of one at least where `minItems` is 1 or more), or close it and go on into
-   * its closing. Else, in a list slot of `minItems` 1 or more, while no item has begun: the tokens
+   * In a list slot whose string items are limited (`itemsAllowed`, `itemsAtMost`, `itemsPaired`):
+   * the tokens that keep it a list of such items (of `minItems` at least; as many as its partner
+   * list's where paired), or close it and go on into its closing. Else, in a list slot of `minItems` 1 or more, while no item has begun: the tokens
    * that keep it a list and do not close it (an item may start in the same token, and the list
    * close after it). Whitespace only while the slot has spent fewer than a free string's tokens,
    * so that its limit never closes it empty. Undefined elsewhere (the model writes the list
@@ -106,14 +108,13 @@ export class ValueSlot {
     const { segment, closing } = this;
     const json = this.json;
     if (segment.kind !== "json" || segment.opening !== "[" || json === undefined) return undefined;
-    const items = segment.sets.itemsAllowed;
-    if (items !== undefined && items.length > 0) {
+    const rule = listRule(segment.sets, this.partner);
+    if (rule) {
       const allowed = stringListTokens(
         index,
-        items,
+        rule,
         json.text,
         closing.text,
-        (segment.sets.minItems ?? 0) >= 1,
         this.tokens.length < this.maxStringTokens,
       );
       return allowed.size > 0
@@ -267,79 +268,147 @@ function nonEmptyListTokens(
 }
 
 /**
- * Per vocabulary, per allowed items, list state, closing and whether whitespace may come: the
- * tokens `listMask` allows. Bounded: the items differ from run to run (an order's item ids).
+ * What a list slot's string items may be: `next`, those that may follow the items written (each
+ * as its JSON text); `canClose`, whether the list may close after them. `key` names the rule in
+ * caches.
+ */
+interface ListRule {
+  key: string;
+  next(items: readonly string[]): readonly string[];
+  canClose(items: readonly string[]): boolean;
+}
+
+/**
+ * The rule of a list slot whose items are limited (`itemsAllowed`, `itemsAtMost`, `itemsPaired`
+ * with the partner list written before it), or undefined. A position whose partner item shares
+ * no group with an allowed item keeps the other limits (the evaluator judges the pair).
+ */
+function listRule(sets: ArgumentSets, partner: unknown): ListRule | undefined {
+  const { itemsAllowed: pool, itemsAtMost: atMost, minItems = 0 } = sets;
+  const partners = sets.itemsPaired && Array.isArray(partner) ? partner : undefined;
+  const groups = partners && sets.itemsPaired ? sets.itemsPaired.groups : undefined;
+  if (pool === undefined && atMost === undefined && groups === undefined) return undefined;
+  const pooled = pool ?? (atMost ? Object.keys(atMost) : [...new Set(groups?.flat())]);
+  // Asked once per vocabulary token where a mask is computed: remembered per items written.
+  const known = new Map<string, readonly string[]>();
+  const next = (items: readonly string[]): readonly string[] => {
+    const key = JSON.stringify(items);
+    let found = known.get(key);
+    if (found === undefined) {
+      found = nextItems(items);
+      known.set(key, found);
+    }
+    return found;
+  };
+  const nextItems = (items: readonly string[]): string[] => {
+    let candidates = atMost
+      ? pooled.filter((item) => items.filter((written) => written === item).length < (atMost[item] ?? 0))
+      : pooled;
+    if (partners && groups) {
+      if (items.length >= partners.length) return [];
+      const partner = partners[items.length];
+      const shared = candidates.filter((item) =>
+        groups.some((group) => group.includes(item) && group.includes(partner as string)),
+      );
+      if (shared.length > 0) candidates = shared;
+    }
+    return candidates.map((item) => JSON.stringify(item));
+  };
+  return {
+    key: JSON.stringify([pool, atMost, groups, partners, minItems]),
+    next,
+    canClose: (items) =>
+      items.length >= minItems && (partners === undefined || items.length === partners.length),
+  };
+}
+
+/**
+ * Per vocabulary, per list rule, list state, closing and whether whitespace may come: the tokens
+ * `listMask` allows. Bounded: the items differ from run to run (an order's item ids).
  */
 const stringListTokenSets = new WeakMap<VocabularyIndex, LRUCache<string, ReadonlySet<number>>>();
 
 function stringListTokens(
   index: VocabularyIndex,
-  items: readonly string[],
+  rule: ListRule,
   written: string,
   closing: string,
-  nonEmpty: boolean,
   spaceAllowed: boolean,
 ): ReadonlySet<number> {
-  const quoted = items.map((item) => JSON.stringify(item));
-  // What follows depends only on where the list stands, not on which items came before.
-  const standing = readStringList(written, quoted, nonEmpty);
+  const standing = continueList({ items: [], place: "open", partial: "" }, written, rule);
   if (typeof standing !== "object") return new Set();
-  const state = standing.state;
   let known = stringListTokenSets.get(index);
   if (!known) {
     known = new LRUCache({ max: 1024 });
     stringListTokenSets.set(index, known);
   }
-  const key = JSON.stringify([quoted, state, closing, nonEmpty, spaceAllowed]);
+  const key = JSON.stringify([rule.key, standing, closing, spaceAllowed]);
   const cached = known.get(key);
   if (cached) return cached;
   const found = new Set<number>();
   index.texts.forEach((text, token) => {
     if (text === "" || (!spaceAllowed && /^\s+$/.test(text))) return;
-    const full = state + text;
-    const read = readStringList(full, quoted, nonEmpty);
-    if (read !== undefined && (typeof read === "object" || closing.startsWith(full.slice(read))))
+    const read = continueList(standing, text, rule);
+    if (read !== undefined && (typeof read === "object" || closing.startsWith(text.slice(read))))
       found.add(token);
   });
   known.set(key, found);
   return found;
 }
 
+/** Where a list of strings stands: its items, the place in it, and an item begun (`"ab`). */
+interface ListStanding {
+  items: string[];
+  place: "open" | "first" | "after" | "next";
+  partial: string;
+}
+
 /**
- * Reads `text` as the beginning of a JSON list of the quoted strings: where all of it may go on
- * into one, the shortest text that stands where it does (`[`, `["a"`, `["a",`, `["a", "b` →
- * `["b`); the index after its `]` where it closes there; undefined where it cannot be one.
+ * Reads `text` on from `standing` as more of a JSON list that keeps to `rule`: where all of it
+ * may go on into one, where it then stands; the index in `text` after its `]` where it closes
+ * there; undefined where it cannot be one.
  */
-function readStringList(
+function continueList(
+  standing: ListStanding,
   text: string,
-  quoted: readonly string[],
-  nonEmpty: boolean,
-): number | { state: string } | undefined {
-  if (text === "") return { state: "" };
-  if (text[0] !== "[") return undefined;
-  let at = 1;
-  let place: "first" | "after" | "next" = "first";
+  rule: ListRule,
+): ListStanding | number | undefined {
+  const items = [...standing.items];
+  let place = standing.place;
+  const rest = standing.partial + text;
+  const offset = standing.partial.length;
+  let at = 0;
+  if (place === "open") {
+    if (rest === "") return standing;
+    if (rest[0] !== "[") return undefined;
+    at = 1;
+    place = "first";
+  }
   for (;;) {
-    while (at < text.length && /\s/.test(text[at] as string)) at++;
-    // Built only here: this runs once per vocabulary token where a mask is computed.
-    if (at === text.length)
-      return { state: place === "first" ? "[" : `[${quoted[0]}${place === "next" ? "," : ""}` };
-    const char = text[at];
-    if (place !== "next" && char === "]") return place === "first" && nonEmpty ? undefined : at + 1;
+    while (at < rest.length && /\s/.test(rest[at] as string)) at++;
+    // A comma with no item left to follow it breaks the list.
+    if (at === rest.length)
+      return place === "next" && rule.next(items).length === 0 ? undefined : { items, place, partial: "" };
+    const char = rest[at];
+    if (place !== "next" && char === "]") return rule.canClose(items) ? at + 1 - offset : undefined;
     if (place === "after") {
       if (char !== ",") return undefined;
       at++;
       place = "next";
       continue;
     }
-    const rest = text.slice(at);
-    const item = quoted.find((candidate) => rest.startsWith(candidate));
+    const tail = rest.slice(at);
+    const candidates = rule.next(items);
+    const item = candidates.find((candidate) => tail.startsWith(candidate));
     if (item !== undefined) {
+      items.push(JSON.parse(item) as string);
       at += item.length;
       place = "after";
       continue;
     }
-    return quoted.some((candidate) => candidate.startsWith(rest)) ? { state: `[${rest}` } : undefined;
+    return candidates.some((candidate) => candidate.startsWith(tail))
+      ? { items, place, partial: tail }
+      : undefined;
   }
 }
 

@@ -49,6 +49,7 @@ const pieces = [
   "\n",
   "dispense",
   "exchange",
+  "swap",
   ...specials,
 ];
 const index = new VocabularyIndex(new TextVocabulary(pieces));
@@ -70,6 +71,10 @@ const tools: ToolDefinition[] = [
     },
   },
   { name: "exchange", parameters: { type: "object", properties: { items: { type: "array" } } } },
+  {
+    name: "swap",
+    parameters: { type: "object", properties: { old: { type: "array" }, new: { type: "array" } } },
+  },
 ];
 
 function plan(name: string, sets: Record<string, ArgumentSets>, extra: Partial<DecodePlan> = {}): DecodePlan {
@@ -270,6 +275,95 @@ describe("a list whose items must be among some strings", () => {
       vetoed += decoder.stats.vetoed;
     }
     assert.ok(vetoed > 100, `${vetoed} vetoes`);
+  });
+});
+
+describe("a list whose items are counted (submultiset)", () => {
+  const counted = plan("exchange", {
+    items: { itemsAllowed: ["30", "45"], itemsAtMost: { "30": 1, "45": 2 }, minItems: 1 },
+  });
+
+  it("writes an item no more often than allowed, then only the others or the end", () => {
+    const afterThirty = ['["', "30", '"', ",", '"'];
+    assert.deepEqual(allowedTexts(decoderAfter(counted, afterThirty), ["3", "30", "4", "45"]), ["4", "45"]);
+    const afterAll = ['["', "30", '"', ",", '"', "45", '"', ",", '"', "45", '"'];
+    assert.deepEqual(allowedTexts(decoderAfter(counted, afterAll), [",", "]", "]}"]), ["]", "]}"]);
+  });
+
+  it("never writes an item more often, whatever the sampler does", () => {
+    const random = seededRandom(11);
+    for (let run = 0; run < 300; run++) {
+      const decoder = sample(counted, random, ["[", '["', "30", "45", '"', ",", "]}", '"]}', "<eos>"]);
+      const items = decoder.calls[0]?.arguments.items as string[];
+      assert.ok(items.length > 0, `run ${run}: ${JSON.stringify(items)}`);
+      const count = (item: string) => items.filter((written) => written === item).length;
+      assert.ok(
+        count("30") <= 1 && count("45") <= 2 && count("30") + count("45") === items.length,
+        `run ${run}: ${JSON.stringify(items)}`,
+      );
+    }
+  });
+});
+
+describe("a list paired with one written before it (same_group)", () => {
+  // Each new item shares a group with the old item at its position: 12 → 30 or 31, 007 and 45 → 45.
+  const groups = [
+    ["12", "30", "31"],
+    ["007", "45"],
+  ];
+  const paired = plan(
+    "swap",
+    {
+      old: { itemsAllowed: ["12", "007", "45"], minItems: 1 },
+      new: { itemsAllowed: ["30", "31", "45"], itemsPaired: { argument: "old", groups } },
+    },
+    { maxStringTokens: 20 },
+  );
+  const oldTwelveAndSeven = ['["', "12", '"', ",", '"', "007", '"]'];
+
+  it("writes at each position an item of its partner's group, and closes at the partner's length", () => {
+    assert.deepEqual(
+      allowedTexts(decoderAfter(paired, [...oldTwelveAndSeven, '["']), ["3", "30", "31", "4", "45"]),
+      ["3", "30", "31"],
+    );
+    const first = [...oldTwelveAndSeven, '["', "30", '"'];
+    assert.deepEqual(allowedTexts(decoderAfter(paired, first), [",", "]", "]}"]), [","]);
+    assert.deepEqual(allowedTexts(decoderAfter(paired, [...first, ",", '"']), ["3", "30", "4", "45"]), [
+      "4",
+      "45",
+    ]);
+    const both = [...first, ",", '"', "45", '"'];
+    assert.deepEqual(allowedTexts(decoderAfter(paired, both), [",", "]", "]}"]), ["]", "]}"]);
+  });
+
+  it("never writes an item outside its partner's group or a list of another length, whatever the sampler does", () => {
+    const random = seededRandom(13);
+    for (let run = 0; run < 300; run++) {
+      const decoder = sample(paired, random, [
+        "[",
+        '["',
+        "12",
+        "007",
+        "30",
+        "31",
+        "45",
+        '"',
+        '"]',
+        ",",
+        "]}",
+        "<eos>",
+      ]);
+      const { old, new: renewed } = (decoder.calls[0] as { arguments: { old: string[]; new: string[] } })
+        .arguments;
+      const written = `run ${run}: ${JSON.stringify([old, renewed])}`;
+      assert.equal(renewed.length, old.length, written);
+      assert.ok(
+        old.every((item, at) =>
+          groups.some((group) => group.includes(item) && group.includes(renewed[at] as string)),
+        ),
+        written,
+      );
+    }
   });
 });
 
@@ -489,6 +583,21 @@ describe("limits from a real policy, through the shield's sets and the plan", ()
       const sampled = sample(planned, random, ["3", "7", "9", "#", "W", "4", '"', "]}", "<eos>"]);
       assert.equal(sampled.calls[0]?.arguments.order_id, "#W6247578", `run ${run}`);
     }
+  });
+
+  it("tau2-retail's R17m and R20m: each item as often as the order holds it, each new item of its product", () => {
+    // Tasks 3 and 4 wrote the order's one item five times, and five new items to match.
+    const decoder = decoderFor(retailPolicy(), tshirtLookedUp(), "modify_pending_order_items");
+    write(decoder, value("#W6247578"));
+    write(decoder, ["[", '"', ...value("3799046073")]);
+    // The order holds the T-shirt once: no second item.
+    assert.deepEqual(allowedTexts(decoder, [",", "]", " "]), ["]", " "]);
+    write(decoder, ["]"]);
+    // Its one available variant that is no item of the order, and no second position.
+    write(decoder, ["[", '"']);
+    assert.deepEqual(allowedTexts(decoder, ["3", "8", "9"]), ["9"]);
+    write(decoder, value("9647292434"));
+    assert.deepEqual(allowedTexts(decoder, [",", "]"]), ["]"]);
   });
 
   it("a refund's payment method: the one the order's lookup returned", () => {
