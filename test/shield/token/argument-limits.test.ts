@@ -353,15 +353,16 @@ describe("a list paired with one written before it (same_group)", () => {
         "]}",
         "<eos>",
       ]);
-      const { old, new: renewed } = (decoder.calls[0] as { arguments: { old: string[]; new: string[] } })
-        .arguments;
-      const written = `run ${run}: ${JSON.stringify([old, renewed])}`;
-      assert.equal(renewed.length, old.length, written);
+      const written = decoder.calls[0]?.arguments ?? {};
+      const old = written.old as string[];
+      const renewed = written.new as string[];
+      const seen = `run ${run}: ${JSON.stringify([old, renewed])}`;
+      assert.equal(renewed.length, old.length, seen);
       assert.ok(
         old.every((item, at) =>
           groups.some((group) => group.includes(item) && group.includes(renewed[at] as string)),
         ),
-        written,
+        seen,
       );
     }
   });
