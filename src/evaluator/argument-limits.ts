@@ -127,50 +127,57 @@ function isEmpty(interval: Interval): boolean {
   );
 }
 
-type Strings = Value[] | "any";
+/**
+ * A domain whose values are lists (what is allowed) or "any": "any" meets as the other side and
+ * joins as itself, and an empty list allows nothing.
+ */
+function listDomain<E>(lists: {
+  meet(left: E[], right: E[]): E[];
+  join(left: E[], right: E[]): E[];
+  compare(operator: ComparisonOperator, value: Value): E[] | "any";
+}): Domain<E[] | "any"> {
+  return {
+    any: "any",
+    none: [],
+    meet: (left, right) => (left === "any" ? right : right === "any" ? left : lists.meet(left, right)),
+    join: (left, right) => (left === "any" || right === "any" ? "any" : lists.join(left, right)),
+    compare: lists.compare,
+    isAny: (allowed) => allowed === "any",
+    isNone: (allowed) => allowed !== "any" && allowed.length === 0,
+  };
+}
 
-const strings: Domain<Strings> = {
-  any: "any",
-  none: [],
-  meet: (left, right) =>
-    left === "any" ? right : right === "any" ? left : left.filter((value) => includes(right, value)),
-  join: (left, right) =>
-    left === "any" || right === "any" ? "any" : [...left, ...right.filter((value) => !includes(left, value))],
+/** The strings allowed. */
+const strings = listDomain<Value>({
+  meet: (left, right) => left.filter((value) => includes(right, value)),
+  join: (left, right) => [...left, ...right.filter((value) => !includes(left, value))],
   compare: (operator, value) => {
     if (operator === "==") return typeof value === "string" ? [value] : [];
     if (operator === "in" && Array.isArray(value))
       return value.filter((member) => typeof member === "string");
     return "any";
   },
-  isAny: (allowed) => allowed === "any",
-  isNone: (allowed) => allowed !== "any" && allowed.length === 0,
-};
+});
 
 /** A multiset: how often a list may hold each value (a value not listed: never). */
-type Counts = { value: Value; most: number }[] | "any";
+interface Count {
+  value: Value;
+  most: number;
+}
 
-const counts: Domain<Counts> = {
-  any: "any",
-  none: [],
+const counts = listDomain<Count>({
   meet: (left, right) =>
-    left === "any"
-      ? right
-      : right === "any"
-        ? left
-        : left.flatMap(({ value, most }) => {
-            const other = countOf(right, value);
-            return other > 0 ? [{ value, most: Math.min(most, other) }] : [];
-          }),
-  join: (left, right) =>
-    left === "any" || right === "any"
-      ? "any"
-      : [
-          ...left.map(({ value, most }) => ({ value, most: Math.max(most, countOf(right, value)) })),
-          ...right.filter(({ value }) => countOf(left, value) === 0),
-        ],
+    left.flatMap(({ value, most }) => {
+      const other = countOf(right, value);
+      return other > 0 ? [{ value, most: Math.min(most, other) }] : [];
+    }),
+  join: (left, right) => [
+    ...left.map(({ value, most }) => ({ value, most: Math.max(most, countOf(right, value)) })),
+    ...right.filter(({ value }) => countOf(left, value) === 0),
+  ],
   compare: (operator, value) => {
     if (operator !== "in" || !Array.isArray(value)) return "any";
-    const tally: { value: Value; most: number }[] = [];
+    const tally: Count[] = [];
     for (const member of value) {
       const known = tally.find((entry) => valuesEqual(entry.value, member));
       if (known) known.most++;
@@ -178,11 +185,9 @@ const counts: Domain<Counts> = {
     }
     return tally;
   },
-  isAny: (allowed) => allowed === "any",
-  isNone: (allowed) => allowed !== "any" && allowed.length === 0,
-};
+});
 
-function countOf(allowed: { value: Value; most: number }[], value: Value): number {
+function countOf(allowed: Count[], value: Value): number {
   return allowed.find((entry) => valuesEqual(entry.value, value))?.most ?? 0;
 }
 
@@ -190,24 +195,14 @@ function countOf(allowed: { value: Value; most: number }[], value: Value): numbe
  * The groups an item and its partner (the item at its position in another list) must share one
  * of. Two such constraints together: the pairwise intersections of their groups.
  */
-type Groups = Value[][] | "any";
-
-const groups: Domain<Groups> = {
-  any: "any",
-  none: [],
+const groups = listDomain<Value[]>({
   meet: (left, right) =>
-    left === "any"
-      ? right
-      : right === "any"
-        ? left
-        : left
-            .flatMap((group) => right.map((other) => group.filter((value) => includes(other, value))))
-            .filter((group) => group.length > 0),
-  join: (left, right) => (left === "any" || right === "any" ? "any" : [...left, ...right]),
+    left
+      .flatMap((group) => right.map((other) => group.filter((value) => includes(other, value))))
+      .filter((group) => group.length > 0),
+  join: (left, right) => [...left, ...right],
   compare: (operator, value) => (operator === "in" && Array.isArray(value) ? value.map(groupMembers) : "any"),
-  isAny: (allowed) => allowed === "any",
-  isNone: (allowed) => allowed !== "any" && allowed.length === 0,
-};
+});
 
 function includes(values: readonly Value[], value: Value): boolean {
   return values.some((known) => valuesEqual(known, value));
