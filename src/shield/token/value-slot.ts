@@ -289,14 +289,14 @@ function listRule(sets: ArgumentSets, partner: unknown): ListRule | undefined {
   const groups = partners && sets.itemsPaired ? sets.itemsPaired.groups : undefined;
   if (pool === undefined && atMost === undefined && groups === undefined) return undefined;
   const pooled = pool ?? (atMost ? Object.keys(atMost) : [...new Set(groups?.flat())]);
-  // Asked once per vocabulary token where a mask is computed: remembered per items written.
-  const known = new Map<string, readonly string[]>();
+  // Asked once per vocabulary token where a mask is computed, each time with the same items:
+  // remembered per list of items.
+  const known = new WeakMap<readonly string[], readonly string[]>();
   const next = (items: readonly string[]): readonly string[] => {
-    const key = JSON.stringify(items);
-    let found = known.get(key);
+    let found = known.get(items);
     if (found === undefined) {
       found = nextItems(items);
-      known.set(key, found);
+      known.set(items, found);
     }
     return found;
   };
@@ -358,7 +358,7 @@ function stringListTokens(
 
 /** Where a list of strings stands: its items, the place in it, and an item begun (`"ab`). */
 interface ListStanding {
-  items: string[];
+  items: readonly string[];
   place: "open" | "first" | "after" | "next";
   partial: string;
 }
@@ -373,7 +373,7 @@ function continueList(
   text: string,
   rule: ListRule,
 ): ListStanding | number | undefined {
-  const items = [...standing.items];
+  let items = standing.items;
   let place = standing.place;
   const rest = standing.partial + text;
   const offset = standing.partial.length;
@@ -401,7 +401,7 @@ function continueList(
     const candidates = rule.next(items);
     const item = candidates.find((candidate) => tail.startsWith(candidate));
     if (item !== undefined) {
-      items.push(JSON.parse(item) as string);
+      items = [...items, JSON.parse(item) as string];
       at += item.length;
       place = "after";
       continue;
