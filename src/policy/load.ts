@@ -245,6 +245,7 @@ class PolicyCompiler extends PolicyProblems {
         labels,
         repairable: tool.repairable,
         volatile: tool.volatile,
+        shared: tool.shared,
         labeler: compileOutputLabeler(
           { name, output: tool.output, labels },
           tool.labeler,

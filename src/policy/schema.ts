@@ -122,6 +122,11 @@ export const toolSchema = z
      * false: an outcome observed for a call is what the same call returns again (docs/policy.md, "The game").
      */
     volatile: z.boolean().default(false),
+    /**
+     * Whether its calls are in every binding's history (a lookup of what all of them share, such
+     * as a product catalog), not only in the histories of the bindings they name. Default false.
+     */
+    shared: z.boolean().default(false),
     /** For text outputs: how the labeler chooses the label. */
     labeler: outputLabelerSchema.optional(),
     /** For text outputs: values read from the output besides its label. */

@@ -44,6 +44,8 @@ export interface ToolSpec {
   repairable: string[];
   /** The same call may return something else later in the run: its observed outcomes are not facts. */
   volatile?: boolean;
+  /** Its calls are in every binding's history, made before or after the binding was first named. */
+  shared?: boolean;
   /** For text outputs: deterministic rules and whether the LLM labeler may be used. */
   labeler: OutputLabeler;
   /** For text outputs: values read from the output besides its label (`last('tool').<field>`). */

@@ -214,8 +214,9 @@ export class Run {
   private stepped(call: ToolCallEvent, groups: readonly (readonly OutcomeCase[])[], rearm: boolean): Run[] {
     const run = this.atCall(call);
     const named = new Set(run.namedBindings(call).map((binding) => binding.id));
+    const shared = this.policy.tools.get(call.name)?.shared === true;
     const histories = run.parts.histories.map((history, id) =>
-      named.has(id) ? withItem(history, call) : history,
+      shared || named.has(id) ? withItem(history, call) : history,
     );
     const calls = withItem(run.parts.calls, call);
     const observations = rearm
@@ -449,7 +450,10 @@ export class Run {
     return { arguments: args, variables, task, history };
   }
 
-  /** The calls before position `before` that named any of `bindings` (every call for none), in run order. */
+  /**
+   * The calls before position `before` that named any of `bindings`, and those of shared tools
+   * (every call for none), in run order.
+   */
   private historyOf(bindings: readonly Binding[], before: number): readonly ToolCallEvent[] {
     const whole = before === this.callCount;
     if (bindings.length === 0) return whole ? this.calls : this.calls.slice(0, before);
@@ -569,8 +573,16 @@ export class Run {
     return new Run({
       ...this.parts,
       bindings: this.parts.bindings.with(binding),
-      histories: [...this.parts.histories, undefined],
+      histories: [...this.parts.histories, this.sharedHistory()],
     });
+  }
+
+  /** The calls of shared tools made so far: where a binding's history starts. */
+  private sharedHistory(): CallList | undefined {
+    let history: CallList | undefined;
+    for (const call of listItems(this.parts.calls))
+      if (this.policy.tools.get(call.name)?.shared) history = withItem(history, call);
+    return history;
   }
 
   /** Adds an instance per rule and binding combination that involves one of `fresh` (or all of them). */
