@@ -98,9 +98,9 @@ export class ValueSlot {
   /**
    * In a list slot whose string items are limited (`itemsAllowed`, `itemsAtMost`, `itemsPaired`):
    * the tokens that keep it a list of such items (of `minItems` at least; as many as its partner
-   * list's where paired), or close it and go on into its closing. Else, in a list slot of `minItems` 1 or more, while no item has begun: the tokens
-   * that keep it a list and do not close it (an item may start in the same token, and the list
-   * close after it). Whitespace only while the slot has spent fewer than a free string's tokens,
+   * list's where paired), or close it and go on into its closing. Else, in a list slot of
+   * `minItems` 1 or more, while no item has begun: the tokens that keep it a list and do not
+   * close it (an item may start in the same token, and the list close after it). Whitespace only while the slot has spent fewer than a free string's tokens,
    * so that its limit never closes it empty. Undefined elsewhere (the model writes the list
    * freely), and where the vocabulary has no such token.
    */
