@@ -107,7 +107,13 @@ describe("the token shield over an upstream (request fields)", () => {
         sets: {
           arguments: [
             { tool: "dispense", argument: "days", exclusiveMinimum: 0, maximum: 30 },
-            { tool: "dispense", argument: "items", minItems: 1, itemsAllowed: ["i1", "i2"] },
+            {
+              tool: "dispense",
+              argument: "items",
+              minItems: 1,
+              itemsAllowed: ["i1", "i2"],
+              itemsAtMost: { i1: 1, i2: 2 },
+            },
             { tool: "dispense", argument: "kind", allowed: kind },
           ],
         },
@@ -119,7 +125,7 @@ describe("the token shield over an upstream (request fields)", () => {
     };
     assert.deepEqual(narrowed(["b", "c"]), {
       days: { type: "integer", exclusiveMinimum: 0, maximum: 30 },
-      items: { type: "array", minItems: 1, items: { enum: ["i1", "i2"] } },
+      items: { type: "array", minItems: 1, items: { enum: ["i1", "i2"] }, maxItems: 3 },
       kind: { enum: ["b"] },
     });
     assert.deepEqual(narrowed(["c"])?.kind, { enum: ["a", "b"] }, "c is no value of the enum");

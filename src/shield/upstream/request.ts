@@ -42,7 +42,8 @@ export type UpstreamShield =
  * not allowed (open duties); an argument whose values are an allow-list (a declared enum, or the
  * shield's `allowed`) gets `enum` of the allowed ones, a free string with unsafe values gets
  * `not: {enum: unsafe}`, the limits a constraint puts on one argument go up as JSON Schema's
- * (`minimum`, `maximum`, their exclusive forms, `minItems`, `items.enum`); a tool left with no allowed value
+ * (`minimum`, `maximum`, their exclusive forms, `minItems`, `items.enum`, and `maxItems` for
+ * counted items: all the counts together); a tool left with no allowed value
  * for an argument is not sent. With a
  * grammar, `tool_choice` goes up as `"none"` (llama.cpp's server refuses a grammar with tools
  * otherwise; the tools are still in the prompt) and the grammar decides whether a call is required.
@@ -124,6 +125,12 @@ function narrowTool(tool: ChatTool, sets: ShieldSets): ChatTool | undefined {
       const list = narrowed[entry.argument] as ParameterSchema;
       narrowed[entry.argument] = { ...list, items: { ...(list.items as object), enum: entry.itemsAllowed } };
     }
+    // JSON Schema cannot count each item; it can bound the list by all the counts together.
+    if (entry.itemsAtMost !== undefined)
+      narrowed[entry.argument] = {
+        ...(narrowed[entry.argument] as ParameterSchema),
+        maxItems: Object.values(entry.itemsAtMost).reduce((sum, most) => sum + most, 0),
+      };
   }
   return {
     ...tool,
