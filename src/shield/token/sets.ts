@@ -103,8 +103,8 @@ export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
       const unsafe = entry.unsafe.map(valueText);
       const { oneOf, itemsOneOf, itemsAtMost, itemsPaired, ...bounds } = entry.limits ?? {};
       const allowed = oneOf?.map(valueText);
-      const itemsAllowed = itemsOneOf?.filter((value) => typeof value === "string");
       const strings = (values: Value[]) => values.filter((value) => typeof value === "string");
+      const itemsAllowed = itemsOneOf && strings(itemsOneOf);
       return {
         tool: entry.tool,
         argument: entry.argument,

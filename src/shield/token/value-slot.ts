@@ -34,6 +34,8 @@ export class ValueSlot {
   /** The slot's tokens so far (strings and JSON: their limit counts them). */
   readonly tokens: number[] = [];
   private readonly json: JsonPrefix | undefined;
+  /** A list slot's rule over its string items, where its items are limited (fixed for the slot). */
+  private readonly listRule: ListRule | undefined;
 
   constructor(
     readonly segment: Exclude<Segment, { kind: "fixed" }>,
@@ -41,9 +43,11 @@ export class ValueSlot {
     /** A free string is closed after this many tokens (a JSON value after four times as many). */
     private readonly maxStringTokens: number,
     /** The value of the list argument whose items this list's pair with (`itemsPaired`), if written. */
-    private readonly partner?: unknown,
+    partner?: unknown,
   ) {
     this.json = segment.kind === "json" ? new JsonPrefix(segment.opening) : undefined;
+    this.listRule =
+      segment.kind === "json" && segment.opening === "[" ? listRule(segment.sets, partner) : undefined;
   }
 
   /**
@@ -108,7 +112,7 @@ export class ValueSlot {
     const { segment, closing } = this;
     const json = this.json;
     if (segment.kind !== "json" || segment.opening !== "[" || json === undefined) return undefined;
-    const rule = listRule(segment.sets, this.partner);
+    const rule = this.listRule;
     if (rule) {
       const allowed = stringListTokens(
         index,
@@ -290,7 +294,7 @@ function listRule(sets: ArgumentSets, partner: unknown): ListRule | undefined {
   if (pool === undefined && atMost === undefined && groups === undefined) return undefined;
   const pooled = pool ?? (atMost ? Object.keys(atMost) : [...new Set(groups?.flat())]);
   // Asked once per vocabulary token where a mask is computed, each time with the same items:
-  // remembered per list of items.
+  // remembered per list of items (for the slot's life: the rule is built with the slot).
   const known = new WeakMap<readonly string[], readonly string[]>();
   const next = (items: readonly string[]): readonly string[] => {
     let found = known.get(items);
