@@ -6,7 +6,8 @@
  * measured in the same run, rebuilt from the whole conversation per request. `decide` and `next`
  * are timed end to end from the messages. Then requests that repeat themselves (hostile.ts): the
  * token shield's preparation of a turn for N copies of one request, and N requests of one route.
- * Then the token mask of one decoding step of a tool name on real vocabularies (mask.ts).
+ * Then the token mask of one decoding step of a tool name, and of an exchange's item lists, on
+ * real vocabularies (mask.ts).
  */
 import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
@@ -62,7 +63,7 @@ if (flags.part === "all" || flags.part === "hostile") {
 if (flags.part === "all" || flags.part === "mask") {
   const [one, five, fifteen] = loadavg().map((load) => load.toFixed(2));
   console.log(
-    `\nthe token mask of a tool-name step on real vocabularies; load average ${one} ${five} ${fifteen} (${cpus().length} cores)\n`,
+    `\nthe token mask of a tool-name step and of an exchange's item lists on real vocabularies; load average ${one} ${five} ${fifteen} (${cpus().length} cores)\n`,
   );
   maskSteps();
 }
