@@ -28,8 +28,8 @@ export type BinaryOperator = LogicalOperator | ComparisonOperator | ArithmeticOp
 export type MethodName = "contains" | "startsWith" | "endsWith" | "lower" | "upper";
 export type HistoryFunctionName = "last" | "outcomes" | "held" | "count" | "values";
 /**
- * Functions on values: `len`, and the list functions `subset`, `submultiset`, `same_group`,
- * `except`, `pluck`, `where` and `flat`.
+ * Functions on values: `len`, the list functions `subset`, `submultiset`, `same_group`,
+ * `except`, `pluck`, `where` and `flat`, and what a text names: `named`, `named_changes`.
  */
 export type ValueFunctionName =
   | "len"
@@ -39,7 +39,9 @@ export type ValueFunctionName =
   | "except"
   | "pluck"
   | "where"
-  | "flat";
+  | "flat"
+  | "named"
+  | "named_changes";
 export type FunctionName = ValueFunctionName | HistoryFunctionName;
 
 export interface Span {
@@ -103,8 +105,9 @@ export interface MethodExpression extends Span {
 
 /**
  * A function on values (`len(x)`, `subset(xs, ys)`, `submultiset(xs, ys)`, `same_group(xs, ys,
- * groups)`, `except(xs, ys)`, `pluck(xs, 'field')`, `where(xs, 'field', ys)`, `flat(xs)`) or a
- * history function.
+ * groups)`, `except(xs, ys)`, `pluck(xs, 'field')`, `where(xs, 'field', ys)`, `flat(xs)`,
+ * `named(text, names)`, `named_changes(text, items, candidates, 'key', 'field')`) or a history
+ * function.
  * The parser only builds the names they take as string literals (`last('get_order')`,
  * `values('check_seat', 'seat')`, the field of `pluck`).
  */
@@ -144,6 +147,8 @@ export const functionParameters: Readonly<Record<FunctionName, readonly Paramete
   pluck: ["value", "field"],
   where: ["value", "field", "value"],
   flat: ["value"],
+  named: ["value", "value"],
+  named_changes: ["value", "value", "value", "field", "field"],
   last: ["tool"],
   outcomes: ["tool"],
   held: ["proposition"],

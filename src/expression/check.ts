@@ -415,7 +415,9 @@ class Checker {
       const parameter = parameters[index];
       if (parameter === undefined || parameter === "value") {
         const type = this.infer(argument);
-        const takes = name === "len" ? ["string", "list"] : name === "flat" ? ["list", "object"] : ["list"];
+        const text = (name === "named" || name === "named_changes") && index === 0;
+        const takes =
+          name === "len" ? ["string", "list"] : name === "flat" ? ["list", "object"] : text ? ["string"] : ["list"];
         if (index === 0) measured = takes.includes(type.base) && type.neverNull === true;
         if (parameter === "value" && !["unknown", ...takes].includes(type.base)) {
           this.report(
@@ -424,7 +426,9 @@ class Checker {
               ? `len() measures strings and lists, not ${article[type.base]}; it gives null`
               : name === "flat"
                 ? `flat() takes lists and objects, not ${article[type.base]}; it gives null`
-                : `${name}() takes lists, not ${article[type.base]}; it gives ${booleanFunctions.has(name) ? "false" : "null"}`,
+                : text
+                  ? `${name}() reads a text first, not ${article[type.base]}; it gives null`
+                  : `${name}() takes lists, not ${article[type.base]}; it gives ${booleanFunctions.has(name) ? "false" : "null"}`,
             argument,
           );
         }
@@ -477,6 +481,8 @@ class Checker {
         return { base: "list", neverNull: measured };
       case "where":
       case "except":
+      case "named":
+      case "named_changes":
         return { base: "list", neverNull: false };
       case "count":
         return { base: "number", neverNull: true };

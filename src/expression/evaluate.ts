@@ -39,12 +39,22 @@
  *   the elements of `xs` whose field `f` is an element of `ys` (`null` unless both are lists);
  *   `flat(x)`: the elements of the lists and the values of the objects among `x`'s elements (an
  *   object `x`: its values), other elements kept, `null` for anything else.
+ * - What a text names (naming.ts): words compare ignoring case, hyphens inside a word, a
+ *   possessive and a plural ending. `named(text, names)`: the elements of `names` whose last word
+ *   (the thing a name like "Vacuum Cleaner" names) is a word of the text. `named_changes(text,
+ *   items, candidates, 'key', 'field')`: per item, the list of its key and the keys of the
+ *   candidates (no item's key among them) with the same keys under `field` that change some of
+ *   those values to values the text names (a value is named by any of its words), keeping those
+ *   with the most changes to named values less changes to others; every candidate where none
+ *   changes a value to a named one. Both `null` unless the text is a string
+ *   and the others lists.
  * - History functions come from `scope.history`; without one, `last` gives `null`, `held` false,
  *   `count` 0, and `values` and `outcomes` `[]`.
  * - An expression holds (`holdsIn`) iff it evaluates to exactly `true`, so a constraint over a
  *   missing field fails closed.
  */
 import type { Expression, PathSegment, Value } from "./ast.js";
+import { namedChanges, namesName, wordsOf } from "./naming.js";
 
 /** The history a policy's history functions read; supplied by the caller (the monitor). */
 export interface HistoryFunctions {
@@ -253,6 +263,21 @@ function evaluateCall(name: string, args: Expression[], scope: Scope): Value {
       : null;
   }
   if (name === "flat") return flat(first ?? null);
+  if (name === "named") {
+    if (typeof first !== "string" || !Array.isArray(second)) return null;
+    const words = wordsOf(first);
+    return second.map(toValue).filter((element) => namesName(words, element));
+  }
+  if (name === "named_changes") {
+    const [, , candidates, key, field] = names;
+    return typeof first === "string" &&
+      Array.isArray(second) &&
+      Array.isArray(candidates) &&
+      typeof key === "string" &&
+      typeof field === "string"
+      ? namedChanges(first, second.map(toValue), candidates.map(toValue), key, field)
+      : null;
+  }
   const history = scope.history;
   switch (name) {
     case "last":

@@ -26,6 +26,7 @@ export const tau2Retail = tau2Domain({
   account: retailAccount,
   catalogue: retailCatalogue,
   requests: retailRequests,
+  openingCall: { name: "opening", field: "text" },
 });
 
 /** The request kind each retail write carries out (policy.yaml `task`). */

@@ -46,6 +46,11 @@ export interface Tau2DomainSpec {
    * patterns being right.
    */
   requests?(writes: readonly Action[], initial: Database): TaskCall[];
+  /**
+   * The policy's task call that holds the opening message as written, and its field: the oracle
+   * grounding gives it too (the user's own words, not what the reference did).
+   */
+  openingCall?: { name: string; field: string };
 }
 
 /** A pseudo call of the policy's task (`mentor.task`). */
@@ -142,7 +147,14 @@ export function tau2Domain(spec: Tau2DomainSpec): Domain & {
     readsDataDir: true,
     policyPath: spec.policyPath,
     ...(spec.requests
-      ? { grounding: (task: BenchTask) => [...((task as Tau2BenchTask).requests ?? [])] }
+      ? {
+          grounding: (task: BenchTask) => [
+            ...((task as Tau2BenchTask).requests ?? []),
+            ...(spec.openingCall
+              ? [{ name: spec.openingCall.name, arguments: { [spec.openingCall.field]: task.opening } }]
+              : []),
+          ],
+        }
       : {}),
     manual: (dataDir) => readText(join(dataDir, "tau2", spec.folder, "policy.md")),
     tools: toolsOf,

@@ -1,0 +1,85 @@
+/**
+ * What a user's text names: the functions `named` and `named_changes` (see evaluate.ts). Words
+ * are compared ignoring case, hyphens inside a word ("T-Shirt" is "tshirt"), a possessive "'s"
+ * and a plural ending ("headphones" is "headphone", "boxes" is "box", "batteries" is "battery").
+ */
+import type { Value } from "./ast.js";
+
+/** The words of a text, each in the form `wordForm` gives, as a set. */
+export function wordsOf(text: string): Set<string> {
+  return new Set(splitWords(text));
+}
+
+function splitWords(text: string): string[] {
+  return text
+    .toLowerCase()
+    .replace(/['’]s\b/g, "")
+    .replace(/(?<=\p{L}|\p{N})-(?=\p{L}|\p{N})/gu, "")
+    .split(/[^\p{L}\p{N}%]+/u)
+    .filter((word) => word.length > 0)
+    .map(singular);
+}
+
+function singular(word: string): string {
+  if (word.length <= 3 || !word.endsWith("s") || word.endsWith("ss")) return word;
+  if (word.endsWith("ies")) return `${word.slice(0, -3)}y`;
+  if (/(?:ss|x|ch|sh)es$/.test(word)) return word.slice(0, -2);
+  return word.slice(0, -1);
+}
+
+/** A name (a noun phrase: "Vacuum Cleaner") is named by its last word, the thing it names ("the cleaner"). */
+export function namesName(words: ReadonlySet<string>, name: Value): boolean {
+  const own = typeof name === "string" || typeof name === "number" ? splitWords(String(name)) : [];
+  const head = own.at(-1);
+  return head !== undefined && words.has(head);
+}
+
+/** A value ("Google Assistant", "purple", "9 bar") is named by any of its words. */
+export function namesValue(words: ReadonlySet<string>, value: Value): boolean {
+  if (typeof value !== "string" && typeof value !== "number") return false;
+  return splitWords(String(value)).some((word) => words.has(word));
+}
+
+/**
+ * `named_changes(text, items, candidates, 'key', 'field')`: per item, the group of its key and
+ * the keys of the candidates it may change into as the text asks. Of the candidates with the
+ * same keys under `field` (options of the same kind) that change at least one of those values to
+ * one the text names, those that change the most values to named ones less the fewest to others;
+ * every candidate where none changes a value to a named one (the text does not decide).
+ * Candidates whose key is an item's key are left out.
+ */
+export function namedChanges(
+  text: string,
+  items: readonly Value[],
+  candidates: readonly Value[],
+  key: string,
+  field: string,
+): Value[][] {
+  const words = wordsOf(text);
+  const keyOf = (value: Value): Value => fieldOf(value, key);
+  const itemKeys = new Set(items.map((item) => JSON.stringify(keyOf(item))));
+  const others = candidates.filter((candidate) => !itemKeys.has(JSON.stringify(keyOf(candidate))));
+  return items.map((item) => {
+    const own = options(fieldOf(item, field));
+    const shape = Object.keys(own).sort().join("\n");
+    const named = others.filter((candidate) => {
+      const theirs = options(fieldOf(candidate, field));
+      if (Object.keys(theirs).sort().join("\n") !== shape) return false;
+      return Object.entries(theirs).some(([option, value]) => own[option] !== value && namesValue(words, value));
+    });
+    return [keyOf(item), ...(named.length === 0 ? others : named).map(keyOf)];
+  });
+}
+
+function fieldOf(value: Value, field: string): Value {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
+  return Object.hasOwn(value, field) ? (value[field] ?? null) : null;
+}
+
+/** An object's scalar values by key (a candidate's options); anything else has none. */
+function options(value: Value): Record<string, string | number | boolean | null> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return {};
+  return Object.fromEntries(
+    Object.entries(value).filter(([, entry]) => entry === null || typeof entry !== "object"),
+  ) as Record<string, string | number | boolean | null>;
+}
