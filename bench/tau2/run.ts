@@ -124,17 +124,28 @@ for (const domain of [tau2Mock, tau2Retail, tau2Airline]) {
   const counts = countKinds(await compareGrounding(domain, tasks));
   const evaluator = new Evaluator(loadPolicy(domain.policyPath));
   const solvable = tasks.filter((task) => task.solvable);
-  const finished = solvable.filter(
-    (task) =>
-      replayCalls(
-        evaluator,
-        task,
-        task.reference ?? [],
-        domain.grounding?.(task) ?? [],
-        domain.environment(task, dataDir),
-      ).doneAllowed,
-  ).length;
+  const replays = solvable.map((task) =>
+    replayCalls(
+      evaluator,
+      task,
+      task.reference ?? [],
+      domain.grounding?.(task) ?? [],
+      domain.environment(task, dataDir),
+    ),
+  );
+  const finished = replays.filter((replay) => replay.doneAllowed).length;
+  // Rules that read the request block a reference call only with it: those blocks, per rule.
+  const ungrounded = new Set(
+    solvable.flatMap((task) =>
+      replayCalls(evaluator, task, task.reference ?? [], [], domain.environment(task, dataDir)).blocked.map(
+        (block) => `${block.task} ${block.position}`,
+      ),
+    ),
+  );
+  const requestBlocks = replays
+    .flatMap((replay) => replay.blocked)
+    .filter((block) => !ungrounded.has(`${block.task} ${block.position}`));
   process.stdout.write(
-    `  ${domain.name}: patterns vs oracle grounding over ${tasks.length} openings: ${counts.agree} agree, ${counts.partial} partly, ${counts.extra} with a request the oracle lacks, ${counts.none} ground nothing the oracle grounds; the reference with the oracle grounding ends with done allowed in ${finished} of ${solvable.length} solvable tasks\n`,
+    `  ${domain.name}: patterns vs oracle grounding over ${tasks.length} openings: ${counts.agree} agree, ${counts.partial} partly, ${counts.extra} with a request the oracle lacks, ${counts.none} ground nothing the oracle grounds; the reference with the oracle grounding ends with done allowed in ${finished} of ${solvable.length} solvable tasks; it blocks ${requestBlocks.length} reference calls that pass without it${requestBlocks.map((block) => ` (task ${block.task}: ${block.rules.join(", ")})`).join("")}\n`,
   );
 }

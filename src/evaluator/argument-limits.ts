@@ -15,6 +15,7 @@ import {
 import {
   type ConstraintSpec,
   fitsParameterType,
+  type Parameter,
   type PropositionSpec,
   type RuleSpec,
 } from "../policy/index.js";
@@ -322,8 +323,11 @@ function argumentPattern(proposition: PropositionSpec): [string, string][] | und
   return pattern.map(([variable, path]) => [variable, path[0] as string]);
 }
 
-/** Where one constraint is judged: per context a call of its tool may be in, the scopes of its targets. */
-type Contexts = Scope[][] | "somewhere not";
+/**
+ * Where one constraint is judged: per context a call of its tool may be in, the scopes of its
+ * targets, and the arguments that name the context's binding.
+ */
+type Contexts = { named: Record<string, Value>; scopes: Scope[] }[] | "somewhere not";
 
 /**
  * The contexts a call of the constraint's tool can be judged in, whatever its other arguments:
@@ -357,13 +361,13 @@ function contextsOf(
           // Argument values no binding can have, so the call introduces a new one.
           ...(unseen ? [argumentsFor((variable) => `\u0000unseen ${variable}`)] : []),
         ];
-  const contexts: Scope[][] = [];
+  const contexts: { named: Record<string, Value>; scopes: Scope[] }[] = [];
   for (const args of calls) {
     const event = eventOf({ name: proposition.tool, arguments: args });
     const targets = judge.constraintTargets(run, constraint, event);
     if (targets.length === 0) return "somewhere not";
     const at = run.atCall(event);
-    contexts.push(targets.map((bindings) => at.scopeFor(bindings, args)));
+    contexts.push({ named: args, scopes: targets.map((bindings) => at.scopeFor(bindings, args)) });
   }
   return contexts;
 }
@@ -416,8 +420,13 @@ export function argumentLimits(
         return entry.contexts;
       };
       const limits = limitsOf(parameter.name, parameter.type, reading, contextsFor);
-      if (limits)
-        found.set(`${toolName}.${parameter.name}`, { tool: toolName, argument: parameter.name, limits });
+      if (!limits) continue;
+      const given = givenLimits(tool.parameters, parameter, reading, contextsFor, limits);
+      found.set(`${toolName}.${parameter.name}`, {
+        tool: toolName,
+        argument: parameter.name,
+        limits: given ? { ...limits, given } : limits,
+      });
     }
   }
   // A value outside the known bindings names a new one, which a rule blocks: met with what the
@@ -527,6 +536,46 @@ function breaksNewBinding(run: Run, rule: RuleSpec, call: ToolCallEvent): boolea
     );
 }
 
+/**
+ * Per value an argument written before `parameter` takes in some known binding's context (the
+ * one the decoder reads first, in the tool's order), the limits in the contexts it names, where
+ * they are narrower than `joined`, the limits over every context. A constraint none of whose
+ * contexts the value names keeps all of its contexts.
+ */
+function givenLimits<E extends { constraint: ConstraintSpec }>(
+  parameters: readonly Parameter[],
+  parameter: Parameter,
+  reading: E[],
+  contextsFor: (entry: E) => Contexts,
+  joined: ArgumentLimits,
+): ArgumentLimits["given"] {
+  const before = parameters.slice(0, parameters.indexOf(parameter)).map(({ name }) => name);
+  for (const argument of before) {
+    const values: Value[] = [];
+    for (const entry of reading) {
+      const contexts = contextsFor(entry);
+      if (contexts === "somewhere not") continue;
+      for (const { named } of contexts) {
+        const value = named[argument];
+        if (typeof value === "string" && !value.startsWith("\u0000") && !values.includes(value))
+          values.push(value);
+      }
+    }
+    const cases = values.flatMap((value) => {
+      const naming = (entry: E): Contexts => {
+        const contexts = contextsFor(entry);
+        if (contexts === "somewhere not") return contexts;
+        const own = contexts.filter(({ named }) => named[argument] === value);
+        return own.length > 0 ? own : contexts;
+      };
+      const limits = limitsOf(parameter.name, parameter.type, reading, naming);
+      return limits && JSON.stringify(limits) !== JSON.stringify(joined) ? [{ value, limits }] : [];
+    });
+    if (cases.length > 0) return { argument, cases };
+  }
+  return undefined;
+}
+
 function limitsOf<E extends { constraint: ConstraintSpec }>(
   argument: string,
   type: FieldType,
@@ -620,7 +669,7 @@ function fold<E extends { constraint: ConstraintSpec }, T>(
     const contexts = contextsFor(entry);
     if (contexts === "somewhere not") continue;
     let joined = domain.none;
-    for (const scopes of contexts)
+    for (const { scopes } of contexts)
       joined = domain.join(
         joined,
         scopes.reduce(

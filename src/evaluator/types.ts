@@ -129,7 +129,9 @@ export interface CallVerdict {
  * `itemsAtMost`: how often the list may hold each of them, where a constraint counts them
  * (`submultiset(a.item_ids, …)`); `itemsPaired`: item i of the list shares one of `groups` with
  * item i of the list `argument`, and the two are as long (`same_group(a.item_ids,
- * a.new_item_ids, …)`).
+ * a.new_item_ids, …)`). `given`: where the call names a known binding by an argument written
+ * before this one (`order_id`), the limits in that binding's context alone, where they are
+ * narrower than the limits over every context (each order's own items).
  */
 export interface ArgumentLimits {
   minimum?: number;
@@ -141,6 +143,7 @@ export interface ArgumentLimits {
   itemsOneOf?: Value[];
   itemsAtMost?: { value: Value; most: number }[];
   itemsPaired?: { argument: string; groups: Value[][] };
+  given?: { argument: string; cases: { value: Value; limits: ArgumentLimits }[] };
 }
 
 export interface NextAnswer {

@@ -417,7 +417,13 @@ class Checker {
         const type = this.infer(argument);
         const text = (name === "named" || name === "named_changes") && index === 0;
         const takes =
-          name === "len" ? ["string", "list"] : name === "flat" ? ["list", "object"] : text ? ["string"] : ["list"];
+          name === "len"
+            ? ["string", "list"]
+            : name === "flat"
+              ? ["list", "object"]
+              : text
+                ? ["string"]
+                : ["list"];
         if (index === 0) measured = takes.includes(type.base) && type.neverNull === true;
         if (parameter === "value" && !["unknown", ...takes].includes(type.base)) {
           this.report(

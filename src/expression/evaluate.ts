@@ -40,14 +40,14 @@
  *   `flat(x)`: the elements of the lists and the values of the objects among `x`'s elements (an
  *   object `x`: its values), other elements kept, `null` for anything else.
  * - What a text names (naming.ts): words compare ignoring case, hyphens inside a word, a
- *   possessive and a plural ending. `named(text, names)`: the elements of `names` whose last word
- *   (the thing a name like "Vacuum Cleaner" names) is a word of the text. `named_changes(text,
- *   items, candidates, 'key', 'field')`: per item, the list of its key and the keys of the
- *   candidates (no item's key among them) with the same keys under `field` that change some of
- *   those values to values the text names (a value is named by any of its words), keeping those
- *   with the most changes to named values less changes to others; every candidate where none
- *   changes a value to a named one. Both `null` unless the text is a string
- *   and the others lists.
+ *   possessive and a plural ending, "small"/"medium"/"large" also say "s"/"m"/"l", "no" and
+ *   "without" also say "none". `named(text, names)`: the elements of `names` whose last word (the
+ *   thing a name like "Vacuum Cleaner" names) is a word of the text. `named_changes(text, items,
+ *   candidates, 'key', 'field')`: per item, the list of its key and the keys of the candidates
+ *   (no item's key among them) with the same keys under `field` that change every value they
+ *   change to one the text names (a value is named by any of its words but "a", "the", "of"…),
+ *   those changing the most; where none does, those changing some value to a named one; where
+ *   none does, every candidate. Both `null` unless the text is a string and the others lists.
  * - History functions come from `scope.history`; without one, `last` gives `null`, `held` false,
  *   `count` 0, and `values` and `outcomes` `[]`.
  * - An expression holds (`holdsIn`) iff it evaluates to exactly `true`, so a constraint over a

@@ -1,13 +1,47 @@
 /**
  * What a user's text names: the functions `named` and `named_changes` (see evaluate.ts). Words
  * are compared ignoring case, hyphens inside a word ("T-Shirt" is "tshirt"), a possessive "'s"
- * and a plural ending ("headphones" is "headphone", "boxes" is "box", "batteries" is "battery").
+ * and a plural ending ("headphones" is "headphone", "boxes" is "box", "batteries" is "battery");
+ * a few words of the text also say another (`aliases`).
  */
 import type { Value } from "./ast.js";
 
-/** The words of a text, each in the form `wordForm` gives, as a set. */
+/**
+ * What a word of a user's text also says: the size letters of "small", "medium" and "large", and
+ * "none" for "no" and "without" ("no backlight" asks for the backlight `none`).
+ */
+const aliases: Readonly<Record<string, readonly string[]>> = {
+  small: ["s"],
+  medium: ["m"],
+  large: ["l"],
+  no: ["none"],
+  without: ["none"],
+};
+
+/** Words that name nothing by themselves: "Brand A" is not named by the article "a". */
+const functionWords: ReadonlySet<string> = new Set([
+  "a",
+  "an",
+  "the",
+  "of",
+  "and",
+  "or",
+  "to",
+  "in",
+  "on",
+  "with",
+  "for",
+  "by",
+]);
+
+/** The words of a text (see the file's head) and what they also say (`aliases`), as a set. */
 export function wordsOf(text: string): Set<string> {
-  return new Set(splitWords(text));
+  const words = new Set<string>();
+  for (const word of splitWords(text)) {
+    words.add(word);
+    for (const alias of aliases[word] ?? []) words.add(alias);
+  }
+  return words;
 }
 
 function splitWords(text: string): string[] {
@@ -34,19 +68,20 @@ export function namesName(words: ReadonlySet<string>, name: Value): boolean {
   return head !== undefined && words.has(head);
 }
 
-/** A value ("Google Assistant", "purple", "9 bar") is named by any of its words. */
+/** A value ("Google Assistant", "purple", "9 bar") is named by any of its words but function words. */
 export function namesValue(words: ReadonlySet<string>, value: Value): boolean {
   if (typeof value !== "string" && typeof value !== "number") return false;
-  return splitWords(String(value)).some((word) => words.has(word));
+  return splitWords(String(value)).some((word) => !functionWords.has(word) && words.has(word));
 }
 
 /**
  * `named_changes(text, items, candidates, 'key', 'field')`: per item, the group of its key and
- * the keys of the candidates it may change into as the text asks. Of the candidates with the
- * same keys under `field` (options of the same kind) that change at least one of those values to
- * one the text names, those that change the most values to named ones less the fewest to others;
- * every candidate where none changes a value to a named one (the text does not decide).
- * Candidates whose key is an item's key are left out.
+ * the keys of the candidates it may change into as the text asks, among those with the same keys
+ * under `field` (options of the same kind): where some change every value they change to one the
+ * text names, those of them that change the most ("purple, same v-neck, polyester"); else those
+ * that change at least one value to a named one (a preference or a comparative the text also
+ * says, "less bright (prefer battery)", is left to the model); else every candidate (the text
+ * does not decide). Candidates whose key is an item's key are left out.
  */
 export function namedChanges(
   text: string,
@@ -62,12 +97,23 @@ export function namedChanges(
   return items.map((item) => {
     const own = options(fieldOf(item, field));
     const shape = Object.keys(own).sort().join("\n");
-    const named = others.filter((candidate) => {
+    const named: Value[] = [];
+    // The candidates whose every change is to a named value, those with the most changes.
+    let allNamed: Value[] = [];
+    let most = 0;
+    for (const candidate of others) {
       const theirs = options(fieldOf(candidate, field));
-      if (Object.keys(theirs).sort().join("\n") !== shape) return false;
-      return Object.entries(theirs).some(([option, value]) => own[option] !== value && namesValue(words, value));
-    });
-    return [keyOf(item), ...(named.length === 0 ? others : named).map(keyOf)];
+      if (Object.keys(theirs).sort().join("\n") !== shape) continue;
+      const changes = Object.entries(theirs)
+        .filter(([option, value]) => own[option] !== value)
+        .map(([, value]) => namesValue(words, value));
+      if (!changes.includes(true)) continue;
+      named.push(candidate);
+      if (changes.includes(false) || changes.length < most) continue;
+      if (changes.length > most) [allNamed, most] = [[], changes.length];
+      allNamed.push(candidate);
+    }
+    return [keyOf(item), ...(allNamed.length > 0 ? allNamed : named.length > 0 ? named : others).map(keyOf)];
   });
 }
 

@@ -295,11 +295,13 @@ describe("tau2-retail: policy", () => {
       if (rule === "R1" || rule === "R2")
         return { tool: ["find_user_id_by_email", "find_user_id_by_name_zip"] };
       if (/^R(1[89]|20)m?$/.test(rule)) return { tool: ["get_product_details"] };
+      // A payment method the order was not paid with is known from the user's profile.
+      if (/^R23[mpr]?$/.test(rule)) return { tool: ["get_user_details"] };
       return { tool: ["get_order_details"], key: "order_id" };
     });
     const blockedTasks = new Set(blocked.map((block) => block.task));
     t.diagnostic(
-      `tau2-retail: the policy blocks ${blocked.length} reference calls in ${blockedTasks.size} of ${tasks.length} reference traces, each a missing authentication, order or product lookup`,
+      `tau2-retail: the policy blocks ${blocked.length} reference calls in ${blockedTasks.size} of ${tasks.length} reference traces, each a missing authentication, order, product or user lookup`,
     );
     assert.ok(blockedTasks.size < tasks.length);
   });
@@ -411,7 +413,7 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
   // 25): an order id without its '#', items modified into themselves, a return of no items, item
   // ids the order does not have (the tool description's example id). Each the tool refused or made
   // a change of nothing.
-  test("the tool descriptions' rules: an order id starts with '#', new items are not the items, a return names some, the items are the order's (each as often as it holds it), the new ones its products' variants, position by position (R16, R15, R15b, R12r, R17, R18, R20)", () => {
+  test("the tool descriptions' rules: an order id starts with '#', new items are not the items, a return names some, the items are the order's (each as often as it holds it), the new ones its products' variants, position by position, paid by a method the user has (R16, R15, R15b, R12r, R17, R18, R20, R23)", () => {
     const productLookup = (run: Conversation, productId: string) =>
       run.call(
         "get_product_details",
@@ -427,7 +429,9 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
     const itemOf = (details: Value) =>
       (details as { items: { item_id: string }[] }).items[0]?.item_id as string;
     assert.deepEqual(rulesOf(authenticated(), "get_order_details", { order_id: pending.slice(1) }), ["R16"]);
-    const modify = { order_id: pending, item_ids: [itemOf(order)], payment_method_id: "paypal_1" };
+    const paid = (order as { payment_history: { payment_method_id: string }[] }).payment_history[0]
+      ?.payment_method_id as string;
+    const modify = { order_id: pending, item_ids: [itemOf(order)], payment_method_id: paid };
     // Into itself: R15b, and R18m (an item the order holds is no new item).
     assert.deepEqual(
       rulesOf(seen, "modify_pending_order_items", { ...modify, new_item_ids: [itemOf(order)] }),
@@ -436,6 +440,15 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
     assert.deepEqual(
       rulesOf(seen, "modify_pending_order_items", { ...modify, new_item_ids: ["2000000012"] }),
       [],
+    );
+    // A payment method the order was not paid with and no profile looked up lists: R23m.
+    assert.deepEqual(
+      rulesOf(seen, "modify_pending_order_items", {
+        ...modify,
+        new_item_ids: ["2000000012"],
+        payment_method_id: "gift_card_0000000",
+      }),
+      ["R23m"],
     );
     // Not available, not a variant of the product looked up.
     assert.deepEqual(
@@ -521,13 +534,79 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
       "R17r",
     ]);
   });
+  test("the items and options the opening names: changed items are of the products it names, new items change options to values it names where any variant does (R21, R21r, R22)", () => {
+    const delivered = "#W5000002";
+    const deliveredOrder = JSON.parse(env.call("get_order_details", { order_id: delivered }).output) as Value;
+    const bottle = JSON.parse(env.call("get_product_details", { product_id: "1000000002" }).output) as Value;
+    const backpack = JSON.parse(
+      env.call("get_product_details", { product_id: "1000000003" }).output,
+    ) as Value;
+    const payment = (deliveredOrder as { payment_history: { payment_method_id: string }[] })
+      .payment_history[0]?.payment_method_id as string;
+    const looked = (text: string) =>
+      new Conversation([{ name: "opening", arguments: { text } }], text)
+        .call("find_user_id_by_email", { email: "a@example.com" }, { json: "a_1" })
+        .call("get_order_details", { order_id: delivered }, { json: deliveredOrder })
+        .call("get_product_details", { product_id: "1000000002" }, { json: bottle })
+        .call("get_product_details", { product_id: "1000000003" }, { json: backpack });
+    const exchange = (item_ids: string[], new_item_ids: string[]) => ({
+      name: "exchange_delivered_order_items",
+      arguments: { order_id: delivered, item_ids, new_item_ids, payment_method_id: payment },
+    });
+    const rulesOf = (run: Conversation, call: { name: string; arguments: Record<string, Value> }) =>
+      evaluator.decide(run.messages, call).violations.map((finding) => finding.rule);
+    // The bottle is 500ml and green; its variants: 750ml green, 750ml grey. The backpack is small and navy.
+    const grey = looked("Please exchange the water bottles of order #W5000002 for a grey one.");
+    assert.deepEqual(rulesOf(grey, exchange(["2000000031"], ["2000000032"])), ["R21"]);
+    // The green one changes no option to a value the opening names, and a grey one does.
+    assert.deepEqual(rulesOf(grey, exchange(["2000000021"], ["2000000022"])), ["R22"]);
+    assert.deepEqual(rulesOf(grey, exchange(["2000000021"], ["2000000023"])), []);
+    assert.deepEqual(
+      rulesOf(grey, {
+        name: "return_delivered_order_items",
+        arguments: { order_id: delivered, item_ids: ["2000000031"], payment_method_id: payment },
+      }),
+      ["R21r"],
+    );
+    // The token shield's masks: the bottle only, and only into the grey one.
+    const limits = (run: Conversation, argument: string) =>
+      evaluator
+        .next(run.messages)
+        .arguments.find(
+          (entry) => entry.tool === "exchange_delivered_order_items" && entry.argument === argument,
+        )?.limits;
+    assert.deepEqual(limits(grey, "item_ids")?.itemsOneOf, ["2000000021"]);
+    assert.ok(
+      limits(grey, "new_item_ids")?.itemsPaired?.groups.some(
+        (group) =>
+          group.includes("2000000021") && group.includes("2000000023") && !group.includes("2000000022"),
+      ),
+    );
+    // An opening that names no product of the order, or a value no variant takes, or all the
+    // items: the other rules decide.
+    for (const text of [
+      "Please exchange the items of order #W5000002 for bigger ones.",
+      "Please exchange everything except the receipt in order #W5000002.",
+    ]) {
+      assert.deepEqual(rulesOf(looked(text), exchange(["2000000031"], ["2000000032"])), [], text);
+      assert.deepEqual(rulesOf(looked(text), exchange(["2000000021"], ["2000000022"])), [], text);
+    }
+    // Without the opening (a run grounded without it), the same.
+    const unnamed = new Conversation([], "Exchange.")
+      .call("find_user_id_by_email", { email: "a@example.com" }, { json: "a_1" })
+      .call("get_order_details", { order_id: delivered }, { json: deliveredOrder })
+      .call("get_product_details", { product_id: "1000000002" }, { json: bottle });
+    assert.deepEqual(rulesOf(unnamed, exchange(["2000000021"], ["2000000022"])), []);
+  });
 });
 
 describe("tau2-retail: requests (task grounding) and duties", () => {
   const policy = loadPolicy(domain.policyPath);
   const evaluator = new Evaluator(policy);
   const labeler = new Labeler(policy, { only: "rules" });
-  const ground = groundedCalls(labeler);
+  // The requests; every message also grounds `opening`, the message as written (R21, R22).
+  const ground = async (text: string) =>
+    (await groundedCalls(labeler)(text)).filter((call) => !call.startsWith("opening("));
 
   test("`mentor lint`: no error and no warning, with the duties and the solver's constraint checks", async () => {
     await assertMentorLintClean(domain.policyPath);
@@ -549,7 +628,7 @@ describe("tau2-retail: requests (task grounding) and duties", () => {
           .filter((call) => !call.error && kinds[call.name])
           .map((call) => `${kinds[call.name]} ${call.arguments.order_id}`),
       );
-      const grounding = domain.grounding?.(task) ?? [];
+      const grounding = (domain.grounding?.(task) ?? []).filter((call) => call.name !== "opening");
       const orders = new Set(
         grounding
           .filter((call) => call.name !== "request_user_address_change")
@@ -569,7 +648,9 @@ describe("tau2-retail: requests (task grounding) and duties", () => {
       );
     });
     assert.ok(failing, "a task whose only reference write fails");
-    assert.deepEqual(domain.grounding?.(failing), []);
+    assert.deepEqual(domain.grounding?.(failing), [
+      { name: "opening", arguments: { text: failing.opening } },
+    ]);
   });
 
   test("the patterns ground the openings that write order ids; each id grounded is written in the opening", async (t) => {
@@ -598,6 +679,10 @@ describe("tau2-retail: requests (task grounding) and duties", () => {
       await ground("Please cancel orders #W1111111 and #W2222222, I ordered them by mistake."),
       ["request_cancel(#W1111111, ordered by mistake)", "request_cancel(#W2222222, ordered by mistake)"],
     );
+    assert.deepEqual(await groundedCalls(labeler)("Return #W1111111, it's broken."), [
+      "opening(Return #W1111111, it's broken.)",
+      "request_return(#W1111111)",
+    ]);
     assert.deepEqual(await ground("Cancel #W1111111 and return #W2222222."), [
       "request_cancel(#W1111111, unstated)",
       "request_return(#W2222222)",
@@ -705,10 +790,10 @@ describe("tau2-retail: requests (task grounding) and duties", () => {
         arguments: { order_id, item_ids: ["1"], new_item_ids: ["2"], payment_method_id: "paypal_1" },
       };
       const decision = evaluator.decide(asked.messages, exchange);
-      // R18, R19, R20: no lookup lists the order's items or their variants yet.
+      // R18, R19, R20: no lookup lists the order's items or their variants yet; R23 nor its payments.
       assert.deepEqual(
         decision.violations.map((finding) => finding.rule),
-        ["R11", "R18", "R19", "R20"],
+        ["R11", "R18", "R19", "R20", "R23"],
       );
       // An id the request did not write is still advised the requested order's lookup.
       assert.deepEqual(decision.advice?.call, lookupFirst, order_id);

@@ -348,6 +348,51 @@ describe("new items among the variants of the products looked up (outcomes, flat
     );
     assert.notEqual(again.advice?.call.name, "get_product_details");
   });
+
+  test("two orders looked up: the limits over both, and per order once its id is written (given); decide agrees", () => {
+    const both = tshirtLookedUp().call(
+      "get_order_details",
+      { order_id: "#W4776164" },
+      {
+        json: {
+          order_id: "#W4776164",
+          status: "pending",
+          items: [{ name: "T-Shirt", product_id: "9523456873", item_id: "8349118980" }],
+          payment_history: [{ payment_method_id: "credit_card_1" }],
+        },
+      },
+    );
+    const limits = limitsOf(retailPolicy(), both)["modify_pending_order_items.item_ids"];
+    assert.deepEqual(limits?.itemsOneOf, ["3799046073", "8349118980"]);
+    assert.deepEqual(limits?.given, {
+      argument: "order_id",
+      cases: [
+        {
+          value: "#W6247578",
+          limits: {
+            minItems: 1,
+            itemsOneOf: ["3799046073"],
+            itemsAtMost: [{ value: "3799046073", most: 1 }],
+          },
+        },
+        {
+          value: "#W4776164",
+          limits: {
+            minItems: 1,
+            itemsOneOf: ["8349118980"],
+            itemsAtMost: [{ value: "8349118980", most: 1 }],
+          },
+        },
+      ],
+    });
+    // The other order's item is what the per-order case masks: decide blocks it (R17m).
+    const rulesOf = (items: Value[]) =>
+      new Evaluator(retailPolicy())
+        .decide(both.messages, modify(items, ["9647292434"]))
+        .violations.map((finding) => finding.rule);
+    assert.ok(rulesOf(["8349118980"]).includes("R17m"));
+    assert.ok(!rulesOf(["3799046073"]).includes("R17m"));
+  });
 });
 
 describe("a binding argument where a new binding is blocked by a rule", () => {

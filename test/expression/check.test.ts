@@ -271,7 +271,7 @@ describe("checkExpression", () => {
       [
         [
           "unknown-function",
-          "unknown function 'sum'; the functions are len, subset, submultiset, same_group, except, pluck, where, flat, last, outcomes, held, count, values",
+          "unknown function 'sum'; the functions are len, subset, submultiset, same_group, except, pluck, where, flat, named, named_changes, last, outcomes, held, count, values",
           2,
         ],
       ],
@@ -445,6 +445,19 @@ describe("checkExpression", () => {
       "a.seats",
       /same_group\(\) takes lists, not a number; it gives false/,
     );
+    assertProblem(
+      "type-mismatch",
+      "named(a.seats, a.passengers) == []",
+      "a.seats",
+      /named\(\) reads a text first, not a number; it gives null/,
+    );
+    assertProblem(
+      "type-mismatch",
+      "named_changes(a.origin, a.passengers, a.seats, 'id', 'options') == []",
+      "a.seats",
+      /named_changes\(\) takes lists, not a number; it gives null/,
+    );
+    assert.deepEqual(problems("len(named(a.origin, pluck(a.passengers, 'name'))) > 0"), []);
     assert.deepEqual(problems("submultiset(a.passengers, values('book_flight', 'origin'))"), []);
     assert.deepEqual(problems("subset(pluck(a.passengers, 'id'), a.passengers)"), []);
     assert.deepEqual(

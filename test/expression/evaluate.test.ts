@@ -404,6 +404,80 @@ describe("evaluateExpression", () => {
     ]);
   });
 
+  test("named: the names whose last word the text has, ignoring case, hyphens, a possessive and plurals", () => {
+    const names =
+      "['Vacuum Cleaner', 'Smart Watch', 'Smart Thermostat', 'T-Shirt', 'Headphones', 'Glass', 'Battery']";
+    table([
+      [
+        `named('Return the cleaner, headphone, and smart watch.', ${names})`,
+        ["Vacuum Cleaner", "Smart Watch", "Headphones"],
+      ],
+      [`named("All my TSHIRTS and the watch's strap", ${names})`, ["Smart Watch", "T-Shirt"]],
+      [`named('two glasses and spare batteries', ${names})`, ["Glass", "Battery"]],
+      // A modifier is not the thing: "smart" names neither smart product.
+      [`named('something smart', ${names})`, []],
+      ["named('order 123 and 4567', ['123', 456, null])", ["123"]],
+      ["named(a.missing, ['Watch'])", null],
+      ["named('watch', 'Watch')", null],
+    ]);
+  });
+
+  test("named_changes: per item, the the candidates of the same options changing only to named values, the most; else some; else all", () => {
+    const where: Scope = {
+      arguments: {
+        items: [
+          { id: "S1", options: { color: "blue", size: "S", material: "cotton" } },
+          { id: "K1", options: { switch: "linear", light: "RGB" } },
+        ],
+        variants: [
+          { id: "S1", options: { color: "blue", size: "S", material: "cotton" } },
+          { id: "S2", options: { color: "purple", size: "S", material: "polyester" } },
+          { id: "S3", options: { color: "purple", size: "XL", material: "cotton" } },
+          { id: "S4", options: { color: "red", size: "S", material: "cotton" } },
+          { id: "S5", options: { color: "blue", size: "M", material: "none" } },
+          { id: "S6", options: { color: "blue", size: "M", material: "cotton" } },
+          { id: "K2", options: { switch: "clicky", light: "none" } },
+          { id: "K3", options: { switch: "tactile", light: "none" } },
+          { id: "X1", options: { kind: "purple" } },
+        ],
+      },
+    };
+    table(
+      [
+        // S2 changes only named values (S3 also the size, S4 nothing named): it alone. No
+        // keyboard changes only named values; K2 changes one ("clicky").
+        [
+          "named_changes('a purple shirt in polyester, and the keyboard clicky', a.items, a.variants, 'id', 'options')",
+          [
+            ["S1", "S2"],
+            ["K1", "K2"],
+          ],
+        ],
+        // "medium" says "M", "no" says "none": S5 changes both, S6 only the size (fewer changes).
+        ["named_changes('medium size, no logo', [a.items[0]], a.variants, 'id', 'options')", [["S1", "S5"]]],
+        // Only changes to some named value and to others: all of them.
+        [
+          "named_changes('purple or clicky', a.items, a.variants, 'id', 'options')",
+          [
+            ["S1", "S2", "S3"],
+            ["K1", "K2"],
+          ],
+        ],
+        // Nothing named: every candidate but the items.
+        [
+          "named_changes('something nicer', a.items, a.variants, 'id', 'options')",
+          [
+            ["S1", "S2", "S3", "S4", "S5", "S6", "K2", "K3", "X1"],
+            ["K1", "S2", "S3", "S4", "S5", "S6", "K2", "K3", "X1"],
+          ],
+        ],
+        ["named_changes(a.missing, a.items, a.variants, 'id', 'options')", null],
+        ["named_changes('purple', a.items, 'S2', 'id', 'options')", null],
+      ],
+      where,
+    );
+  });
+
   test("history functions come from the caller", () => {
     const history = new TestHistory();
     const where = { ...scope, history };

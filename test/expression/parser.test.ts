@@ -251,7 +251,7 @@ describe("parseExpression", () => {
       [
         "foo(a.x)",
         1,
-        /expected a function \(len, subset, submultiset, same_group, except, pluck, where, flat, last, outcomes, held, count, values\).*found 'foo'/,
+        /expected a function \(len, subset, submultiset, same_group, except, pluck, where, flat, named, named_changes, last, outcomes, held, count, values\).*found 'foo'/,
       ],
       ["a.x.trim()", 5, /expected a method \(contains, startsWith, endsWith, lower, upper\), found 'trim'/],
       ["last(a.tool)", 6, /expected the tool name as a quoted string, found 'a'/],

@@ -114,14 +114,17 @@ export async function compareGrounding(
   domain: Domain,
   tasks: readonly BenchTask[],
 ): Promise<GroundingComparison[]> {
-  const labeler = new Labeler(loadPolicy(domain.policyPath), { only: "rules" });
+  const policy = loadPolicy(domain.policyPath);
+  const labeler = new Labeler(policy, { only: "rules" });
+  // A task call without patterns holds the message as written (`opening`): no request to compare.
+  const isRequest = (call: Call) => (policy.taskCalls.get(call.name)?.grounding?.patterns.length ?? 1) > 0;
   const comparisons: GroundingComparison[] = [];
   for (const task of tasks) {
     const result = await labeler.groundTask(task.opening, true);
     if ("error" in result && !/no task pattern matches/.test(result.error))
       throw new Error(`task ${task.id}: ${result.error}`);
-    const patterns = "value" in result ? (result.value as Call[]) : [];
-    const oracle = domain.grounding?.(task) ?? [];
+    const patterns = ("value" in result ? (result.value as Call[]) : []).filter(isRequest);
+    const oracle = (domain.grounding?.(task) ?? []).filter(isRequest);
     const [found, truth] = [callKeys(patterns), callKeys(oracle)];
     const kind =
       found.join() === truth.join()

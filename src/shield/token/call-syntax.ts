@@ -36,6 +36,24 @@ export interface ArgumentSets {
   itemsAtMost?: Readonly<Record<string, number>>;
   /** List slots: item i shares a group with item i of the list `argument`, and as many items. */
   itemsPaired?: { argument: string; groups: readonly (readonly string[])[] };
+  /** Where the call's `argument` (written before) is a case's value: the case's limits instead. */
+  given?: { argument: string; cases: readonly { value: string; sets: ArgumentSets }[] };
+}
+
+/** The sets of a slot once the call's earlier arguments are written (`given`'s case, if one matches). */
+export function setsGiven(sets: ArgumentSets, values: Readonly<Record<string, unknown>>): ArgumentSets {
+  const given = sets.given;
+  if (!given) return sets;
+  const written = values[given.argument];
+  const match = given.cases.find(({ value }) => value === written);
+  if (!match) return sets;
+  const { allowed, unsafe, progressing } = sets;
+  return {
+    ...(unsafe ? { unsafe } : {}),
+    ...(progressing ? { progressing } : {}),
+    ...(allowed && !match.sets.allowed ? { allowed } : {}),
+    ...match.sets,
+  };
 }
 
 export type Segment =

@@ -14,6 +14,7 @@ import {
   closingFrom,
   constantArguments,
   type Segment,
+  setsGiven,
   skeleton,
 } from "./call-syntax.js";
 import { computeTokenMask, fallbackToken, isTokenAllowed, type ShieldSlot, type TokenMask } from "./mask.js";
@@ -456,7 +457,8 @@ export class CallDecoder {
       }
       return this.closeCall(keep, forced);
     }
-    const segment = this.segments[closing.next] as Exclude<Segment, { kind: "fixed" }>;
+    const next = this.segments[closing.next] as Exclude<Segment, { kind: "fixed" }>;
+    const segment = { ...next, sets: setsGiven(next.sets, this.values) } as typeof next;
     const after = closingFrom(
       this.segments,
       closing.next + 1,

@@ -1,4 +1,10 @@
-import { type Evaluator, type NextAnswer, type ProposedCall, SearchBudget } from "../../evaluator/index.js";
+import {
+  type ArgumentLimits,
+  type Evaluator,
+  type NextAnswer,
+  type ProposedCall,
+  SearchBudget,
+} from "../../evaluator/index.js";
 import type { Value } from "../../expression/index.js";
 import type { Parameter } from "../../policy/index.js";
 
@@ -28,7 +34,26 @@ export interface ToolShieldSets {
    * is as long (where that argument is written first, the slot keeps to both).
    */
   itemsPaired?: { argument: string; groups: string[][] };
+  /**
+   * Where the call's `argument`, written before this one, is one of these values (as text inside
+   * the JSON string), the limits are that case's instead (its binding's own, narrower).
+   */
+  given?: { argument: string; cases: { value: string; sets: LimitSets }[] };
 }
+
+/** The fields of `ToolShieldSets` a constraint's limits give. */
+export type LimitSets = Pick<
+  ToolShieldSets,
+  | "allowed"
+  | "minimum"
+  | "exclusiveMinimum"
+  | "maximum"
+  | "exclusiveMaximum"
+  | "minItems"
+  | "itemsAllowed"
+  | "itemsAtMost"
+  | "itemsPaired"
+>;
 
 /**
  * What the token shield enforces at one point of a run: which tools may be named, which make
@@ -101,34 +126,51 @@ export function shieldSetsFromNextAnswer(answer: NextAnswer): ShieldSets {
     progressingTools: answer.tools.filter((tool) => tool.class === "progressing").map((tool) => tool.name),
     arguments: answer.arguments.map((entry) => {
       const unsafe = entry.unsafe.map(valueText);
-      const { oneOf, itemsOneOf, itemsAtMost, itemsPaired, ...bounds } = entry.limits ?? {};
-      const allowed = oneOf?.map(valueText);
-      const strings = (values: Value[]) => values.filter((value) => typeof value === "string");
-      const itemsAllowed = itemsOneOf && strings(itemsOneOf);
+      const given = entry.limits?.given;
       return {
         tool: entry.tool,
         argument: entry.argument,
-        // The values a constraint allows, where one of them is not unsafe (else the slot would be
-        // left with none: the evaluator judges such calls).
-        ...(allowed?.some((value) => !unsafe.includes(value)) ? { allowed } : {}),
         unsafe,
         progressing: entry.progressing.map(valueText),
-        ...(itemsAllowed !== undefined && itemsAllowed.length > 0 ? { itemsAllowed } : {}),
-        ...(itemsAtMost
+        ...limitSets(entry.limits ?? {}, unsafe),
+        ...(given
           ? {
-              itemsAtMost: Object.fromEntries(
-                itemsAtMost.flatMap(({ value, most }) => (typeof value === "string" ? [[value, most]] : [])),
-              ),
+              given: {
+                argument: given.argument,
+                cases: given.cases.flatMap(({ value, limits }) =>
+                  typeof value === "string" ? [{ value, sets: limitSets(limits, unsafe) }] : [],
+                ),
+              },
             }
           : {}),
-        ...(itemsPaired
-          ? { itemsPaired: { argument: itemsPaired.argument, groups: itemsPaired.groups.map(strings) } }
-          : {}),
-        ...bounds,
       };
     }),
     doneAllowed: answer.done.allowed,
     doneProgressing: answer.done.progressing,
+  };
+}
+
+function limitSets(limits: ArgumentLimits, unsafe: string[]): LimitSets {
+  const { oneOf, itemsOneOf, itemsAtMost, itemsPaired, given: _given, ...bounds } = limits;
+  const allowed = oneOf?.map(valueText);
+  const strings = (values: Value[]) => values.filter((value) => typeof value === "string");
+  const itemsAllowed = itemsOneOf && strings(itemsOneOf);
+  return {
+    // The values a constraint allows, where one of them is not unsafe (else the slot would be
+    // left with none: the evaluator judges such calls).
+    ...(allowed?.some((value) => !unsafe.includes(value)) ? { allowed } : {}),
+    ...(itemsAllowed !== undefined && itemsAllowed.length > 0 ? { itemsAllowed } : {}),
+    ...(itemsAtMost
+      ? {
+          itemsAtMost: Object.fromEntries(
+            itemsAtMost.flatMap(({ value, most }) => (typeof value === "string" ? [[value, most]] : [])),
+          ),
+        }
+      : {}),
+    ...(itemsPaired
+      ? { itemsPaired: { argument: itemsPaired.argument, groups: itemsPaired.groups.map(strings) } }
+      : {}),
+    ...bounds,
   };
 }
 

@@ -50,6 +50,7 @@ const pieces = [
   "dispense",
   "exchange",
   "swap",
+  "move",
   ...specials,
 ];
 const index = new VocabularyIndex(new TextVocabulary(pieces));
@@ -74,6 +75,10 @@ const tools: ToolDefinition[] = [
   {
     name: "swap",
     parameters: { type: "object", properties: { old: { type: "array" }, new: { type: "array" } } },
+  },
+  {
+    name: "move",
+    parameters: { type: "object", properties: { order: { type: "string" }, items: { type: "array" } } },
   },
 ];
 
@@ -363,6 +368,49 @@ describe("a list paired with one written before it (same_group)", () => {
           groups.some((group) => group.includes(item) && group.includes(renewed[at] as string)),
         ),
         seen,
+      );
+    }
+  });
+});
+
+describe("a list whose limits depend on an argument written before it (given)", () => {
+  // The items of every order together, and of order 45 alone (the evaluator's per-binding case).
+  const perOrder = plan("move", {
+    items: {
+      itemsAllowed: ["12", "30", "45"],
+      minItems: 1,
+      given: { argument: "order", cases: [{ value: "45", sets: { itemsAllowed: ["30"], minItems: 1 } }] },
+    },
+  });
+
+  it("keeps to the case of the value written, and to the limits over every case for another", () => {
+    const candidates = ["1", "12", "3", "30", "4", "45"];
+    assert.deepEqual(allowedTexts(decoderAfter(perOrder, ["45", '"', '["']), candidates), ["3", "30"]);
+    assert.deepEqual(allowedTexts(decoderAfter(perOrder, ["12", '"', '["']), candidates), candidates);
+  });
+
+  it("never writes an item outside the case of the order written, whatever the sampler does", () => {
+    const random = seededRandom(17);
+    for (let run = 0; run < 300; run++) {
+      const decoder = sample(perOrder, random, [
+        "45",
+        "12",
+        '"',
+        '["',
+        "12",
+        "30",
+        "45",
+        '"',
+        ",",
+        '"]}',
+        "<eos>",
+      ]);
+      const written = decoder.calls[0]?.arguments ?? {};
+      const items = written.items as string[];
+      const allowed = written.order === "45" ? ["30"] : ["12", "30", "45"];
+      assert.ok(
+        items.length > 0 && items.every((item) => allowed.includes(item)),
+        `run ${run}: ${JSON.stringify(written)}`,
       );
     }
   });
