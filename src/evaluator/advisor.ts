@@ -3,10 +3,12 @@ import { aimedAmong, type CandidateCall, type StrategyTemplate } from "../game/i
 import type { ConstraintSpec, ToolSpec } from "../policy/index.js";
 import type { Binding, Instance, OutcomeCase, Run, ToolCallEvent } from "../run/index.js";
 import type { SolverClient } from "../smt/index.js";
+import { argumentLimits } from "./argument-limits.js";
 import { blockedForGood } from "./blocked-for-good.js";
 import { SearchBudget } from "./budget.js";
 import { fillArguments, unknownArguments, withKnownArguments } from "./fill.js";
 import type { Judge } from "./judge.js";
+import { fittedLists } from "./list-repair.js";
 import { boundValues, nearestFirst } from "./nearest.js";
 import { requestedWays } from "./requested.js";
 import { type Advice, type Decision, type ProposedCall, proposedEvent, type RuleFinding } from "./types.js";
@@ -36,12 +38,30 @@ export class Advisor {
   repair(run: Run, proposed: ProposedCall, budget: SearchBudget): Advice | undefined {
     const tool = this.judge.policy.tools.get(proposed.name);
     if (!tool) return undefined;
-    const options = tool.repairable.map((name) => ({
-      name,
-      values: this.repairOrder(run, tool, name, proposed).filter(
-        (value) => !valuesEqual(value, proposed.arguments[name] ?? null),
-      ),
-    }));
+    const isList = (name: string) =>
+      tool.parameters.find((parameter) => parameter.name === name)?.type === "array";
+    const lists = tool.repairable.filter(isList);
+    if (lists.length > 0) {
+      const limits = new Map(
+        argumentLimits(this.judge, run)
+          .filter((entry) => entry.tool === proposed.name)
+          .map((entry) => [entry.argument, entry.limits]),
+      );
+      const fitted = fittedLists(proposed.arguments, limits, lists);
+      if (fitted && budget.spend()) {
+        const candidate = { name: proposed.name, arguments: { ...proposed.arguments, ...fitted } };
+        if (this.judge.decide(run, candidate, false).verdict === "allow")
+          return { kind: "repair", call: candidate };
+      }
+    }
+    const options = tool.repairable
+      .filter((name) => !isList(name))
+      .map((name) => ({
+        name,
+        values: this.repairOrder(run, tool, name, proposed).filter(
+          (value) => !valuesEqual(value, proposed.arguments[name] ?? null),
+        ),
+      }));
     // One changed argument first, then two.
     const attempts: Record<string, Value>[] = [];
     for (const option of options) for (const value of option.values) attempts.push({ [option.name]: value });

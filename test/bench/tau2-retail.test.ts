@@ -568,6 +568,17 @@ describe("tau2-retail: policy decisions on hand-made runs", () => {
       }),
       ["R21r"],
     );
+    // The prompt shield's advice: the same call, its lists kept to what the opening asks.
+    const repaired = (call: { name: string; arguments: Record<string, Value> }) =>
+      evaluator.decide(grey.messages, call).advice;
+    assert.deepEqual(repaired(exchange(["2000000031", "2000000021"], ["2000000032", "2000000022"])), {
+      kind: "repair",
+      call: exchange(["2000000021"], ["2000000023"]),
+    });
+    assert.deepEqual(repaired(exchange(["2000000021"], ["2000000022"])), {
+      kind: "repair",
+      call: exchange(["2000000021"], ["2000000023"]),
+    });
     // The token shield's masks: the bottle only, and only into the grey one.
     const limits = (run: Conversation, argument: string) =>
       evaluator
