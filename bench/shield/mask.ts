@@ -10,6 +10,7 @@ import {
   TextVocabulary,
   VocabularyIndex,
 } from "../../src/shield/token/index.js";
+import { decodePlan } from "../../test/support/decode-plan.js";
 import { percentile } from "./long-session.js";
 
 /** Tool names of the shipped policies, short and long, one a prefix of others. */
@@ -120,7 +121,7 @@ function exchangeSteps(
 ): number[] {
   const tokenOf = (char: string) => single.get(char) ?? 0;
   const decoder = new CallDecoder(
-    {
+    decodePlan({
       syntax: { prefix: '<call>{"name": "', paramsPrefix: '", "arguments": ', suffix: "}" },
       tools: [
         {
@@ -132,20 +133,8 @@ function exchangeSteps(
         },
       ],
       names: ["exchange"],
-      progressingNames: [],
-      redirects: new Map(),
       argumentSets: new Map([["exchange", new Map(Object.entries(sets))]]),
-      startInCall: true,
-      callsAllowed: true,
-      endAllowed: false,
-      endProgressing: false,
-      maxCalls: 1,
-      minCalls: 0,
-      eta: 0.5,
-      strength: 100,
-      boost: true,
-      maxStringTokens: 24,
-    },
+    }),
     index,
     (text) => [...text].map(tokenOf),
     () => false,

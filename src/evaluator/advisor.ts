@@ -43,9 +43,7 @@ export class Advisor {
     const lists = tool.repairable.filter(isList);
     if (lists.length > 0) {
       const limits = new Map(
-        argumentLimits(this.judge, run)
-          .filter((entry) => entry.tool === proposed.name)
-          .map((entry) => [entry.argument, entry.limits]),
+        argumentLimits(this.judge, run, proposed.name).map((entry) => [entry.argument, entry.limits]),
       );
       const fitted = fittedLists(proposed.arguments, limits, lists);
       if (fitted && budget.spend()) {

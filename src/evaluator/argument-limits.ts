@@ -376,11 +376,12 @@ function contextsOf(
  * Per tool argument, the limits every block constraint on the tool puts on it whatever the
  * call's other arguments (see the file's head), met with the known bindings' values where a
  * rule blocks a new binding (`knownBindingValues`); only arguments with some limit are listed. A
- * limit nothing can meet is left out (the evaluator judges such calls).
+ * limit nothing can meet is left out (the evaluator judges such calls). `only`: the tool's alone.
  */
 export function argumentLimits(
   judge: Judge,
   run: Run,
+  only?: string,
 ): { tool: string; argument: string; limits: ArgumentLimits }[] {
   const found = new Map<string, { tool: string; argument: string; limits: ArgumentLimits }>();
   const byTool = new Map<string, { constraint: ConstraintSpec; contexts: Contexts | undefined }[]>();
@@ -396,7 +397,7 @@ export function argumentLimits(
     return event;
   };
   for (const constraint of judge.policy.constraints) {
-    if (constraint.mode !== "block") continue;
+    if (constraint.mode !== "block" || (only !== undefined && constraint.on.tool !== only)) continue;
     const list = byTool.get(constraint.on.tool) ?? [];
     list.push({ constraint, contexts: undefined });
     byTool.set(constraint.on.tool, list);
@@ -432,6 +433,7 @@ export function argumentLimits(
   // A value outside the known bindings names a new one, which a rule blocks: met with what the
   // constraints allow (where nothing is left, every call is blocked anyway: theirs stay).
   for (const { tool, argument, values } of knownValues) {
+    if (only !== undefined && tool !== only) continue;
     const key = `${tool}.${argument}`;
     const limits = found.get(key)?.limits ?? {};
     const oneOf = strings.meet(limits.oneOf ?? "any", values) as Value[];

@@ -143,6 +143,16 @@ interface StaticType {
 const unknownType: StaticType = { base: "unknown" };
 /** The list functions that give false, not null, for what is not a list. */
 const booleanFunctions: ReadonlySet<string> = new Set(["subset", "submultiset", "same_group"]);
+
+/** The types a function's value argument may have, and the start of the error when it has another. */
+function valueParameter(name: string, index: number): { takes: string[]; mismatch: string } {
+  if (name === "len") return { takes: ["string", "list"], mismatch: "len() measures strings and lists," };
+  if (name === "flat") return { takes: ["list", "object"], mismatch: "flat() takes lists and objects," };
+  if ((name === "named" || name === "named_changes") && index === 0)
+    return { takes: ["string"], mismatch: `${name}() reads a text first,` };
+  return { takes: ["list"], mismatch: `${name}() takes lists,` };
+}
+
 const article: Record<StaticType["base"], string> = {
   string: "a string",
   number: "a number",
@@ -415,26 +425,12 @@ class Checker {
       const parameter = parameters[index];
       if (parameter === undefined || parameter === "value") {
         const type = this.infer(argument);
-        const text = (name === "named" || name === "named_changes") && index === 0;
-        const takes =
-          name === "len"
-            ? ["string", "list"]
-            : name === "flat"
-              ? ["list", "object"]
-              : text
-                ? ["string"]
-                : ["list"];
+        const { takes, mismatch } = valueParameter(name, index);
         if (index === 0) measured = takes.includes(type.base) && type.neverNull === true;
         if (parameter === "value" && !["unknown", ...takes].includes(type.base)) {
           this.report(
             "type-mismatch",
-            name === "len"
-              ? `len() measures strings and lists, not ${article[type.base]}; it gives null`
-              : name === "flat"
-                ? `flat() takes lists and objects, not ${article[type.base]}; it gives null`
-                : text
-                  ? `${name}() reads a text first, not ${article[type.base]}; it gives null`
-                  : `${name}() takes lists, not ${article[type.base]}; it gives ${booleanFunctions.has(name) ? "false" : "null"}`,
+            `${mismatch} not ${article[type.base]}; it gives ${booleanFunctions.has(name) ? "false" : "null"}`,
             argument,
           );
         }

@@ -34,13 +34,18 @@ const functionWords: ReadonlySet<string> = new Set([
   "by",
 ]);
 
+/** The last text `wordsOf` read, and its words: a run's constraints read one opening again and again. */
+let lastRead: { text: string; words: ReadonlySet<string> } | undefined;
+
 /** The words of a text (see the file's head) and what they also say (`aliases`), as a set. */
-export function wordsOf(text: string): Set<string> {
+export function wordsOf(text: string): ReadonlySet<string> {
+  if (lastRead?.text === text) return lastRead.words;
   const words = new Set<string>();
   for (const word of splitWords(text)) {
     words.add(word);
     for (const alias of aliases[word] ?? []) words.add(alias);
   }
+  lastRead = { text, words };
   return words;
 }
 

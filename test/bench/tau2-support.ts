@@ -10,6 +10,7 @@ import {
   blockedReferenceCalls,
   type ReplayVerdict,
   replayCalls,
+  requestCall,
 } from "../../bench/domains/tau2-shared/reference-policy.js";
 import { Evaluator } from "../../src/evaluator/index.js";
 import { lintConstraints, lintPolicy } from "../../src/game/index.js";
@@ -107,9 +108,7 @@ export function assertOracleRunsFinish(domain: Tau2Domain, tasks: readonly Bench
   const evaluator = new Evaluator(policy);
   const plain = new Evaluator(loadPolicy(domain.policyPath));
   const writes = domain.writeTools(dataDir);
-  // A task call without patterns holds the message as written (retail's `opening`): no request.
-  const isRequest = (call: { name: string }) =>
-    (policy.taskCalls.get(call.name)?.grounding?.patterns.length ?? 1) > 0;
+  const isRequest = requestCall(policy);
   const verdicts: ReplayVerdict[] = [];
   for (const task of tasks.filter((candidate) => candidate.solvable)) {
     const grounding = domain.grounding?.(task) ?? [];

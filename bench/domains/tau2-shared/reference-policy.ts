@@ -1,7 +1,7 @@
 import { Evaluator } from "../../../src/evaluator/index.js";
 import type { Value } from "../../../src/expression/index.js";
 import { Labeler } from "../../../src/labeler/index.js";
-import { loadPolicy } from "../../../src/policy/index.js";
+import { loadPolicy, type Policy } from "../../../src/policy/index.js";
 import type { TaskCall, ToolCallEvent } from "../../../src/run/index.js";
 import type { BenchTask, Domain, Environment } from "../domain.js";
 import type { Tau2Environment } from "./domain.js";
@@ -116,8 +116,7 @@ export async function compareGrounding(
 ): Promise<GroundingComparison[]> {
   const policy = loadPolicy(domain.policyPath);
   const labeler = new Labeler(policy, { only: "rules" });
-  // A task call without patterns holds the message as written (`opening`): no request to compare.
-  const isRequest = (call: Call) => (policy.taskCalls.get(call.name)?.grounding?.patterns.length ?? 1) > 0;
+  const isRequest = requestCall(policy);
   const comparisons: GroundingComparison[] = [];
   for (const task of tasks) {
     const result = await labeler.groundTask(task.opening, true);
@@ -137,6 +136,14 @@ export async function compareGrounding(
     comparisons.push({ task: task.id, patterns, oracle, kind });
   }
   return comparisons;
+}
+
+/**
+ * Whether a task call is a request: a call without patterns holds the message as written
+ * (tau2-retail's `opening`) and asks for nothing.
+ */
+export function requestCall(policy: Policy): (call: { name: string }) => boolean {
+  return (call) => (policy.taskCalls.get(call.name)?.grounding?.patterns.length ?? 1) > 0;
 }
 
 /** How many comparisons of each kind. */

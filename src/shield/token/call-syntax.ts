@@ -46,14 +46,9 @@ export function setsGiven(sets: ArgumentSets, values: Readonly<Record<string, un
   if (!given) return sets;
   const written = values[given.argument];
   const match = given.cases.find(({ value }) => value === written);
-  if (!match) return sets;
-  const { allowed, unsafe, progressing } = sets;
-  return {
-    ...(unsafe ? { unsafe } : {}),
-    ...(progressing ? { progressing } : {}),
-    ...(allowed && !match.sets.allowed ? { allowed } : {}),
-    ...match.sets,
-  };
+  // A case's limits are its binding's, narrower than those over every binding; a limit it lacks
+  // (none in that binding) keeps the wider one.
+  return match ? { ...sets, ...match.sets } : sets;
 }
 
 export type Segment =
